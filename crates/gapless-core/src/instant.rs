@@ -1,0 +1,190 @@
+//! Instants on the UTC time line and half-open intervals of them.
+
+use std::fmt;
+
+use crate::error::{Error, Result};
+
+/// A point on the UTC time line at microsecond precision, in the years 0001
+/// to 9999 (the range and precision of PostgreSQL `timestamptz`).
+///
+/// # Properties
+///
+/// Instants are totally ordered and cheap to copy: internally a count of
+/// microseconds since 1970-01-01T00:00:00Z. `Display` prints RFC 3339 in UTC
+/// with `Z`, with a fraction only when it is not zero.
+///
+/// # Example
+///
+/// ```
+/// use gapless_core::Instant;
+///
+/// let t = Instant::from_micros(1_748_772_000_500_000).unwrap();
+/// assert_eq!(t.to_string(), "2025-06-01T10:00:00.5Z");
+/// assert!(Instant::from_micros(i64::MAX).is_err());
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Instant(i64);
+
+impl Instant {
+    /// 0001-01-01T00:00:00Z.
+    pub const MIN: Instant = Instant(-62_135_596_800_000_000);
+    /// 9999-12-31T23:59:59.999999Z.
+    pub const MAX: Instant = Instant(253_402_300_799_999_999);
+
+    /// The instant `micros` microseconds after 1970-01-01T00:00:00Z.
+    ///
+    /// # Errors
+    ///
+    /// When the instant falls outside the years 0001 to 9999.
+    pub fn from_micros(micros: i64) -> Result<Instant> {
+        if (Self::MIN.0..=Self::MAX.0).contains(&micros) {
+            Ok(Instant(micros))
+        } else {
+            Err(Error::new(format!(
+                "instant {micros} µs from the Unix epoch is outside the years 0001 to 9999"
+            )))
+        }
+    }
+
+    /// Microseconds since 1970-01-01T00:00:00Z.
+    pub const fn as_micros(self) -> i64 {
+        self.0
+    }
+
+    /// The instant of a jiff timestamp.
+    ///
+    /// # Errors
+    ///
+    /// When the timestamp is outside the years 0001 to 9999 or is finer than
+    /// a microsecond.
+    pub fn from_timestamp(ts: jiff::Timestamp) -> Result<Instant> {
+        if ts.subsec_nanosecond() % 1_000 != 0 {
+            return Err(Error::new(format!(
+                "instant {ts} is finer than a microsecond"
+            )));
+        }
+        Instant::from_micros(ts.as_microsecond())
+            .map_err(|_| Error::new(format!("instant {ts} is outside the years 0001 to 9999")))
+    }
+
+    /// This instant as a jiff timestamp.
+    pub fn to_timestamp(self) -> jiff::Timestamp {
+        jiff::Timestamp::from_microsecond(self.0).expect("years 0001-9999 fit a jiff timestamp")
+    }
+
+    /// This instant moved by `micros`, or `None` when that leaves 0001–9999.
+    pub fn checked_add_micros(self, micros: i64) -> Option<Instant> {
+        self.0.checked_add(micros).and_then(|m| Instant::from_micros(m).ok())
+    }
+}
+
+impl fmt::Display for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.to_timestamp(), f)
+    }
+}
+
+impl fmt::Debug for Instant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl serde::Serialize for Instant {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// A half-open interval `[start, end)` of instants, never empty or reversed.
+///
+/// # Example
+///
+/// ```
+/// use gapless_core::{Instant, Interval};
+///
+/// let a = Instant::from_micros(0).unwrap();
+/// let b = Instant::from_micros(300_000_000).unwrap();
+/// let iv = Interval::new(a, b).unwrap();
+/// assert_eq!(iv.len_micros(), 300_000_000);
+/// assert!(iv.contains(a) && !iv.contains(b));
+/// assert!(Interval::new(b, a).is_err());
+/// assert!(Interval::new(a, a).is_err());
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+pub struct Interval {
+    start: Instant,
+    end: Instant,
+}
+
+impl Interval {
+    /// The interval `[start, end)`.
+    ///
+    /// # Errors
+    ///
+    /// When `end` is not after `start` (empty or reversed).
+    pub fn new(start: Instant, end: Instant) -> Result<Interval> {
+        if start < end {
+            Ok(Interval { start, end })
+        } else if start == end {
+            Err(Error::new(format!(
+                "empty interval: start {start} equals end {end}"
+            )))
+        } else {
+            Err(Error::new(format!(
+                "reversed interval: end {end} is before start {start}"
+            )))
+        }
+    }
+
+    /// The interval of raw microsecond bounds.
+    ///
+    /// # Errors
+    ///
+    /// When a bound is outside 0001–9999 or the interval is empty or reversed.
+    pub fn from_micros(start: i64, end: i64) -> Result<Interval> {
+        Interval::new(Instant::from_micros(start)?, Instant::from_micros(end)?)
+    }
+
+    /// The first instant in the interval.
+    pub const fn start(self) -> Instant {
+        self.start
+    }
+
+    /// The first instant after the interval.
+    pub const fn end(self) -> Instant {
+        self.end
+    }
+
+    /// The length in microseconds, always positive.
+    pub const fn len_micros(self) -> i64 {
+        self.end.0 - self.start.0
+    }
+
+    /// Whether `t` is in `[start, end)`.
+    pub fn contains(self, t: Instant) -> bool {
+        self.start <= t && t < self.end
+    }
+
+    /// Whether the two intervals share at least one instant.
+    pub fn overlaps(self, other: Interval) -> bool {
+        self.start < other.end && other.start < self.end
+    }
+
+    /// The instants in both, if any.
+    pub fn intersect(self, other: Interval) -> Option<Interval> {
+        Interval::new(self.start.max(other.start), self.end.min(other.end)).ok()
+    }
+}
+
+impl fmt::Display for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "[{}, {})", self.start, self.end)
+    }
+}
+
+impl fmt::Debug for Interval {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}

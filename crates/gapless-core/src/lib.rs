@@ -1,0 +1,46 @@
+//! The pure coverage engine of gapless.
+//!
+//! gapless records which time interval each event of a data asset covers and
+//! answers: is `[start, end)` fully covered, and if not, which gaps are
+//! missing? This crate is that answer as a library: no I/O, no wall clock, no
+//! async. Storage, the server and the command line are built on it.
+//!
+//! # Layout
+//!
+//! - [`Instant`], [`Interval`]: microsecond instants (years 0001–9999) and
+//!   half-open intervals that cannot be empty or reversed (`instant.rs`).
+//! - [`IntervalSet`]: sorted, disjoint, non-adjacent runs with union,
+//!   difference, complement, intersection, measure and gap queries
+//!   (`set.rs`).
+//! - [`Coverage`], [`CoverageReport`]: latest-wins ledger state: events applied
+//!   in sequence order, then coverage, gaps, covered ratio and frontier
+//!   (`coverage.rs`).
+//! - [`segments`]: which event is the latest on each maximal part of a range
+//!   (`segments.rs`).
+//! - [`Grid`]: calendar windows in an IANA time zone (`grid.rs`).
+//! - [`Policy`]: when a window counts as complete (`policy.rs`).
+//! - parsing per SPEC §2: instants, durations, ISO 8601 intervals and the
+//!   event object forms (`parse.rs`, `duration.rs`, `event.rs`).
+//! - [`Error`]: the one error type, a one-line message naming input and reason.
+
+mod coverage;
+mod duration;
+mod error;
+mod event;
+mod grid;
+mod instant;
+mod parse;
+mod policy;
+mod segments;
+mod set;
+
+pub use coverage::{Coverage, CoverageReport};
+pub use duration::Duration;
+pub use error::{Error, Result};
+pub use event::{AssetDecl, EventKind, NewEvent, RawEvent};
+pub use grid::Grid;
+pub use instant::{Instant, Interval};
+pub use parse::{parse_instant, parse_interval, parse_time_zone};
+pub use policy::Policy;
+pub use segments::{segments, Segment, SegmentSource};
+pub use set::IntervalSet;

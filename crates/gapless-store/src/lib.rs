@@ -1,0 +1,68 @@
+//! Durable storage for the gapless ledger.
+//!
+//! # Layout
+//!
+//! - [`Store`]: the one storage trait; every backend passes the same story of
+//!   tests (`tests/story.rs`).
+//! - [`SqliteStore`]: the embedded default, one SQLite file (`sqlite.rs`).
+//! - [`StoredEvent`], [`EventQuery`], [`EventPage`], [`AssetSummary`],
+//!   [`Appended`]: what goes in and comes out (`model.rs`).
+//! - [`StoreError`]: what can go wrong (`error.rs`).
+//! - [`open`]: picks the backend from a `--db` value (`open.rs`).
+
+mod error;
+mod model;
+mod open;
+mod sqlite;
+
+pub use error::StoreError;
+pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
+pub use open::open;
+pub use sqlite::SqliteStore;
+
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
+
+/// The storage result type.
+pub type Result<T, E = StoreError> = std::result::Result<T, E>;
+
+/// A durable, sequenced ledger of events with per-asset coverage kept up to
+/// date in the same transaction as each append.
+///
+/// Backends are synchronous; the server calls them from blocking tasks.
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// Append `batch` atomically, in order, numbering each new event with the
+    /// next sequence and stamping it `received_at`.
+    ///
+    /// An event whose `(asset, id)` is already stored (or earlier in the same
+    /// batch) with the same content is a duplicate: counted, not stored.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Conflict`] when an `(asset, id)` is stored with other
+    /// content; nothing of the batch is then stored. A backend failure leaves
+    /// nothing stored either. The acknowledged batch is durable on return.
+    fn append(&self, batch: &[NewEvent], received_at: Instant) -> Result<Appended>;
+
+    /// The covered instants of `asset` in runs that overlap `range`
+    /// (unclipped). Empty for an unknown asset.
+    fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet>;
+
+    /// The covered run that contains `t`, if any.
+    fn run_containing(&self, asset: &str, t: Instant) -> Result<Option<Interval>>;
+
+    /// Events of `asset` in sequence order per `query`, one page.
+    fn events(&self, asset: &str, query: &EventQuery) -> Result<EventPage>;
+
+    /// Every event of `asset` whose interval overlaps `range`, in sequence
+    /// order (for segments).
+    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>>;
+
+    /// The declaration of `asset` (key span, time zone), if any.
+    fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>>;
+
+    /// Declare `asset`'s key span and time zone, creating it if needed.
+    fn declare_asset(&self, asset: &str, decl: &AssetDecl) -> Result<()>;
+
+    /// Every asset with its event count and first and last covered instants.
+    fn assets(&self) -> Result<Vec<AssetSummary>>;
+}
