@@ -96,6 +96,17 @@ impl serde::Serialize for Instant {
     }
 }
 
+/// Reads the RFC 3339 form that `Display` writes (any offset is accepted).
+impl<'de> serde::Deserialize<'de> for Instant {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+        let ts: jiff::Timestamp = text
+            .parse()
+            .map_err(|e| serde::de::Error::custom(format!("invalid instant {text:?}: {e}")))?;
+        Instant::from_timestamp(ts).map_err(serde::de::Error::custom)
+    }
+}
+
 /// A half-open interval `[start, end)` of instants, never empty or reversed.
 ///
 /// # Example
@@ -111,7 +122,8 @@ impl serde::Serialize for Instant {
 /// assert!(Interval::new(b, a).is_err());
 /// assert!(Interval::new(a, a).is_err());
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize)]
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[serde(try_from = "IntervalFields")]
 pub struct Interval {
     start: Instant,
     end: Instant,
@@ -174,6 +186,20 @@ impl Interval {
     /// The instants in both, if any.
     pub fn intersect(self, other: Interval) -> Option<Interval> {
         Interval::new(self.start.max(other.start), self.end.min(other.end)).ok()
+    }
+}
+
+/// The unchecked form `Interval` is read from, so that deserializing checks.
+#[derive(serde::Deserialize)]
+struct IntervalFields {
+    start: Instant,
+    end: Instant,
+}
+
+impl TryFrom<IntervalFields> for Interval {
+    type Error = Error;
+    fn try_from(f: IntervalFields) -> Result<Interval> {
+        Interval::new(f.start, f.end)
     }
 }
 
