@@ -1,0 +1,105 @@
+//! Running the real `gapless` binary in a fresh directory.
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+/// A fresh working directory with its own ledger.
+pub struct Gapless {
+    pub dir: tempfile::TempDir,
+    pub db: PathBuf,
+}
+
+/// What one run printed and returned.
+#[derive(Debug)]
+pub struct Output {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+impl Output {
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {:?} / {:?}", self.stdout, self.stderr))
+    }
+}
+
+impl Gapless {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let db = dir.path().join("ledger.db");
+        Gapless { dir, db }
+    }
+
+    pub fn command(&self) -> Command {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_gapless"));
+        c.current_dir(self.dir.path())
+            .env_remove("GAPLESS_URL")
+            .env("GAPLESS_DB", &self.db);
+        c
+    }
+
+    pub fn run<S: AsRef<std::ffi::OsStr>>(&self, args: &[S], stdin: Option<&str>) -> Output {
+        run(self.command().args(args), stdin)
+    }
+}
+
+pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn gapless");
+    {
+        let mut pipe = child.stdin.take().unwrap();
+        if let Some(text) = stdin {
+            pipe.write_all(text.as_bytes()).unwrap();
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    Output {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// The worked examples: `shared/conformance/cases.json` beside the repository
+/// (or `GAPLESS_CONFORMANCE`).
+pub fn conformance_cases() -> Vec<Value> {
+    let path = std::env::var_os("GAPLESS_CONFORMANCE").map(PathBuf::from).unwrap_or_else(|| {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/cases.json")
+    });
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read the conformance cases at {}: {e}", path.display()));
+    let doc: Value = serde_json::from_str(&text).expect("cases.json is JSON");
+    let cases = doc["cases"].as_array().expect("cases").clone();
+    assert!(!cases.is_empty(), "no conformance cases");
+    cases
+}
+
+/// Where `actual` differs from `expected`, checking only the fields that
+/// `expected` lists (arrays must match element by element).
+pub fn subset_mismatch(expected: &Value, actual: &Value) -> Option<String> {
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => e.iter().find_map(|(k, ev)| match a.get(k) {
+            None => Some(format!("missing field {k:?}")),
+            Some(av) => subset_mismatch(ev, av).map(|m| format!("{k}: {m}")),
+        }),
+        (Value::Array(e), Value::Array(a)) => {
+            if e.len() != a.len() {
+                return Some(format!("{} items, expected {}: {actual}", a.len(), e.len()));
+            }
+            e.iter().zip(a).enumerate().find_map(|(i, (ev, av))| subset_mismatch(ev, av).map(|m| format!("[{i}] {m}")))
+        }
+        (Value::Number(e), Value::Number(a)) => {
+            (e.as_f64() != a.as_f64()).then(|| format!("{a}, expected {e}"))
+        }
+        (e, a) => (e != a).then(|| format!("{a}, expected {e}")),
+    }
+}
