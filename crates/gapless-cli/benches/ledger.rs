@@ -1,0 +1,155 @@
+//! The ledger bench of issue 3, a plain binary (`cargo bench -p gapless-cli
+//! --bench ledger`):
+//!
+//! 1. bulk-ingest N events (default 10,000,000: a year of micro-batches for
+//!    five assets, some overlapping, some retracted, a few lost) through
+//!    `gapless ingest`, one process, one atomic batch;
+//! 2. open that ledger and answer `check` for one month of one asset, as a
+//!    whole process, with its peak memory;
+//! 3. the task-side approach on the same file: a Python script that reads
+//!    that month's events and sorts, merges and complements them.
+//!
+//! `GAPLESS_BENCH_EVENTS` changes N (e.g. 1000000 for a quick run).
+#![allow(unsafe_code)] // getrusage: peak memory of the child processes.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const ASSETS: u64 = 5;
+const YEAR_START: i64 = 1_735_689_600; // 2025-01-01T00:00:00Z
+const YEAR_SECS: i64 = 365 * 86_400;
+
+fn rfc3339(secs: i64) -> String {
+    jiff::Timestamp::from_second(secs).unwrap().to_string()
+}
+
+/// A year of micro-batches per asset in arrival order: every 1,000th batch
+/// re-runs a wider slice (overlap), every 5,000th withdraws an earlier one,
+/// every 2,000th is lost.
+fn generate(path: &Path, total: u64) -> u64 {
+    use std::io::Write;
+    let per_asset = total / ASSETS;
+    let step = (YEAR_SECS as u64 / per_asset).max(1) as i64;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    let mut written = 0;
+    for i in 0..per_asset as i64 {
+        for a in 0..ASSETS {
+            let start = YEAR_START + i * step;
+            let mut end = start + step;
+            let mut kind = "landed";
+            let mut s = start;
+            if i % 2_000 == 1_999 {
+                continue;
+            }
+            if i % 1_000 == 500 {
+                s = start - 10 * step;
+                end = start + step;
+            }
+            if i % 5_000 == 4_999 {
+                s = start - 100 * step;
+                end = s + step;
+                kind = "retracted";
+            }
+            writeln!(
+                out,
+                r#"{{"asset":"stream-{a}","id":"s{a}-{i}","start":"{}","end":"{}","kind":"{kind}"}}"#,
+                rfc3339(s),
+                rfc3339(end)
+            )
+            .unwrap();
+            written += 1;
+        }
+    }
+    written
+}
+
+/// Peak resident memory of the largest child waited for so far, in MiB.
+fn children_peak_mib() -> f64 {
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: getrusage writes a rusage into the pointer it is given.
+    let usage = unsafe {
+        libc::getrusage(libc::RUSAGE_CHILDREN, usage.as_mut_ptr());
+        usage.assume_init()
+    };
+    usage.ru_maxrss as f64 / 1024.0
+}
+
+fn timed(cmd: &mut Command) -> (Duration, std::process::Output) {
+    let t = Instant::now();
+    let out = cmd.output().expect("run");
+    (t.elapsed(), out)
+}
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` would pass
+    // nothing: run only under `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let total: u64 = std::env::var("GAPLESS_BENCH_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let bin = env!("CARGO_BIN_EXE_gapless");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("year.ndjson");
+    let db = dir.path().join("bench.db");
+
+    let t = Instant::now();
+    let n = generate(&data, total);
+    let size = std::fs::metadata(&data).unwrap().len();
+    println!("generated {n} events ({:.0} MiB of NDJSON) in {:.1?}", size as f64 / 1048576.0, t.elapsed());
+
+    let (took, out) = timed(Command::new(bin).args(["ingest", data.to_str().unwrap(), "--json"]).env("GAPLESS_DB", &db));
+    assert!(out.status.success(), "ingest failed: {}", String::from_utf8_lossy(&out.stderr));
+    let ingest_peak = children_peak_mib();
+    let rate = n as f64 / took.as_secs_f64();
+    println!(
+        "ingest: {n} events in {:.2} s = {:.0} events/s (target >= 500000: {}), peak memory {:.0} MiB, ledger {:.0} MiB",
+        took.as_secs_f64(),
+        rate,
+        if rate >= 500_000.0 { "met" } else { "MISSED" },
+        ingest_peak,
+        std::fs::metadata(&db).unwrap().len() as f64 / 1048576.0
+    );
+
+    let month = ["--start", "2025-06-01", "--end", "2025-07-01"];
+    let mut check_times = Vec::new();
+    for _ in 0..11 {
+        let (took, out) = timed(Command::new(bin).args(["check", "stream-2"]).args(month).arg("--json").env("GAPLESS_DB", &db));
+        assert!(out.status.code().is_some_and(|c| c <= 1), "check failed: {}", String::from_utf8_lossy(&out.stderr));
+        check_times.push(took);
+    }
+    let check = median(check_times);
+    let check_peak = children_peak_mib(); // still the ingest's if larger
+    println!(
+        "check one month (whole process, median of 11): {:.1} ms (target < 50 ms: {})",
+        check.as_secs_f64() * 1e3,
+        if check.as_millis() < 50 { "met" } else { "MISSED" }
+    );
+    let (_, out) = timed(Command::new("/usr/bin/time").args(["-f", "%M"]).arg(bin).args(["check", "stream-2"]).args(month).env("GAPLESS_DB", &db));
+    let rss = String::from_utf8_lossy(&out.stderr).lines().last().and_then(|l| l.trim().parse::<f64>().ok());
+    match rss {
+        Some(kib) => println!("check peak memory: {:.1} MiB", kib / 1024.0),
+        None => println!("check peak memory: (no /usr/bin/time; largest child so far {check_peak:.0} MiB)"),
+    }
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench/task_side.py");
+    let mut py_times = Vec::new();
+    for _ in 0..5 {
+        let (took, out) = timed(Command::new("python3").arg(&script).arg(&db).arg("stream-2").arg("2025-06-01T00:00:00Z").arg("2025-07-01T00:00:00Z"));
+        assert!(out.status.success(), "task-side script failed: {}", String::from_utf8_lossy(&out.stderr));
+        py_times.push(took);
+    }
+    let py = median(py_times);
+    let ratio = py.as_secs_f64() / check.as_secs_f64();
+    println!(
+        "task-side Python (read month, sort, merge, complement; median of 5): {:.1} ms; gapless check is {:.1}x faster (target >= 10x: {})",
+        py.as_secs_f64() * 1e3,
+        ratio,
+        if ratio >= 10.0 { "met" } else { "MISSED" }
+    );
+}
