@@ -1,78 +1,653 @@
 //! Sorted, disjoint, non-adjacent runs of instants.
-// STUB: implemented by the interval-set work (see issue 2). Signatures are the
-// contract other crates code against.
+//!
+//! # Design
+//!
+//! The runs live in one sorted `Vec`: queries are binary searches over a
+//! contiguous slice, which beats a tree on every read. What a `Vec` does badly
+//! is inserting in the middle (a memmove of everything after the insertion
+//! point), so inserts take one of two paths:
+//!
+//! - **eager**: when the interval lands at or near the end (what streaming
+//!   producers do almost always), or only extends one run in place, it is
+//!   applied to the runs at once: O(log n) plus a short memmove.
+//! - **buffered**: otherwise it is pushed to an unsorted pending buffer in
+//!   O(1). The buffer is folded into the runs (sort it, then one linear merge)
+//!   when it grows as large as the runs, which keeps inserts amortized
+//!   O(log k), and by the first query that needs the runs.
+//!
+//! Queries take `&self`, so the first query after buffered inserts cannot
+//! fold the buffer in place: it builds the merged runs once into a
+//! [`OnceLock`] cache, which every later query reuses and the next `&mut`
+//! operation adopts as the runs (a move, no copy). The sorted-disjoint
+//! invariant is therefore never visible as broken: every read goes through
+//! the merged view.
 
-use crate::{Instant, Interval, Result};
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::{Error, Instant, Interval, Result};
+
+/// An interval from bounds the caller has already ordered.
+///
+/// Every call site has just established `start < end`; the check stays (the
+/// workspace forbids `unsafe`) but is a predictable branch.
+#[inline]
+fn span(start: Instant, end: Instant) -> Interval {
+    Interval::new(start, end).expect("start < end by construction")
+}
+
+/// Tuning of the eager/buffered split. Only tests change it (see
+/// [`IntervalSet::with_buffer_limits`]); the defaults were chosen by the
+/// `index` bench.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Limits {
+    /// An insert that would memmove at most this many runs is eager.
+    eager_tail: usize,
+    /// The pending buffer is folded in once it holds at least this many
+    /// intervals and at least as many as there are runs.
+    compact_at: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            eager_tail: 32,
+            compact_at: 1 << 16,
+        }
+    }
+}
 
 /// A set of instants kept as sorted, disjoint, non-adjacent runs.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+///
+/// Touching intervals merge: `[a, b)` and `[b, c)` make the one run `[a, c)`.
+///
+/// # Properties
+///
+/// - [`runs`](IntervalSet::runs) yields runs in increasing order, each ending
+///   strictly before the next one starts (no overlap, no adjacency). So two
+///   sets with the same instants have the same runs, and `==` compares
+///   instants.
+/// - The only ways to build a set are the checked [`from_sorted_runs`],
+///   the normalizing [`from_intervals`], [`insert`], [`remove`] and the set
+///   operations, so the invariant is carried by the type.
+/// - Queries take `&self` and are O(log n + k) for k runs in the answer.
+///   Appends at or near the end are O(1) amortized; inserts anywhere else are
+///   O(log k) amortized (buffered, merged on demand).
+///
+/// [`from_sorted_runs`]: IntervalSet::from_sorted_runs
+/// [`from_intervals`]: IntervalSet::from_intervals
+/// [`insert`]: IntervalSet::insert
+/// [`remove`]: IntervalSet::remove
+///
+/// # Example
+///
+/// ```
+/// use gapless_core::{Interval, IntervalSet};
+///
+/// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+/// let mut set = IntervalSet::new();
+/// set.insert(iv(0, 10));
+/// set.insert(iv(10, 20)); // touches: merges
+/// set.insert(iv(30, 40));
+/// set.remove(iv(5, 6));
+/// assert_eq!(set.runs().collect::<Vec<_>>(), [iv(0, 5), iv(6, 20), iv(30, 40)]);
+/// assert_eq!(set.gaps(iv(0, 50)), [iv(5, 6), iv(20, 30), iv(40, 50)]);
+/// ```
+#[derive(Default)]
 pub struct IntervalSet {
+    /// Sorted, disjoint, non-adjacent. The whole set when `pending` is empty.
     runs: Vec<Interval>,
+    /// Inserted intervals not yet merged into `runs`: any order, may overlap.
+    pending: Vec<Interval>,
+    /// `runs ∪ pending`, built by the first query after a buffered insert.
+    /// Meaningful only while `pending` is not empty.
+    merged: OnceLock<Vec<Interval>>,
+    limits: Limits,
 }
 
 impl IntervalSet {
     /// The empty set.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::IntervalSet;
+    ///
+    /// assert!(IntervalSet::new().is_empty());
+    /// ```
     pub fn new() -> Self {
         Self::default()
     }
-    /// Checked constructor for runs from untrusted input (e.g. storage):
-    /// errors unless sorted, disjoint and non-adjacent.
+
+    /// An empty set with its own buffering limits: an insert is applied at
+    /// once when it would move at most `eager_tail` runs, and the pending
+    /// buffer is merged in once it holds `compact_at` intervals (and as many
+    /// as there are runs).
+    ///
+    /// A testing knob: small limits drive small sets through the buffered
+    /// paths that the defaults reserve for large ones. Results never depend on
+    /// the limits, only speed does.
+    #[doc(hidden)]
+    pub fn with_buffer_limits(eager_tail: usize, compact_at: usize) -> Self {
+        IntervalSet {
+            limits: Limits {
+                eager_tail,
+                compact_at: compact_at.max(1),
+            },
+            ..Self::default()
+        }
+    }
+
+    /// The set of `runs` from untrusted input (storage, the network), checked.
+    ///
+    /// # Errors
+    ///
+    /// When a run does not start after the previous run ends: the message
+    /// names the offending run by position and says whether it is out of
+    /// order, overlaps or touches its predecessor (touching runs must be
+    /// given merged).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_sorted_runs(vec![iv(0, 5), iv(6, 9)]).unwrap();
+    /// assert_eq!(set.run_count(), 2);
+    ///
+    /// let err = IntervalSet::from_sorted_runs(vec![iv(0, 5), iv(5, 9)]).unwrap_err();
+    /// assert!(err.message().contains("run 1"), "{err}");
+    /// assert!(err.message().contains("touches"), "{err}");
+    /// ```
     pub fn from_sorted_runs(runs: Vec<Interval>) -> Result<Self> {
-        todo!("{runs:?}")
+        for (i, pair) in runs.windows(2).enumerate() {
+            let (prev, next) = (pair[0], pair[1]);
+            let why = if next.start() < prev.start() {
+                "starts before"
+            } else if next.start() < prev.end() {
+                "overlaps"
+            } else if next.start() == prev.end() {
+                "touches (adjacent runs must be merged into one)"
+            } else {
+                continue;
+            };
+            return Err(Error::new(format!(
+                "invalid interval set: run {} {next} {why} run {i} {prev}",
+                i + 1
+            )));
+        }
+        Ok(IntervalSet {
+            runs,
+            ..Self::default()
+        })
     }
-    /// Bulk union of any intervals in any order.
+
+    /// The union of `intervals`, given in any order, overlapping or not.
+    ///
+    /// # Properties
+    ///
+    /// Equal to inserting them one by one; O(n log n) (one sort, one merge).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(5, 10), iv(0, 5), iv(20, 30), iv(8, 12)]);
+    /// assert_eq!(set.runs().collect::<Vec<_>>(), [iv(0, 12), iv(20, 30)]);
+    /// ```
     pub fn from_intervals(intervals: impl IntoIterator<Item = Interval>) -> Self {
-        let _ = intervals.into_iter();
-        todo!()
+        let mut pending: Vec<Interval> = intervals.into_iter().collect();
+        IntervalSet {
+            runs: merge_into(&[], &mut pending),
+            ..Self::default()
+        }
     }
-    /// Union with one interval.
+
+    /// Adds the instants of `iv` (union).
+    ///
+    /// # Properties
+    ///
+    /// O(1) amortized when `iv` starts at or after the start of the last run
+    /// (streaming producers extending the end); otherwise O(log n) when only
+    /// a few runs follow it, else O(log k) amortized via the pending buffer.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let mut set = IntervalSet::new();
+    /// set.insert(iv(0, 5));
+    /// set.insert(iv(5, 10));
+    /// assert_eq!(set.runs().collect::<Vec<_>>(), [iv(0, 10)]);
+    /// ```
     pub fn insert(&mut self, iv: Interval) {
-        todo!("{iv}")
+        self.adopt_merged();
+        if !self.pending.is_empty() {
+            // Once buffering, keep buffering: the buffer is merged as a whole.
+            self.push_pending(iv);
+            return;
+        }
+        // Fast path: at or after the start of the last run.
+        match self.runs.last_mut() {
+            None => {
+                self.runs.push(iv);
+                return;
+            }
+            Some(last) if iv.start() > last.end() => {
+                self.runs.push(iv);
+                return;
+            }
+            Some(last) if iv.start() >= last.start() => {
+                if iv.end() > last.end() {
+                    *last = span(last.start(), iv.end());
+                }
+                return;
+            }
+            Some(_) => {}
+        }
+        // Runs [i, j) overlap or touch `iv`.
+        let i = self.runs.partition_point(|r| r.end() < iv.start());
+        let j = i + self.runs[i..].partition_point(|r| r.start() <= iv.end());
+        if j == i + 1 {
+            // Only one run changes: replace in place, nothing moves.
+            let r = self.runs[i];
+            self.runs[i] = span(r.start().min(iv.start()), r.end().max(iv.end()));
+        } else if self.runs.len() - i <= self.limits.eager_tail {
+            if i == j {
+                self.runs.insert(i, iv);
+            } else {
+                let merged = span(
+                    self.runs[i].start().min(iv.start()),
+                    self.runs[j - 1].end().max(iv.end()),
+                );
+                self.runs[i] = merged;
+                self.runs.drain(i + 1..j);
+            }
+        } else {
+            self.push_pending(iv);
+        }
     }
-    /// Difference with one interval.
+
+    /// Removes the instants of `iv` (difference).
+    ///
+    /// # Properties
+    ///
+    /// O(log n) plus moving the runs after `iv`; first merges any buffered
+    /// inserts, because a removal must not be undone by an earlier insert.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let mut set = IntervalSet::from_intervals([iv(0, 10)]);
+    /// set.remove(iv(3, 4));
+    /// set.remove(iv(9, 20));
+    /// assert_eq!(set.runs().collect::<Vec<_>>(), [iv(0, 3), iv(4, 9)]);
+    /// ```
     pub fn remove(&mut self, iv: Interval) {
-        todo!("{iv}")
+        self.compact();
+        // Runs [i, j) share instants with `iv`; touching runs are untouched.
+        let i = self.runs.partition_point(|r| r.end() <= iv.start());
+        let j = i + self.runs[i..].partition_point(|r| r.start() < iv.end());
+        if i == j {
+            return;
+        }
+        let (first, last) = (self.runs[i], self.runs[j - 1]);
+        let left = (first.start() < iv.start()).then(|| span(first.start(), iv.start()));
+        let right = (last.end() > iv.end()).then(|| span(iv.end(), last.end()));
+        self.runs.splice(i..j, left.into_iter().chain(right));
     }
-    /// The runs in order.
+
+    /// The runs in increasing order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(7, 9), iv(0, 2)]);
+    /// assert_eq!(set.runs().collect::<Vec<_>>(), [iv(0, 2), iv(7, 9)]);
+    /// ```
     pub fn runs(&self) -> impl Iterator<Item = Interval> + '_ {
-        self.runs.iter().copied()
+        self.view().iter().copied()
     }
-    /// The runs that overlap `range`, unclipped, in order.
+
+    /// The runs as a sorted slice (the same runs as [`runs`](Self::runs)).
+    pub fn as_slice(&self) -> &[Interval] {
+        self.view()
+    }
+
+    /// The runs that share at least one instant with `range`, unclipped, in
+    /// order. O(log n + k).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(0, 10), iv(20, 30), iv(40, 50)]);
+    /// let hit: Vec<_> = set.runs_overlapping(iv(5, 20)).collect();
+    /// assert_eq!(hit, [iv(0, 10)]); // [20, 30) only touches the range
+    /// ```
     pub fn runs_overlapping(&self, range: Interval) -> impl Iterator<Item = Interval> + '_ {
-        let _ = range;
-        self.runs.iter().copied()
+        let runs = self.view();
+        let i = runs.partition_point(|r| r.end() <= range.start());
+        runs[i..]
+            .iter()
+            .copied()
+            .take_while(move |r| r.start() < range.end())
     }
+
     /// Number of runs.
     pub fn run_count(&self) -> usize {
-        self.runs.len()
+        self.view().len()
     }
-    /// No instant in the set.
+
+    /// Whether the set has no instant.
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty()
+        self.runs.is_empty() && self.pending.is_empty()
     }
-    /// Total microseconds in the set.
+
+    /// Total microseconds in the set (an `i128`: the runs of 0001–9999 can
+    /// sum past `i64` only in theory, but the type makes it impossible).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// assert_eq!(IntervalSet::from_intervals([iv(0, 10), iv(5, 15), iv(20, 21)]).measure(), 16);
+    /// ```
     pub fn measure(&self) -> i128 {
-        todo!()
+        self.view().iter().map(|r| i128::from(r.len_micros())).sum()
     }
-    /// Microseconds of `range` in the set.
+
+    /// Microseconds of `range` that are in the set. O(log n + k).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(0, 10), iv(20, 30)]);
+    /// assert_eq!(set.covered_micros(iv(5, 25)), 10);
+    /// ```
     pub fn covered_micros(&self, range: Interval) -> i64 {
-        todo!("{range}")
+        self.runs_overlapping(range)
+            .map(|r| {
+                r.end().min(range.end()).as_micros() - r.start().max(range.start()).as_micros()
+            })
+            .sum()
     }
-    /// The maximal parts of `range` not in the set, in order.
+
+    /// The maximal parts of `range` not in the set, in order. O(log n + k).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(10, 20)]);
+    /// assert_eq!(set.gaps(iv(0, 30)), [iv(0, 10), iv(20, 30)]);
+    /// assert_eq!(set.gaps(iv(12, 18)), []);
+    /// assert_eq!(set.gaps(iv(22, 28)), [iv(22, 28)]);
+    /// ```
     pub fn gaps(&self, range: Interval) -> Vec<Interval> {
-        todo!("{range}")
+        let mut out = Vec::new();
+        let mut cursor = range.start();
+        for r in self.runs_overlapping(range) {
+            if r.start() > cursor {
+                out.push(span(cursor, r.start()));
+            }
+            cursor = cursor.max(r.end());
+        }
+        if cursor < range.end() {
+            out.push(span(cursor, range.end()));
+        }
+        out
     }
-    /// The set's complement within `range`.
+
+    /// The instants of `range` not in the set, as a set. O(log n + k).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(10, 20)]);
+    /// let holes = set.complement(iv(0, 30));
+    /// assert_eq!(holes.runs().collect::<Vec<_>>(), [iv(0, 10), iv(20, 30)]);
+    /// ```
     pub fn complement(&self, range: Interval) -> IntervalSet {
-        todo!("{range}")
+        // Gaps are separated by runs of the set, so never adjacent.
+        IntervalSet {
+            runs: self.gaps(range),
+            ..Self::default()
+        }
     }
-    /// The instants in every one of `sets` (empty for no sets).
+
+    /// The instants in every one of `sets`; the empty set for no sets.
+    ///
+    /// # Properties
+    ///
+    /// Each step walks the smaller operand and binary-searches the larger:
+    /// O(m log n + k), so a small set intersected with a huge one is cheap.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let a = IntervalSet::from_intervals([iv(0, 10), iv(20, 30)]);
+    /// let b = IntervalSet::from_intervals([iv(5, 25)]);
+    /// let both = IntervalSet::intersection([&a, &b]);
+    /// assert_eq!(both.runs().collect::<Vec<_>>(), [iv(5, 10), iv(20, 25)]);
+    /// assert!(IntervalSet::intersection([]).is_empty());
+    /// ```
     pub fn intersection<'a>(sets: impl IntoIterator<Item = &'a IntervalSet>) -> IntervalSet {
-        let _ = sets.into_iter();
-        todo!()
+        let mut sets = sets.into_iter();
+        let Some(first) = sets.next() else {
+            return IntervalSet::new();
+        };
+        let mut acc = first.view().to_vec();
+        for set in sets {
+            if acc.is_empty() {
+                break;
+            }
+            acc = intersect_runs(&acc, set.view());
+        }
+        IntervalSet {
+            runs: acc,
+            ..Self::default()
+        }
     }
-    /// The run that contains `t`.
+
+    /// The run that contains `t`, if any. O(log n).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Instant, Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let t = |m| Instant::from_micros(m).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(0, 10)]);
+    /// assert_eq!(set.run_containing(t(0)), Some(iv(0, 10)));
+    /// assert_eq!(set.run_containing(t(10)), None); // half-open
+    /// ```
     pub fn run_containing(&self, t: Instant) -> Option<Interval> {
-        todo!("{t}")
+        let runs = self.view();
+        let i = runs.partition_point(|r| r.start() <= t);
+        runs[..i].last().copied().filter(|r| t < r.end())
+    }
+
+    /// Whether `t` is in the set. O(log n).
+    pub fn contains(&self, t: Instant) -> bool {
+        self.run_containing(t).is_some()
+    }
+
+    /// Whether every instant of `range` is in the set. O(log n).
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{Interval, IntervalSet};
+    ///
+    /// let iv = |a, b| Interval::from_micros(a, b).unwrap();
+    /// let set = IntervalSet::from_intervals([iv(0, 10)]);
+    /// assert!(set.covers(iv(2, 10)));
+    /// assert!(!set.covers(iv(2, 11)));
+    /// ```
+    pub fn covers(&self, range: Interval) -> bool {
+        self.run_containing(range.start())
+            .is_some_and(|r| range.end() <= r.end())
+    }
+
+    /// From the start of the first run to the end of the last, or `None` for
+    /// the empty set.
+    pub fn span(&self) -> Option<Interval> {
+        let runs = self.view();
+        Some(span(runs.first()?.start(), runs.last()?.end()))
+    }
+
+    /// The sorted runs: `runs` itself, or the cached merge with the buffer.
+    fn view(&self) -> &[Interval] {
+        if self.pending.is_empty() {
+            &self.runs
+        } else {
+            self.merged.get_or_init(|| {
+                // `&self` cannot sort the buffer in place: sort a copy.
+                let mut pending = self.pending.clone();
+                merge_into(&self.runs, &mut pending)
+            })
+        }
+    }
+
+    /// Takes over the merged cache a query built, if any (a move).
+    fn adopt_merged(&mut self) {
+        if let Some(merged) = self.merged.take() {
+            self.runs = merged;
+            self.pending.clear();
+        }
+    }
+
+    fn push_pending(&mut self, iv: Interval) {
+        self.pending.push(iv);
+        // Fold in once the buffer is as large as the runs: the linear merge
+        // then costs at most one step per buffered insert (amortized O(1)),
+        // and the buffer never holds more than max(compact_at, runs) items.
+        if self.pending.len() >= self.limits.compact_at.max(self.runs.len()) {
+            self.compact();
+        }
+    }
+
+    /// Merges the pending buffer into the runs.
+    fn compact(&mut self) {
+        self.adopt_merged();
+        if !self.pending.is_empty() {
+            self.runs = merge_into(&self.runs, &mut self.pending);
+            self.pending.clear();
+        }
+    }
+}
+
+/// `runs ∪ pending` as sorted, disjoint, non-adjacent runs; sorts `pending`.
+fn merge_into(runs: &[Interval], pending: &mut [Interval]) -> Vec<Interval> {
+    pending.sort_unstable_by_key(|iv| iv.start());
+    let mut out: Vec<Interval> = Vec::with_capacity(runs.len() + pending.len().min(1 << 20));
+    let (mut a, mut b) = (runs.iter().peekable(), pending.iter().peekable());
+    loop {
+        let next = match (a.peek(), b.peek()) {
+            (Some(x), Some(y)) if x.start() <= y.start() => a.next(),
+            (Some(_), Some(_)) => b.next(),
+            (Some(_), None) => a.next(),
+            (None, Some(_)) => b.next(),
+            (None, None) => break,
+        };
+        let iv = *next.expect("peeked");
+        match out.last_mut() {
+            // Overlapping or touching the last run: extend it.
+            Some(last) if iv.start() <= last.end() => {
+                if iv.end() > last.end() {
+                    *last = span(last.start(), iv.end());
+                }
+            }
+            _ => out.push(iv),
+        }
+    }
+    out
+}
+
+/// Intersection of two sorted, disjoint, non-adjacent run lists.
+fn intersect_runs(a: &[Interval], b: &[Interval]) -> Vec<Interval> {
+    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+    let mut out = Vec::new();
+    let mut lo = 0;
+    for &r in small {
+        lo += large[lo..].partition_point(|s| s.end() <= r.start());
+        for s in large[lo..].iter().take_while(|s| s.start() < r.end()) {
+            // Pieces of one `r` are split by gaps of `large`, pieces of
+            // different `r`s by gaps of `small`: never adjacent.
+            out.push(span(r.start().max(s.start()), r.end().min(s.end())));
+        }
+    }
+    out
+}
+
+impl Clone for IntervalSet {
+    /// Clones the merged runs, not the buffer.
+    fn clone(&self) -> Self {
+        IntervalSet {
+            runs: self.view().to_vec(),
+            limits: self.limits,
+            ..Self::default()
+        }
+    }
+}
+
+impl PartialEq for IntervalSet {
+    /// Same instants (buffering state and limits do not matter).
+    fn eq(&self, other: &Self) -> bool {
+        self.view() == other.view()
+    }
+}
+
+impl Eq for IntervalSet {}
+
+impl fmt::Debug for IntervalSet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IntervalSet")
+            .field("runs", &self.view())
+            .finish()
+    }
+}
+
+impl FromIterator<Interval> for IntervalSet {
+    /// Same as [`IntervalSet::from_intervals`].
+    fn from_iter<I: IntoIterator<Item = Interval>>(iter: I) -> Self {
+        IntervalSet::from_intervals(iter)
+    }
+}
+
+impl Extend<Interval> for IntervalSet {
+    /// Inserts each interval.
+    fn extend<I: IntoIterator<Item = Interval>>(&mut self, iter: I) {
+        for iv in iter {
+            self.insert(iv);
+        }
     }
 }
