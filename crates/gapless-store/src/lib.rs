@@ -43,6 +43,21 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// nothing stored either. The acknowledged batch is durable on return.
     fn append(&self, batch: &[NewEvent], received_at: Instant) -> Result<Appended>;
 
+    /// Append several independent batches (the server's group commit), each
+    /// atomically on its own, with one result per batch in order: its own
+    /// counts, or its own error with nothing of *that* batch stored (a
+    /// `Conflict` index is then the position in that batch). Batches are
+    /// applied in order, so a later batch sees an earlier one's events (for
+    /// duplicates).
+    ///
+    /// The default appends each batch in its own transaction. A backend may
+    /// override it to share one durable commit: one transaction with a
+    /// savepoint per batch, rolling back to the savepoint on a conflict. When
+    /// that shared commit itself fails, every batch's result is the error.
+    fn append_many(&self, batches: &[&[NewEvent]], received_at: Instant) -> Vec<Result<Appended>> {
+        batches.iter().map(|batch| self.append(batch, received_at)).collect()
+    }
+
     /// The covered instants of `asset` in runs that overlap `range`
     /// (unclipped). Empty for an unknown asset.
     fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet>;
