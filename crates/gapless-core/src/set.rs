@@ -163,17 +163,17 @@ impl IntervalSet {
     pub fn from_sorted_runs(runs: Vec<Interval>) -> Result<Self> {
         for (i, pair) in runs.windows(2).enumerate() {
             let (prev, next) = (pair[0], pair[1]);
-            let why = if next.start() < prev.start() {
-                "starts before"
+            let (why, hint) = if next.start() < prev.start() {
+                ("starts before", ": runs must be sorted")
             } else if next.start() < prev.end() {
-                "overlaps"
+                ("overlaps", ": runs must be disjoint")
             } else if next.start() == prev.end() {
-                "touches (adjacent runs must be merged into one)"
+                ("touches", ": adjacent runs must be given merged")
             } else {
                 continue;
             };
             return Err(Error::new(format!(
-                "invalid interval set: run {} {next} {why} run {i} {prev}",
+                "invalid interval set: run {} {next} {why} run {i} {prev}{hint}",
                 i + 1
             )));
         }

@@ -1,0 +1,246 @@
+//! `segments` against a brute-force model: for each one-µs tick of a 200-tick
+//! timeline, the event with the highest sequence number containing it.
+
+use gapless_core::{segments, Coverage, EventKind, Instant, Interval, Segment, SegmentSource};
+use proptest::prelude::*;
+
+const BASE: i64 = 1_748_772_000_000_000;
+const TICKS: i64 = 200;
+
+fn t(tick: i64) -> Instant {
+    Instant::from_micros(BASE + tick).unwrap()
+}
+
+fn iv(a: i64, b: i64) -> Interval {
+    Interval::new(t(a), t(b)).unwrap()
+}
+
+fn ticks(i: Interval) -> (i64, i64) {
+    (i.start().as_micros() - BASE, i.end().as_micros() - BASE)
+}
+
+fn interval() -> impl Strategy<Value = (i64, i64)> {
+    prop_oneof![
+        4 => (0..TICKS, 1..=15i64).prop_map(|(a, len)| (a, (a + len).min(TICKS))),
+        1 => (0..TICKS, 0..=TICKS)
+            .prop_filter_map("empty", |(a, b)| (a != b).then(|| (a.min(b), a.max(b)))),
+    ]
+}
+
+/// Events with distinct sequence numbers (gappy, some negative), shuffled:
+/// segments must not depend on the order they are given in.
+fn events() -> impl Strategy<Value = Vec<SegmentSource>> {
+    prop::collection::vec(
+        (
+            prop_oneof![3 => Just(EventKind::Landed), 1 => Just(EventKind::Retracted)],
+            interval(),
+            1..5i64,
+        ),
+        0..30,
+    )
+    .prop_map(|raw| {
+        let mut seq = -20;
+        raw.into_iter()
+            .map(|(kind, (a, b), step)| {
+                seq += step;
+                SegmentSource {
+                    seq,
+                    interval: iv(a, b),
+                    kind,
+                }
+            })
+            .collect::<Vec<_>>()
+    })
+    .prop_shuffle()
+}
+
+/// The model: paint each tick with its latest event, then group runs of
+/// ticks with the same winner.
+fn model(events: &[SegmentSource], (ra, rb): (i64, i64)) -> Vec<((i64, i64), i64, EventKind)> {
+    let mut out: Vec<((i64, i64), i64, EventKind)> = Vec::new();
+    for x in ra..rb {
+        let winner = events
+            .iter()
+            .filter(|e| {
+                let (a, b) = ticks(e.interval);
+                a <= x && x < b
+            })
+            .max_by_key(|e| e.seq);
+        let Some(w) = winner else { continue };
+        match out.last_mut() {
+            Some(((_, end), seq, _)) if *end == x && *seq == w.seq => *end = x + 1,
+            _ => out.push(((x, x + 1), w.seq, w.kind)),
+        }
+    }
+    out
+}
+
+fn flat(segs: &[Segment]) -> Vec<((i64, i64), i64, EventKind)> {
+    segs.iter()
+        .map(|s| (ticks(s.interval), s.seq, s.kind))
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(1500))]
+
+    #[test]
+    fn segments_match_model(events in events(), range in interval()) {
+        let got = segments(&events, iv(range.0, range.1));
+        prop_assert_eq!(flat(&got), model(&events, range));
+    }
+
+    /// The landed segments are the coverage of the same events (applied in
+    /// sequence order) within the range.
+    #[test]
+    fn landed_segments_are_coverage(events in events(), range in interval()) {
+        let mut in_order = events.clone();
+        in_order.sort_by_key(|e| e.seq);
+        let mut cov = Coverage::new();
+        for e in &in_order {
+            cov.apply(e.kind, e.interval);
+        }
+        let r = iv(range.0, range.1);
+        let expected: Vec<Interval> = cov.set().complement(r).complement(r).runs().collect();
+        let landed: Vec<Interval> = segments(&events, r)
+            .iter()
+            .filter(|s| s.kind == EventKind::Landed)
+            .map(|s| s.interval)
+            .collect();
+        // Landed segments of different events may touch: merge before comparing.
+        let merged = gapless_core::IntervalSet::from_intervals(landed);
+        prop_assert_eq!(merged.runs().collect::<Vec<_>>(), expected);
+    }
+}
+
+#[test]
+fn conformance_retraction_then_partial_relanding() {
+    let m = |x: i64| x * 60;
+    let events = [
+        SegmentSource {
+            seq: 1,
+            interval: iv(m(0), m(60)),
+            kind: EventKind::Landed,
+        },
+        SegmentSource {
+            seq: 2,
+            interval: iv(m(10), m(40)),
+            kind: EventKind::Retracted,
+        },
+        SegmentSource {
+            seq: 3,
+            interval: iv(m(15), m(30)),
+            kind: EventKind::Landed,
+        },
+    ];
+    let got = flat(&segments(&events, iv(m(0), m(60))));
+    assert_eq!(
+        got,
+        [
+            ((m(0), m(10)), 1, EventKind::Landed),
+            ((m(10), m(15)), 2, EventKind::Retracted),
+            ((m(15), m(30)), 3, EventKind::Landed),
+            ((m(30), m(40)), 2, EventKind::Retracted),
+            ((m(40), m(60)), 1, EventKind::Landed),
+        ]
+    );
+}
+
+#[test]
+fn reprocessed_hour_supersedes_twelve_batches() {
+    let m = |x: i64| 600 + x * 5;
+    let mut events: Vec<SegmentSource> = (0..12)
+        .map(|i| SegmentSource {
+            seq: i,
+            interval: iv(m(i * 5), m(i * 5 + 5)),
+            kind: EventKind::Landed,
+        })
+        .collect();
+    events.push(SegmentSource {
+        seq: 12,
+        interval: iv(m(0), m(60)),
+        kind: EventKind::Landed,
+    });
+    let got = flat(&segments(&events, iv(0, 1000)));
+    assert_eq!(got, [((m(0), m(60)), 12, EventKind::Landed)]);
+}
+
+#[test]
+fn clipped_to_range_and_uncovered_parts_have_no_segment() {
+    let events = [
+        SegmentSource {
+            seq: 1,
+            interval: iv(0, 10),
+            kind: EventKind::Landed,
+        },
+        SegmentSource {
+            seq: 2,
+            interval: iv(20, 30),
+            kind: EventKind::Retracted,
+        },
+        SegmentSource {
+            seq: 3,
+            interval: iv(50, 60),
+            kind: EventKind::Landed,
+        }, // outside
+    ];
+    let got = flat(&segments(&events, iv(5, 25)));
+    assert_eq!(
+        got,
+        [
+            ((5, 10), 1, EventKind::Landed),
+            ((20, 25), 2, EventKind::Retracted)
+        ]
+    );
+    assert!(segments(&[], iv(0, 10)).is_empty());
+}
+
+#[test]
+fn touching_pieces_of_one_event_merge_but_different_events_do_not() {
+    // Event 1 is split by event 2, which is then covered again by event 3
+    // only in the middle: event 1's pieces stay separate.
+    let events = [
+        SegmentSource {
+            seq: 1,
+            interval: iv(0, 30),
+            kind: EventKind::Landed,
+        },
+        SegmentSource {
+            seq: 2,
+            interval: iv(10, 20),
+            kind: EventKind::Landed,
+        },
+        SegmentSource {
+            seq: 3,
+            interval: iv(20, 30),
+            kind: EventKind::Landed,
+        },
+    ];
+    let got = flat(&segments(&events, iv(0, 30)));
+    assert_eq!(
+        got,
+        [
+            ((0, 10), 1, EventKind::Landed),
+            ((10, 20), 2, EventKind::Landed),
+            ((20, 30), 3, EventKind::Landed),
+        ]
+    );
+    // An older event whose boundaries fall inside a newer one: the newer one
+    // is a single segment despite the extra boundary points.
+    let events = [
+        SegmentSource {
+            seq: 2,
+            interval: iv(0, 30),
+            kind: EventKind::Landed,
+        },
+        SegmentSource {
+            seq: 1,
+            interval: iv(10, 20),
+            kind: EventKind::Landed,
+        },
+    ];
+    assert_eq!(
+        flat(&segments(&events, iv(0, 30))),
+        [((0, 30), 2, EventKind::Landed)]
+    );
+}
