@@ -1,24 +1,620 @@
 //! Durations: ISO 8601 (`PT5M`, `PT0.5S`, `P1D`, `P1M`) and short forms
-//! (`5m`, `1h`, `1d`).
-// STUB: implemented by the parsing work (see issue 2).
+//! (`5m`, `1h`, `1d`, `1mo`).
 
-use crate::{Instant, Result};
+use std::fmt;
+use std::str::FromStr;
 
-/// A length of time, fixed (`PT5M`) or calendar (`P1M`, needs a time zone).
-#[derive(Debug, Clone, Copy)]
-pub struct Duration(jiff::Span);
+use crate::parse::{invalid, shown};
+use crate::{Error, Instant, Result};
+
+const MICROS_PER_SECOND: i64 = 1_000_000;
+const MICROS_PER_MINUTE: i64 = 60 * MICROS_PER_SECOND;
+const MICROS_PER_HOUR: i64 = 60 * MICROS_PER_MINUTE;
+const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
+/// Longest accepted: 9999 years of months, days or microseconds.
+const MAX_MONTHS: i64 = 9_999 * 12;
+const MAX_DAYS: i64 = 3_652_059;
+const MAX_MICROS: i64 = MAX_DAYS * MICROS_PER_DAY;
+
+/// A positive length of time: fixed (`PT5M`, `90s`) or with calendar units
+/// (`P1M`, `1d`) that follow the local calendar of a time zone.
+///
+/// A duration keeps three independent amounts: months (a year is 12),
+/// days (a week is 7) and microseconds (hours, minutes, seconds and
+/// fractions). Where a time zone applies ([`Duration::add_to`]) months are
+/// calendar months (the day is clamped: January 31 + 1 month is the last of
+/// February), days are local calendar days (a Berlin day is 23 or 25 hours
+/// long on DST days) and the rest is elapsed time. Where none applies
+/// ([`Duration::fixed_micros`]) a day is 24 hours and months have no length.
+///
+/// Accepted text:
+///
+/// - ISO 8601 `P[nY][nM][nW][nD][T[nH][nM][nS]]`, e.g. `PT5M`, `PT0.5S`,
+///   `P1D`, `P1Y2M`, `PT1H30M`; a fraction (`.` or `,`) only on the last
+///   component and only on hours, minutes or seconds.
+/// - short forms: one or more `<number><unit>` from largest to smallest unit,
+///   e.g. `5m`, `1h30m`, `1.5h`, `30s`, `250ms`, `1d`, `1w`, `1mo`, `1y`;
+///   units `y`, `mo`, `w`, `d`, `h`, `m`, `s`, `ms`, `us` (and their long
+///   names such as `min`, `hours`, `days`).
+///
+/// Zero and negative durations, lengths finer than a microsecond and lengths
+/// beyond 9999 years are errors. `Display` prints the canonical short form
+/// (`1h30m`, `0.5s`, `1mo`), which parses back to an equal duration.
+///
+/// # Example
+///
+/// ```
+/// use gapless_core::Duration;
+///
+/// let d = Duration::parse("PT1H30M")?;
+/// assert_eq!(d, Duration::parse("90m")?);
+/// assert_eq!(d.to_string(), "1h30m");
+/// assert_eq!(d.fixed_micros(), Some(5_400_000_000));
+/// assert_eq!(Duration::parse("P1M")?.fixed_micros(), None);
+/// assert_eq!(Duration::parse("P1D")?.fixed_micros(), Some(86_400_000_000));
+/// # Ok::<(), gapless_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Duration {
+    months: i64,
+    days: i64,
+    micros: i64,
+}
 
 impl Duration {
-    /// Parse ISO 8601 or short forms.
+    /// Parse ISO 8601 (`PT5M`) or short forms (`5m`).
+    ///
+    /// # Errors
+    ///
+    /// When the text is neither form, is zero or negative, is finer than a
+    /// microsecond or longer than 9999 years, e.g. `invalid duration "5x":
+    /// unknown unit "x"`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::Duration;
+    ///
+    /// assert_eq!(Duration::parse("PT0.5S")?.fixed_micros(), Some(500_000));
+    /// assert_eq!(Duration::parse("1w")?, Duration::parse("P7D")?);
+    /// assert!(Duration::parse("PT0S").is_err());
+    /// assert!(Duration::parse("-5m").is_err());
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
     pub fn parse(text: &str) -> Result<Duration> {
-        todo!("{text}")
+        Duration::lex(text).map_err(|reason| invalid("duration", text, reason))
     }
-    /// The length in microseconds when it has no calendar unit.
+
+    /// A fixed duration of `micros` microseconds.
+    ///
+    /// # Errors
+    ///
+    /// When `micros` is not positive or is longer than 9999 years.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::Duration;
+    ///
+    /// assert_eq!(Duration::from_micros(300_000_000)?.to_string(), "5m");
+    /// assert!(Duration::from_micros(0).is_err());
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
+    pub fn from_micros(micros: i64) -> Result<Duration> {
+        Duration::build(0, 0, micros)
+            .map_err(|reason| Error::new(format!("invalid duration of {micros} µs: {reason}")))
+    }
+
+    /// The length in microseconds when it has no months or years; a day
+    /// counts as 24 hours.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::Duration;
+    ///
+    /// assert_eq!(Duration::parse("5m")?.fixed_micros(), Some(300_000_000));
+    /// assert_eq!(Duration::parse("1y")?.fixed_micros(), None);
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
     pub fn fixed_micros(&self) -> Option<i64> {
-        todo!()
+        (self.months == 0).then(|| self.days * MICROS_PER_DAY + self.micros)
     }
-    /// `t + self`, calendar units following the local calendar of `tz`.
+
+    /// Whether it has months or years, whose length depends on the calendar
+    /// and which therefore need a time zone.
+    pub fn has_months(&self) -> bool {
+        self.months != 0
+    }
+
+    /// Whether it has months, years, weeks or days: units that follow the
+    /// local calendar where a time zone applies.
+    pub fn is_calendar(&self) -> bool {
+        self.months != 0 || self.days != 0
+    }
+
+    /// The months (a year counts 12).
+    pub fn months(&self) -> i64 {
+        self.months
+    }
+
+    /// The days (a week counts 7).
+    pub fn days(&self) -> i64 {
+        self.days
+    }
+
+    /// The microseconds of hours, minutes, seconds and fractions.
+    pub fn time_micros(&self) -> i64 {
+        self.micros
+    }
+
+    /// `t + self`: months and days follow the local calendar of `tz`, the
+    /// rest is elapsed time.
+    ///
+    /// A local time that the calendar step lands on in a DST gap moves
+    /// forward by the gap; in a fold it is the earlier instant.
+    ///
+    /// # Errors
+    ///
+    /// When the result is after the year 9999.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{parse_instant, parse_time_zone, Duration};
+    ///
+    /// let berlin = parse_time_zone("Europe/Berlin")?;
+    /// let t = parse_instant("2025-03-30", Some(&berlin))?;
+    /// let day = Duration::parse("P1D")?;
+    /// assert_eq!(day.add_to(t, &berlin)?.to_string(), "2025-03-30T22:00:00Z");
+    /// let hours = Duration::parse("PT24H")?;
+    /// assert_eq!(hours.add_to(t, &berlin)?.to_string(), "2025-03-30T23:00:00Z");
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
     pub fn add_to(&self, t: Instant, tz: &jiff::tz::TimeZone) -> Result<Instant> {
-        todo!("{t} {tz:?}")
+        self.shift(t, tz, 1)
+            .ok_or_else(|| Error::new(format!("{t} + {self} is after the year 9999")))
     }
+
+    /// `t - self`, the inverse step of [`Duration::add_to`].
+    ///
+    /// # Errors
+    ///
+    /// When the result is before the year 0001.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{parse_instant, Duration};
+    ///
+    /// let t = parse_instant("2025-03-31T00:00:00Z", None)?;
+    /// let month = Duration::parse("1mo")?;
+    /// let utc = jiff::tz::TimeZone::UTC;
+    /// assert_eq!(month.sub_from(t, &utc)?.to_string(), "2025-02-28T00:00:00Z");
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
+    pub fn sub_from(&self, t: Instant, tz: &jiff::tz::TimeZone) -> Result<Instant> {
+        self.shift(t, tz, -1)
+            .ok_or_else(|| Error::new(format!("{t} - {self} is before the year 0001")))
+    }
+
+    fn shift(&self, t: Instant, tz: &jiff::tz::TimeZone, sign: i64) -> Option<Instant> {
+        if self.months == 0 && self.days == 0 {
+            return t.checked_add_micros(sign * self.micros);
+        }
+        let span = jiff::Span::new()
+            .try_months(sign * self.months)
+            .ok()?
+            .try_days(sign * self.days)
+            .ok()?
+            .try_microseconds(sign * self.micros)
+            .ok()?;
+        let zdt = t.to_timestamp().to_zoned_datetime(tz.clone());
+        let ts = zdt.checked_add(span).ok()?.timestamp();
+        Instant::from_timestamp(ts).ok()
+    }
+
+    /// The ISO 8601 text, e.g. `PT1H30M`, `P1Y2M`, `P7D`, `PT0.5S`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::Duration;
+    ///
+    /// assert_eq!(Duration::parse("1h30m")?.to_iso8601(), "PT1H30M");
+    /// assert_eq!(Duration::parse("1w")?.to_iso8601(), "P7D");
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
+    pub fn to_iso8601(&self) -> String {
+        let mut s = String::from("P");
+        let (y, mo) = (self.months / 12, self.months % 12);
+        if y != 0 {
+            s.push_str(&format!("{y}Y"));
+        }
+        if mo != 0 {
+            s.push_str(&format!("{mo}M"));
+        }
+        if self.days != 0 {
+            s.push_str(&format!("{}D", self.days));
+        }
+        if self.micros != 0 {
+            s.push('T');
+            let (h, m, secs) = split_time(self.micros);
+            if h != 0 {
+                s.push_str(&format!("{h}H"));
+            }
+            if m != 0 {
+                s.push_str(&format!("{m}M"));
+            }
+            if secs != 0 {
+                s.push_str(&format!("{}S", fmt_seconds(secs)));
+            }
+        }
+        s
+    }
+
+    fn build(months: i64, days: i64, micros: i64) -> Result<Duration, String> {
+        if months < 0 || days < 0 || micros < 0 {
+            return Err("negative durations are not allowed".into());
+        }
+        if months == 0 && days == 0 && micros == 0 {
+            return Err("a duration must be longer than zero".into());
+        }
+        if months > MAX_MONTHS || days > MAX_DAYS || micros > MAX_MICROS {
+            return Err("longer than 9999 years".into());
+        }
+        Ok(Duration {
+            months,
+            days,
+            micros,
+        })
+    }
+
+    /// Parse without wrapping the reason into an error.
+    pub(crate) fn lex(text: &str) -> Result<Duration, String> {
+        let t = text.trim();
+        if t.is_empty() {
+            return Err("empty; expected a duration such as PT5M or 5m".into());
+        }
+        if t.starts_with('-') {
+            return Err("negative durations are not allowed".into());
+        }
+        let t = t.strip_prefix('+').unwrap_or(t);
+        let mut acc = Acc::default();
+        if let Some(rest) = t.strip_prefix(['P', 'p']) {
+            lex_iso(rest, &mut acc)?;
+        } else {
+            lex_short(t, &mut acc)?;
+        }
+        Duration::build(acc.months, acc.days, acc.micros)
+    }
+}
+
+impl fmt::Display for Duration {
+    /// The canonical short form: `5m`, `1h30m`, `0.5s`, `1w2d`, `1y1mo`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (y, mo) = (self.months / 12, self.months % 12);
+        let (w, d) = (self.days / 7, self.days % 7);
+        let (h, m, s) = split_time(self.micros);
+        for (n, unit) in [(y, "y"), (mo, "mo"), (w, "w"), (d, "d"), (h, "h"), (m, "m")] {
+            if n != 0 {
+                write!(f, "{n}{unit}")?;
+            }
+        }
+        if s != 0 {
+            write!(f, "{}s", fmt_seconds(s))?;
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for Duration {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Duration::parse(s)
+    }
+}
+
+impl serde::Serialize for Duration {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+/// Hours, minutes and the remaining microseconds of seconds.
+fn split_time(micros: i64) -> (i64, i64, i64) {
+    (
+        micros / MICROS_PER_HOUR,
+        micros % MICROS_PER_HOUR / MICROS_PER_MINUTE,
+        micros % MICROS_PER_MINUTE,
+    )
+}
+
+/// Seconds from microseconds, with a fraction only when needed: `30`, `0.5`.
+fn fmt_seconds(micros: i64) -> String {
+    let (whole, frac) = (micros / MICROS_PER_SECOND, micros % MICROS_PER_SECOND);
+    if frac == 0 {
+        whole.to_string()
+    } else {
+        let digits = format!("{frac:06}");
+        format!("{whole}.{}", digits.trim_end_matches('0'))
+    }
+}
+
+#[derive(Default)]
+struct Acc {
+    months: i64,
+    days: i64,
+    micros: i64,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
+enum Unit {
+    Microsecond,
+    Millisecond,
+    Second,
+    Minute,
+    Hour,
+    Day,
+    Week,
+    Month,
+    Year,
+}
+
+impl Unit {
+    fn name(self) -> &'static str {
+        match self {
+            Unit::Microsecond => "microseconds",
+            Unit::Millisecond => "milliseconds",
+            Unit::Second => "seconds",
+            Unit::Minute => "minutes",
+            Unit::Hour => "hours",
+            Unit::Day => "days",
+            Unit::Week => "weeks",
+            Unit::Month => "months",
+            Unit::Year => "years",
+        }
+    }
+
+    /// Microseconds of a fixed unit.
+    fn fixed(self) -> Option<i64> {
+        match self {
+            Unit::Microsecond => Some(1),
+            Unit::Millisecond => Some(1_000),
+            Unit::Second => Some(MICROS_PER_SECOND),
+            Unit::Minute => Some(MICROS_PER_MINUTE),
+            Unit::Hour => Some(MICROS_PER_HOUR),
+            _ => None,
+        }
+    }
+
+    fn short(word: &str) -> Option<Unit> {
+        Some(match word {
+            "y" | "yr" | "yrs" | "year" | "years" => Unit::Year,
+            "mo" | "mos" | "month" | "months" => Unit::Month,
+            "w" | "wk" | "wks" | "week" | "weeks" => Unit::Week,
+            "d" | "day" | "days" => Unit::Day,
+            "h" | "hr" | "hrs" | "hour" | "hours" => Unit::Hour,
+            "m" | "min" | "mins" | "minute" | "minutes" => Unit::Minute,
+            "s" | "sec" | "secs" | "second" | "seconds" => Unit::Second,
+            "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => Unit::Millisecond,
+            "us" | "µs" | "usec" | "usecs" | "microsecond" | "microseconds" => Unit::Microsecond,
+            _ => return None,
+        })
+    }
+}
+
+/// A number with an optional fraction: the digits before and after the
+/// point.
+struct Number<'a> {
+    whole: &'a str,
+    frac: Option<&'a str>,
+}
+
+impl Number<'_> {
+    fn text(&self) -> String {
+        match self.frac {
+            Some(f) => format!("{}.{f}", self.whole),
+            None => self.whole.to_string(),
+        }
+    }
+}
+
+/// Split a leading number off `s`.
+fn take_number(s: &str) -> Result<(Number<'_>, &str), String> {
+    let end = s
+        .bytes()
+        .position(|b| !b.is_ascii_digit())
+        .unwrap_or(s.len());
+    let whole = &s[..end];
+    let mut rest = &s[end..];
+    let mut frac = None;
+    if rest.starts_with(['.', ',']) {
+        let r = &rest[1..];
+        let fend = r
+            .bytes()
+            .position(|b| !b.is_ascii_digit())
+            .unwrap_or(r.len());
+        if fend == 0 {
+            return Err("expected digits after the decimal point".into());
+        }
+        frac = Some(&r[..fend]);
+        rest = &r[fend..];
+    }
+    if whole.is_empty() {
+        if frac.is_some() {
+            return Err("expected a digit before the decimal point".into());
+        }
+        return Err(match rest.chars().next() {
+            None => "expected a number".into(),
+            Some(c) => format!("expected a number, found {:?}", c),
+        });
+    }
+    Ok((Number { whole, frac }, rest))
+}
+
+/// Add `n` of `unit` to the accumulator.
+fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<(), String> {
+    let too_long = || "longer than 9999 years".to_string();
+    // Enough digits to exceed any limit are rejected before overflow.
+    let whole: i64 = if n.whole.trim_start_matches('0').len() > 18 {
+        return Err(too_long());
+    } else {
+        n.whole.parse().unwrap_or(0)
+    };
+    match unit.fixed() {
+        None => {
+            if n.frac.is_some() {
+                return Err(format!(
+                    "{} {} cannot have a fraction; use a smaller unit",
+                    n.text(),
+                    unit.name()
+                ));
+            }
+            let (slot, factor) = match unit {
+                Unit::Year => (&mut acc.months, 12),
+                Unit::Month => (&mut acc.months, 1),
+                Unit::Week => (&mut acc.days, 7),
+                _ => (&mut acc.days, 1),
+            };
+            *slot = whole
+                .checked_mul(factor)
+                .and_then(|v| slot.checked_add(v))
+                .filter(|v| *v <= MAX_DAYS.max(MAX_MONTHS))
+                .ok_or_else(too_long)?;
+        }
+        Some(per) => {
+            let mut micros = i128::from(whole) * i128::from(per);
+            if let Some(frac) = n.frac {
+                let significant = frac.trim_end_matches('0');
+                if significant.len() > 12 {
+                    return Err(format!(
+                        "{} {} is finer than a microsecond",
+                        n.text(),
+                        unit.name()
+                    ));
+                }
+                let scale = 10i128.pow(significant.len() as u32);
+                let num = significant.parse::<i128>().unwrap_or(0) * i128::from(per);
+                if num % scale != 0 {
+                    return Err(format!(
+                        "{} {} is finer than a microsecond",
+                        n.text(),
+                        unit.name()
+                    ));
+                }
+                micros += num / scale;
+            }
+            let total = i128::from(acc.micros) + micros;
+            if total > i128::from(MAX_MICROS) {
+                return Err(too_long());
+            }
+            acc.micros = total as i64;
+        }
+    }
+    Ok(())
+}
+
+/// ISO 8601 after the `P`.
+fn lex_iso(s: &str, acc: &mut Acc) -> Result<(), String> {
+    if s.is_empty() {
+        return Err("expected at least one component after \"P\", such as PT5M or P1D".into());
+    }
+    let (date, time) = match s.find(['T', 't']) {
+        Some(i) => (&s[..i], Some(&s[i + 1..])),
+        None => (s, None),
+    };
+    if time == Some("") {
+        return Err("expected hours, minutes or seconds after \"T\"".into());
+    }
+    let mut fraction_seen = false;
+    let mut comps = |part: &str, units: &[(char, Unit)]| -> Result<(), String> {
+        let mut rest = part;
+        let mut next = 0;
+        while !rest.is_empty() {
+            if fraction_seen {
+                return Err("only the last component may have a fraction".into());
+            }
+            let (n, r) = take_number(rest)?;
+            let mut chars = r.chars();
+            let Some(designator) = chars.next() else {
+                return Err(format!("the number {} has no unit designator", n.text()));
+            };
+            let upper = designator.to_ascii_uppercase();
+            let Some(pos) = units[next..].iter().position(|(c, _)| *c == upper) else {
+                return Err(if units.iter().any(|(c, _)| *c == upper) {
+                    format!("designator {designator:?} is out of order or repeated")
+                } else if time.is_none() && matches!(upper, 'H' | 'S') {
+                    format!("designator {designator:?} needs \"T\" before the time components, such as PT{}{upper}", n.text())
+                } else {
+                    format!("unknown designator {designator:?}")
+                });
+            };
+            let unit = units[next + pos].1;
+            next += pos + 1;
+            fraction_seen = n.frac.is_some();
+            add(acc, &n, unit)?;
+            rest = chars.as_str();
+        }
+        Ok(())
+    };
+    comps(
+        date,
+        &[
+            ('Y', Unit::Year),
+            ('M', Unit::Month),
+            ('W', Unit::Week),
+            ('D', Unit::Day),
+        ],
+    )?;
+    if let Some(time) = time {
+        comps(
+            time,
+            &[('H', Unit::Hour), ('M', Unit::Minute), ('S', Unit::Second)],
+        )?;
+    }
+    Ok(())
+}
+
+/// Short forms such as `5m`, `1h30m`, `1.5h`, `2 days`.
+fn lex_short(s: &str, acc: &mut Acc) -> Result<(), String> {
+    let mut rest = s;
+    let mut last: Option<Unit> = None;
+    let mut fraction_seen = false;
+    while !rest.is_empty() {
+        if fraction_seen {
+            return Err("only the last component may have a fraction".into());
+        }
+        let (n, r) = take_number(rest)?;
+        let r = r.trim_start();
+        let end = r
+            .char_indices()
+            .find(|(_, c)| !(c.is_alphabetic()))
+            .map_or(r.len(), |(i, _)| i);
+        let word = &r[..end];
+        if word.is_empty() {
+            return Err(format!(
+                "the number {} has no unit; use s, m, h, d, w, mo or y (e.g. 5m) or ISO 8601 (PT5M)",
+                n.text()
+            ));
+        }
+        let Some(unit) = Unit::short(&word.to_lowercase()) else {
+            return Err(format!(
+                "unknown unit {:?}; use s, m, h, d, w, mo or y (e.g. 5m) or ISO 8601 (PT5M)",
+                shown(word)
+            ));
+        };
+        if last.is_some_and(|l| unit >= l) {
+            return Err(format!(
+                "units must go from largest to smallest without repeats, found {:?} after {}",
+                word,
+                last.map_or("", |l| l.name())
+            ));
+        }
+        last = Some(unit);
+        fraction_seen = n.frac.is_some();
+        add(acc, &n, unit)?;
+        rest = r[end..].trim_start();
+    }
+    Ok(())
 }

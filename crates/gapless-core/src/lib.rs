@@ -37,10 +37,14 @@ mod set;
 pub use coverage::{Coverage, CoverageReport};
 pub use duration::Duration;
 pub use error::{Error, Result};
-pub use event::{AssetDecl, EventKind, NewEvent, RawEvent};
-pub use grid::Grid;
+pub use event::{
+    validate_asset_name, AssetDecl, EventKind, NewEvent, RawEvent, MAX_EXTRA_BYTES, MAX_NAME_BYTES,
+};
+pub use grid::{Grid, GridUnit};
 pub use instant::{Instant, Interval};
-pub use parse::{parse_instant, parse_interval, parse_time_zone};
+pub use parse::{
+    parse_instant, parse_interval, parse_local_instant, parse_local_interval, parse_time_zone,
+};
 pub use policy::Policy;
 pub use segments::{segments, Segment, SegmentSource};
 pub use set::IntervalSet;

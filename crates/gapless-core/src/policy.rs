@@ -1,22 +1,173 @@
 //! When a window counts as complete.
-// STUB: implemented by the parsing work (see issue 2).
 
-use crate::{CoverageReport, Result};
+use std::fmt;
+use std::str::FromStr;
 
-/// `full`, `ratio>=R` or `gap<D`.
+use crate::parse::invalid;
+use crate::{CoverageReport, Duration, Error, Result};
+
+/// When a window (or range) counts as complete: `full`, `ratio>=R` or
+/// `gap<D`.
+///
+/// | text | complete when |
+/// |---|---|
+/// | `full` | there is no gap |
+/// | `ratio>=R` | the covered share is at least R (0 ≤ R ≤ 1; `ratio>=1` is `full`) |
+/// | `gap<D` | every gap is shorter than D, a fixed duration such as `5m` or `PT5M` (a day counts 24 hours) |
+///
+/// Spaces around the operator are allowed (`ratio >= 0.95`). `Display`
+/// prints the canonical text (`ratio>=0.95`, `gap<5m`), which parses back to
+/// an equal policy.
+///
+/// # Example
+///
+/// ```
+/// use gapless_core::{CoverageReport, Interval, Policy};
+///
+/// let report = CoverageReport {
+///     covered: false,
+///     covered_ratio: 0.99,
+///     missing: vec![Interval::from_micros(0, 60_000_000)?],
+/// };
+/// assert!(!Policy::parse("full")?.is_complete(&report));
+/// assert!(Policy::parse("ratio>=0.95")?.is_complete(&report));
+/// assert!(Policy::parse("gap<5m")?.is_complete(&report));
+/// assert!(!Policy::parse("gap<PT1M")?.is_complete(&report));
+/// # Ok::<(), gapless_core::Error>(())
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Policy {
     /// No gap.
     Full,
+    /// The covered share is at least this ratio, 0.0 to 1.0.
+    RatioAtLeast(f64),
+    /// Every gap is shorter than this fixed duration.
+    GapBelow(Duration),
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Policy::Full
+    }
 }
 
 impl Policy {
-    /// Parse a policy string.
+    /// Parse `full`, `ratio>=R` or `gap<D`.
+    ///
+    /// # Errors
+    ///
+    /// When the text is none of these, R is not a number from 0 to 1, or D is
+    /// not a fixed duration, e.g. `invalid policy "ratio>=1.5": the ratio
+    /// must be from 0 to 1`.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::Policy;
+    ///
+    /// assert_eq!(Policy::parse("full")?, Policy::Full);
+    /// assert_eq!(Policy::parse("ratio >= 0.9")?, Policy::RatioAtLeast(0.9));
+    /// assert_eq!(Policy::parse("gap<PT5M")?.to_string(), "gap<5m");
+    /// assert!(Policy::parse("gap<1mo").is_err());
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
     pub fn parse(text: &str) -> Result<Policy> {
-        todo!("{text}")
+        Policy::lex(text).map_err(|reason| invalid("policy", text, reason))
     }
+
+    fn lex(text: &str) -> Result<Policy, String> {
+        let t = text.trim();
+        if t == "full" {
+            return Ok(Policy::Full);
+        }
+        if let Some(rest) = t.strip_prefix("ratio") {
+            let rest = rest.trim_start();
+            let Some(value) = rest.strip_prefix(">=") else {
+                return Err("expected \">=\" after \"ratio\", as in ratio>=0.95".into());
+            };
+            let value = value.trim();
+            let valid_text = !value.is_empty()
+                && value.bytes().all(|b| b.is_ascii_digit() || b == b'.')
+                && value.bytes().filter(|&b| b == b'.').count() <= 1
+                && value != ".";
+            let r: f64 = match value.parse() {
+                Ok(r) if valid_text => r,
+                _ => {
+                    return Err(format!(
+                        "expected a ratio from 0 to 1 after \">=\", found {:?}",
+                        crate::parse::shown(value)
+                    ))
+                }
+            };
+            if !(0.0..=1.0).contains(&r) {
+                return Err(format!("the ratio {value} must be from 0 to 1"));
+            }
+            return Ok(Policy::RatioAtLeast(r));
+        }
+        if let Some(rest) = t.strip_prefix("gap") {
+            let rest = rest.trim_start();
+            let Some(value) = rest.strip_prefix('<') else {
+                return Err("expected \"<\" after \"gap\", as in gap<5m".into());
+            };
+            if value.starts_with('=') {
+                return Err("use \"gap<D\" (every gap shorter than D), not \"<=\"".into());
+            }
+            let d = Duration::lex(value)
+                .map_err(|r| format!("duration {:?}: {r}", crate::parse::shown(value.trim())))?;
+            if d.has_months() {
+                return Err(format!(
+                    "duration {d} has months or years, which have no fixed length"
+                ));
+            }
+            return Ok(Policy::GapBelow(d));
+        }
+        Err("expected full, ratio>=R (such as ratio>=0.95) or gap<D (such as gap<5m)".into())
+    }
+
     /// Whether a window with this report is complete.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{CoverageReport, Policy};
+    ///
+    /// let whole = CoverageReport { covered: true, covered_ratio: 1.0, missing: vec![] };
+    /// assert!(Policy::Full.is_complete(&whole));
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
     pub fn is_complete(&self, report: &CoverageReport) -> bool {
-        todo!("{report:?}")
+        match *self {
+            Policy::Full => report.covered && report.missing.is_empty(),
+            Policy::RatioAtLeast(r) if r >= 1.0 => report.covered && report.missing.is_empty(),
+            Policy::RatioAtLeast(r) => report.covered_ratio >= r,
+            Policy::GapBelow(d) => {
+                let limit = d.fixed_micros().unwrap_or(i64::MAX);
+                report.missing.iter().all(|g| g.len_micros() < limit)
+            }
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    /// The canonical text: `full`, `ratio>=0.95`, `gap<5m`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Policy::Full => f.write_str("full"),
+            Policy::RatioAtLeast(r) => write!(f, "ratio>={r}"),
+            Policy::GapBelow(d) => write!(f, "gap<{d}"),
+        }
+    }
+}
+
+impl FromStr for Policy {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<Self> {
+        Policy::parse(s)
+    }
+}
+
+impl serde::Serialize for Policy {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
     }
 }
