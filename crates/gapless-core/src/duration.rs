@@ -156,7 +156,8 @@ impl Duration {
     ///
     /// # Errors
     ///
-    /// When the result is after the year 9999.
+    /// When the result is after 9999-12-30T22:00:00Z, the last instant
+    /// that time zone arithmetic supports.
     ///
     /// # Example
     ///
@@ -172,15 +173,18 @@ impl Duration {
     /// # Ok::<(), gapless_core::Error>(())
     /// ```
     pub fn add_to(&self, t: Instant, tz: &jiff::tz::TimeZone) -> Result<Instant> {
-        self.shift(t, tz, 1)
-            .ok_or_else(|| Error::new(format!("{t} + {self} is after the year 9999")))
+        self.shift(t, tz, 1).ok_or_else(|| {
+            Error::new(format!(
+                "{t} + {self} is after 9999-12-30T22:00:00Z, the end of the supported range"
+            ))
+        })
     }
 
     /// `t - self`, the inverse step of [`Duration::add_to`].
     ///
     /// # Errors
     ///
-    /// When the result is before the year 0001.
+    /// When the result is before 0001-01-01T00:00:00Z.
     ///
     /// # Example
     ///
@@ -194,13 +198,18 @@ impl Duration {
     /// # Ok::<(), gapless_core::Error>(())
     /// ```
     pub fn sub_from(&self, t: Instant, tz: &jiff::tz::TimeZone) -> Result<Instant> {
-        self.shift(t, tz, -1)
-            .ok_or_else(|| Error::new(format!("{t} - {self} is before the year 0001")))
+        self.shift(t, tz, -1).ok_or_else(|| {
+            Error::new(format!(
+                "{t} - {self} is before 0001-01-01T00:00:00Z, the start of the supported range"
+            ))
+        })
     }
 
     fn shift(&self, t: Instant, tz: &jiff::tz::TimeZone, sign: i64) -> Option<Instant> {
         if self.months == 0 && self.days == 0 {
-            return t.checked_add_micros(sign * self.micros);
+            return t
+                .checked_add_micros(sign * self.micros)
+                .filter(|r| r.as_micros() <= crate::parse::LAST_MICROS);
         }
         let span = jiff::Span::new()
             .try_months(sign * self.months)
@@ -209,7 +218,9 @@ impl Duration {
             .ok()?
             .try_microseconds(sign * self.micros)
             .ok()?;
-        let zdt = t.to_timestamp().to_zoned_datetime(tz.clone());
+        let zdt = jiff::Timestamp::from_microsecond(t.as_micros())
+            .ok()?
+            .to_zoned_datetime(tz.clone());
         let ts = zdt.checked_add(span).ok()?.timestamp();
         Instant::from_timestamp(ts).ok()
     }

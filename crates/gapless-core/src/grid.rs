@@ -232,7 +232,8 @@ impl Grid {
     /// may start before `range` and the last end after it.
     ///
     /// Windows that would reach before 0001-01-01 or after 9999-12-31 are
-    /// cut at [`Instant::MIN`] and [`Instant::MAX`].
+    /// cut at [`Instant::MIN`] and at the later of the range's end and
+    /// 9999-12-30T22:00:00Z (the last instant of time zone arithmetic).
     ///
     /// # Example
     ///
@@ -270,16 +271,14 @@ impl Grid {
     /// # Ok::<(), gapless_core::Error>(())
     /// ```
     pub fn window_containing(&self, t: Instant, tz: &TimeZone) -> Interval {
-        let end = t.checked_add_micros(1).unwrap_or(Instant::MAX);
-        match Interval::new(t, end) {
-            Ok(range) => self.windows(range, tz)[0],
-            // `t` is the very last microsecond: the window reaching it.
-            Err(_) => {
-                let before = Instant::from_micros(t.as_micros() - 1).expect("after MIN");
-                let range = Interval::new(before, t).expect("one microsecond");
-                let w = *self.windows(range, tz).last().expect("at least one window");
-                w
-            }
+        let us = t.as_micros();
+        if us < Instant::MAX.as_micros() {
+            let range = Interval::from_micros(us, us + 1).expect("one microsecond");
+            self.windows(range, tz)[0]
+        } else {
+            // The very last microsecond: the window reaching it.
+            let range = Interval::from_micros(us - 1, us).expect("one microsecond");
+            *self.windows(range, tz).last().expect("at least one window")
         }
     }
 
@@ -313,6 +312,10 @@ impl Grid {
     }
 
     fn for_each_window(&self, range: Interval, tz: &TimeZone, mut f: impl FnMut(Interval)) {
+        // Windows are cut at the ends of the time line: MIN, and the later of
+        // jiff's last timestamp and the end of the range.
+        let hi = range.end().as_micros().max(JIFF_MAX_US);
+        let window = |start: i64, end: i64| window(start, end, hi);
         match self.unit {
             GridUnit::Minute | GridUnit::Hour => {
                 let (unit, cycle) = if self.unit == GridUnit::Minute {
@@ -325,7 +328,7 @@ impl Grid {
                     cycle,
                 };
                 let mut cur = wall.prev_boundary_le(tz, range.start().as_micros());
-                let mut walker = Walker::new(tz, cur);
+                let mut walker = Walker::new(tz, cur, hi);
                 while cur < range.end().as_micros() {
                     let next = walker.next_boundary_gt(&wall, cur);
                     if let Some(w) = window(cur, next) {
@@ -339,23 +342,23 @@ impl Grid {
             }
             _ => {
                 let mut date = self.floor(local_date(range.start(), tz));
-                let mut start = self.boundary_of(date, tz);
+                let mut start = self.boundary_of(date, tz, hi);
                 loop {
                     let next_date = match self.succ(date) {
                         Some(d) => d,
                         None => {
                             // Past the year 9999: one last window.
-                            if let Some(w) = window(start, Instant::MAX.as_micros()) {
+                            if let Some(w) = window(start, hi) {
                                 f(w);
                             }
                             break;
                         }
                     };
-                    let end = self.boundary_of(next_date, tz);
+                    let end = self.boundary_of(next_date, tz, hi);
                     if let Some(w) = window(start, end) {
                         f(w);
                     }
-                    if end >= range.end().as_micros() || end >= Instant::MAX.as_micros() {
+                    if end >= range.end().as_micros() || end >= hi {
                         break;
                     }
                     start = start.max(end);
@@ -435,11 +438,11 @@ impl Grid {
 
     /// The boundary of the qualifying date `d`: its first instant, in
     /// microseconds, cut to the years 0001–9999.
-    fn boundary_of(&self, d: Date, tz: &TimeZone) -> i64 {
+    fn boundary_of(&self, d: Date, tz: &TimeZone, hi: i64) -> i64 {
         match start_of_day(d, tz) {
-            Ok(ts) => clamp(ts),
+            Ok(ts) => ts.as_microsecond().clamp(Instant::MIN.as_micros(), hi),
             Err(_) if d.year() < 5000 => Instant::MIN.as_micros(),
-            Err(_) => Instant::MAX.as_micros(),
+            Err(_) => hi,
         }
     }
 }
@@ -464,24 +467,24 @@ impl serde::Serialize for Grid {
     }
 }
 
-/// The window `[start, end)` cut to 0001–9999, if not empty.
-fn window(start: i64, end: i64) -> Option<Interval> {
-    let lo = start.max(Instant::MIN.as_micros());
-    let hi = end.min(Instant::MAX.as_micros());
-    Interval::from_micros(lo, hi).ok()
-}
+/// Grid computation stops at the last instant jiff's timestamps reach.
+const JIFF_MAX_US: i64 = crate::parse::LAST_MICROS;
 
-fn clamp(ts: Timestamp) -> i64 {
-    ts.as_microsecond()
-        .clamp(Instant::MIN.as_micros(), Instant::MAX.as_micros())
+/// The window `[start, end)` cut to `[MIN, hi]`, if not empty.
+fn window(start: i64, end: i64, hi: i64) -> Option<Interval> {
+    let lo = start.max(Instant::MIN.as_micros());
+    let end = end.min(hi);
+    (lo < end).then(|| Interval::from_micros(lo, end).expect("a valid window"))
 }
 
 fn local_date(t: Instant, tz: &TimeZone) -> Date {
-    tz.to_datetime(t.to_timestamp()).date()
+    tz.to_datetime(ts(t.as_micros())).date()
 }
 
+/// The jiff timestamp, cut to jiff's range.
 fn ts(micros: i64) -> Timestamp {
-    Timestamp::from_microsecond(micros).expect("within jiff's range")
+    Timestamp::from_microsecond(micros.clamp(Instant::MIN.as_micros(), JIFF_MAX_US))
+        .expect("within jiff's range")
 }
 
 /// Wall-clock grid times: local microseconds (since 1970-01-01T00:00 local)
@@ -517,6 +520,7 @@ impl WallGrid {
             if t < Instant::MIN.as_micros() {
                 return Instant::MIN.as_micros();
             }
+            t = t.min(JIFF_MAX_US);
             let p = Period::at(tz, t);
             let b = self.floor(t + p.offset) - p.offset;
             match p.start {
@@ -562,22 +566,25 @@ impl Period {
 struct Walker<'a> {
     tz: &'a TimeZone,
     period: Period,
+    /// The end of the time line.
+    hi: i64,
 }
 
 impl<'a> Walker<'a> {
-    fn new(tz: &'a TimeZone, t: i64) -> Self {
+    fn new(tz: &'a TimeZone, t: i64, hi: i64) -> Self {
         Walker {
             tz,
-            period: Period::at(tz, t.max(Instant::MIN.as_micros())),
+            period: Period::at(tz, t),
+            hi,
         }
     }
 
-    /// The first boundary after `t`, or [`Instant::MAX`].
+    /// The first boundary after `t`, or the end of the time line.
     fn next_boundary_gt(&mut self, wall: &WallGrid, t: i64) -> i64 {
         let mut from = t + 1; // candidates at or after `from`
         loop {
-            if from >= Instant::MAX.as_micros() {
-                return Instant::MAX.as_micros();
+            if from >= JIFF_MAX_US {
+                return self.hi;
             }
             let in_period = self.period.start.is_none_or(|s| s <= from)
                 && self.period.end.is_none_or(|e| from < e);

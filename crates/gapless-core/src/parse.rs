@@ -10,6 +10,11 @@ use jiff::tz::{AmbiguousOffset, Offset, TimeZone};
 
 use crate::{Duration, Error, Instant, Interval, Result};
 
+/// The last microsecond that parsing and time zone arithmetic produce:
+/// 9999-12-30T22:00:00Z, the end of jiff's timestamps (so that every UTC
+/// offset keeps the local date within the year 9999).
+pub(crate) const LAST_MICROS: i64 = 253_402_207_200_000_000;
+
 /// At most this many characters of an input are quoted in an error message.
 const SHOWN_CHARS: usize = 64;
 
@@ -519,7 +524,7 @@ impl Lexed {
 }
 
 fn out_of_range() -> String {
-    "outside the years 0001 to 9999".to_string()
+    "outside the supported range 0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z".to_string()
 }
 
 /// A wall-clock time in `tz`: the earlier of a fold, forward across a gap.
@@ -665,7 +670,7 @@ impl IsoInterval {
                 let s = at(s, "start")?;
                 let e = d
                     .add_to(s, cal_tz)
-                    .map_err(|_| format!("the end {s} + {d} is after the year 9999"))?;
+                    .map_err(|_| format!("the end {s} + {d} is {}", out_of_range()))?;
                 (s, e)
             }
             (Part::Len(d), Part::At(e)) => {
@@ -673,7 +678,7 @@ impl IsoInterval {
                 let e = at(e, "end")?;
                 let s = d
                     .sub_from(e, cal_tz)
-                    .map_err(|_| format!("the start {e} - {d} is before the year 0001"))?;
+                    .map_err(|_| format!("the start {e} - {d} is {}", out_of_range()))?;
                 (s, e)
             }
             (Part::Len(_), Part::Len(_)) => unreachable!("rejected by lex"),
