@@ -1,0 +1,93 @@
+//! The router: every route, its OpenAPI entry, and the layers around them.
+
+use std::sync::Arc;
+
+use axum::extract::{DefaultBodyLimit, Request, State};
+use axum::http::header::AUTHORIZATION;
+use axum::http::{Method, StatusCode, Uri};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Router};
+use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
+use tower_http::trace::TraceLayer;
+use utoipa::OpenApi;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::openapi::ApiDoc;
+use crate::routes::{assets, events, ops, questions};
+use crate::{metrics, ApiError, AppState};
+
+/// The routes with their OpenAPI document.
+fn documented() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .routes(routes!(events::post_events))
+        .routes(routes!(assets::list))
+        .routes(routes!(assets::declare))
+        .routes(routes!(questions::coverage))
+        .routes(routes!(questions::windows))
+        .routes(routes!(questions::segments))
+        .routes(routes!(questions::events))
+        .routes(routes!(questions::frontier))
+        .routes(routes!(questions::coverage_all))
+        .routes(routes!(ops::healthz))
+        .routes(routes!(ops::metrics))
+        .routes(routes!(ops::openapi))
+}
+
+/// The OpenAPI document of every route [`app`] serves.
+pub fn openapi() -> utoipa::openapi::OpenApi {
+    documented().into_openapi()
+}
+
+/// The whole service over `state`: the routes of SPEC §4, JSON errors for
+/// unknown routes and methods, and the layers: tokens stay out of logs,
+/// tracing, per-route metrics, the request timeout and the body limit.
+pub fn app(state: AppState) -> Router {
+    let (router, doc) = documented().split_for_parts();
+    let doc = doc.to_json().expect("the OpenAPI document serializes");
+    router
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(Extension(ops::OpenApiJson(Arc::from(doc))))
+        .layer(DefaultBodyLimit::max(state.config().body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(TraceLayer::new_for_http())
+        .layer(SetSensitiveRequestHeadersLayer::new([AUTHORIZATION]))
+        .with_state(state)
+}
+
+async fn not_found(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::NOT_FOUND,
+        format!("no such route: {method} {}", uri.path()),
+    )
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        format!("method {method} is not allowed on {}", uri.path()),
+    )
+}
+
+/// Answer 503 when a request takes longer than the configured timeout. A
+/// batch whose request timed out before its commit started is not stored.
+async fn timeout(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let limit = state.config().request_timeout;
+    match tokio::time::timeout(limit, next.run(request)).await {
+        Ok(response) => response,
+        Err(_) => ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "the request took longer than the server's limit of {} s",
+                limit.as_secs_f64()
+            ),
+        )
+        .into_response(),
+    }
+}

@@ -1,0 +1,166 @@
+//! The gapless HTTP service (SPEC §4): the ledger's questions as JSON over
+//! HTTP, answered in exactly the shapes of the command line's `--json`.
+//!
+//! ```no_run
+//! # use std::sync::Arc;
+//! # fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = gapless_store::open("gapless.db")?;
+//! let ledger = gapless_ledger::Ledger::new(Arc::from(store));
+//! // Blocks until ctrl-c or SIGTERM; prints `listening on http://ADDR`.
+//! gapless_server::run(ledger, gapless_server::ServerConfig::default())?;
+//! # Ok(()) }
+//! ```
+//!
+//! Embedding it instead: build an [`AppState`] inside a Tokio runtime and
+//! either take the [`app`] router (e.g. for `tower::ServiceExt::oneshot`) or
+//! [`serve`] it on a bound listener until a shutdown future completes.
+//!
+//! # Layout
+//!
+//! - [`run`], [`serve`], [`app`]: starting a server (`lib.rs`, `app.rs`).
+//! - [`ServerConfig`]: address, tokens, limits (`config.rs`).
+//! - [`AppState`]: the ledger, the writer, metrics, shared by requests
+//!   (`state.rs`).
+//! - `writer.rs`: group commit: concurrent batches share store commits, each
+//!   atomic and answered with its own counts once durable.
+//! - `routes/`: the handlers: `events.rs` (`POST /v1/events`),
+//!   `questions.rs` (coverage, windows, segments, events, frontier,
+//!   `POST /v1/coverage`), `assets.rs` (listing, declaring), `ops.rs`
+//!   (`/healthz`, `/metrics`, `/openapi.json`).
+//! - [`Tokens`], [`Scope`]: bearer tokens with scopes (`auth.rs`).
+//! - [`ApiError`]: the one error answer, `{"error", "detail"}`; internals are
+//!   logged, never sent (`error.rs`).
+//! - `extract.rs`: axum's extractors with JSON rejections.
+//! - `metrics.rs`: Prometheus metrics, one registry per server.
+//! - `openapi.rs`: the OpenAPI document's root and answer schemas.
+//!
+//! # Access control
+//!
+//! Without tokens every route is open and the server listens only on a
+//! loopback address. With tokens (see [`Tokens`]) every route but
+//! `/healthz` needs `Authorization: Bearer TOKEN`: 401 without a valid
+//! one, 403 when its scopes do not allow the request.
+
+mod app;
+pub mod auth;
+mod config;
+mod error;
+mod extract;
+mod metrics;
+mod openapi;
+mod routes;
+mod state;
+mod writer;
+
+use std::future::Future;
+use std::io;
+
+pub use app::{app, openapi};
+pub use auth::{Scope, Token, Tokens};
+pub use config::{check_exposure, ServerConfig, DEFAULT_LISTEN};
+pub use error::{ApiError, ServerError};
+use gapless_ledger::Ledger;
+pub use metrics::Metrics;
+pub use state::AppState;
+use tokio::net::TcpListener;
+
+/// Serve `state` on `listener` until `shutdown` completes, then let the
+/// requests in flight finish and the writer commit what it holds.
+///
+/// # Errors
+///
+/// [`ServerError::Config`] for an open server (no tokens) on a non-loopback
+/// address; [`ServerError::Io`] when serving fails.
+pub async fn serve(
+    listener: TcpListener,
+    state: AppState,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Result<(), ServerError> {
+    let addr = listener.local_addr().map_err(|source| ServerError::Io {
+        context: "cannot read the listening address".into(),
+        source,
+    })?;
+    check_exposure(addr, state.tokens())?;
+    axum::serve(listener, app(state.clone()))
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            tracing::info!("shutting down: finishing requests in flight");
+        })
+        .await
+        .map_err(|source| ServerError::Io {
+            context: "serving failed".into(),
+            source,
+        })?;
+    state.flush().await;
+    tracing::info!("stopped");
+    Ok(())
+}
+
+/// Run a server on `ledger` until ctrl-c or SIGTERM: builds the runtime,
+/// installs a `tracing` subscriber (`RUST_LOG`, default `info`) if none is,
+/// binds `config.listen` and prints `listening on http://ADDR` to standard
+/// error (so a caller that bound port 0 can read the port).
+///
+/// # Errors
+///
+/// [`ServerError::Config`] for an open server on a non-loopback address,
+/// [`ServerError::Io`] when the address cannot be bound.
+pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(io::stderr)
+        .try_init();
+    check_exposure(config.listen, config.tokens.as_ref())?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("gapless-server")
+        .build()
+        .map_err(|source| ServerError::Io {
+            context: "cannot start the runtime".into(),
+            source,
+        })?;
+    runtime.block_on(async move {
+        let listener =
+            TcpListener::bind(config.listen)
+                .await
+                .map_err(|source| ServerError::Io {
+                    context: format!("cannot listen on {}", config.listen),
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Io {
+            context: "cannot read the listening address".into(),
+            source,
+        })?;
+        eprintln!("listening on http://{addr}");
+        tracing::info!(%addr, tokens = config.tokens.is_some(), "listening");
+        let state = AppState::new(ledger, config);
+        serve(listener, state, shutdown_signal()).await
+    })
+}
+
+/// Completes on ctrl-c or, on Unix, SIGTERM.
+pub async fn shutdown_signal() {
+    let ctrl_c = async {
+        if tokio::signal::ctrl_c().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut s) => {
+                s.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,6 @@
+//! The handlers, one file per concern.
+
+pub(crate) mod assets;
+pub(crate) mod events;
+pub(crate) mod ops;
+pub(crate) mod questions;

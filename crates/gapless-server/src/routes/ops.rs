@@ -1,0 +1,74 @@
+//! `/healthz`, `/metrics`, `/openapi.json`.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::IntoResponse;
+use axum::{Extension, Json};
+use serde_json::{json, Value};
+
+use crate::auth::{Caller, Scope};
+use crate::{metrics, ApiError, AppState};
+
+/// Liveness: answers while the server runs. Needs no token.
+#[utoipa::path(
+    get,
+    path = "/healthz",
+    tag = "operations",
+    responses((status = 200, description = "Alive", body = crate::openapi::Health))
+)]
+pub(crate) async fn healthz() -> Json<Value> {
+    Json(json!({"status": "ok"}))
+}
+
+/// Prometheus metrics (OpenMetrics text): events accepted and duplicate,
+/// conflicts, commits and their sizes, request latency per route, events
+/// per asset.
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "operations",
+    responses(
+        (status = 200, description = "The metrics", body = String, content_type = "application/openmetrics-text"),
+        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
+        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn metrics(
+    State(state): State<AppState>,
+    caller: Caller,
+) -> Result<impl IntoResponse, ApiError> {
+    caller.require(Scope::Read)?;
+    let assets = state.ask(|ledger| ledger.assets()).await?;
+    let text = state
+        .metrics()
+        .render(&assets)
+        .map_err(ApiError::internal)?;
+    Ok(([(CONTENT_TYPE, metrics::CONTENT_TYPE)], text))
+}
+
+/// This document.
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "operations",
+    responses(
+        (status = 200, description = "The OpenAPI document", body = Object),
+        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
+        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn openapi(
+    caller: Caller,
+    Extension(doc): Extension<OpenApiJson>,
+) -> Result<impl IntoResponse, ApiError> {
+    caller.require(Scope::Read)?;
+    Ok(([(CONTENT_TYPE, "application/json")], doc.0.to_string()))
+}
+
+/// The document, rendered once when the app is built.
+#[derive(Debug, Clone)]
+pub(crate) struct OpenApiJson(pub(crate) Arc<str>);

@@ -1,0 +1,81 @@
+//! What every request shares: the ledger, the writer, tokens, metrics.
+
+use std::sync::Arc;
+
+use gapless_ledger::{Ledger, LedgerError};
+
+use crate::writer::Writer;
+use crate::{ApiError, Metrics, ServerConfig, Tokens};
+
+/// The shared state of a server. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct AppState {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+struct Inner {
+    ledger: Ledger,
+    config: ServerConfig,
+    metrics: Arc<Metrics>,
+    writer: Writer,
+}
+
+impl AppState {
+    /// The state of a server over `ledger` with `config`; starts the writer
+    /// task, so it must be called inside a Tokio runtime.
+    pub fn new(ledger: Ledger, config: ServerConfig) -> AppState {
+        let metrics = Arc::new(Metrics::new());
+        let writer = Writer::spawn(ledger.clone(), metrics.clone(), config.max_group_events);
+        AppState {
+            inner: Arc::new(Inner {
+                ledger,
+                config,
+                metrics,
+                writer,
+            }),
+        }
+    }
+
+    /// The ledger served.
+    pub fn ledger(&self) -> &Ledger {
+        &self.inner.ledger
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.inner.config
+    }
+
+    /// The tokens, if access is controlled.
+    pub fn tokens(&self) -> Option<&Tokens> {
+        self.inner.config.tokens.as_ref()
+    }
+
+    /// Wait until every batch handed to the writer is committed or failed.
+    pub async fn flush(&self) {
+        self.inner.writer.flush().await;
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.inner.metrics
+    }
+
+    pub(crate) fn writer(&self) -> &Writer {
+        &self.inner.writer
+    }
+
+    /// Ask the ledger on a blocking thread (the stores are synchronous, and
+    /// the PostgreSQL client must never run on a runtime thread).
+    pub(crate) async fn ask<T, F>(&self, question: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Ledger) -> Result<T, LedgerError> + Send + 'static,
+    {
+        let ledger = self.inner.ledger.clone();
+        tokio::task::spawn_blocking(move || question(&ledger))
+            .await
+            .map_err(ApiError::internal)?
+            .map_err(ApiError::from)
+    }
+}
