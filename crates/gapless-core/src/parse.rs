@@ -467,19 +467,44 @@ fn lex_offset(c: &mut Cursor<'_>) -> Result<Option<i32>, String> {
         }
     };
     c.pos += 1;
-    let hours = two_digits(c, "offset hour")?;
+    let digits = c.digits();
+    let (hours, minutes) = match digits.len() {
+        // ±HH, ±HH:MM
+        2 => {
+            let h: i8 = digits.parse().expect("two digits");
+            let m = if c.eat(b':') {
+                two_digits(c, "offset minute")?
+            } else {
+                0
+            };
+            (h, m)
+        }
+        // ±HHMM
+        4 => (
+            digits[..2].parse().expect("two digits"),
+            digits[2..].parse().expect("two digits"),
+        ),
+        0 => {
+            return Err(format!(
+                "expected the offset hours after the sign, found {}",
+                c.found()
+            ))
+        }
+        _ => {
+            return Err(format!(
+                "expected an offset such as +02:00, +0200 or +02, found {:?}",
+                shown(digits)
+            ))
+        }
+    };
     if hours > 23 {
         return Err(format!("offset hour {hours} is out of range (00 to 23)"));
     }
-    let minutes = if c.eat(b':') || c.peek().is_some_and(|b| b.is_ascii_digit()) {
-        let m = two_digits(c, "offset minute")?;
-        if m > 59 {
-            return Err(format!("offset minute {m} is out of range (00 to 59)"));
-        }
-        m
-    } else {
-        0
-    };
+    if minutes > 59 {
+        return Err(format!(
+            "offset minute {minutes} is out of range (00 to 59)"
+        ));
+    }
     Ok(Some(
         sign * (i32::from(hours) * 3600 + i32::from(minutes) * 60),
     ))
