@@ -1,1 +1,32 @@
-fn main() {}
+//! `gapless`: the command line (SPEC §3).
+//!
+//! # Layout
+//!
+//! - `cli.rs`: the grammar (clap).
+//! - `run.rs`: each command: parse its flags, ask the ledger, print.
+//! - `human.rs`: the readable tables; `--json` prints the answer types of
+//!   `gapless-ledger` as they are.
+//!
+//! Exit codes: 0 success (and complete for `check`), 1 not complete for
+//! `check`, 2 any error, with one line on standard error.
+
+mod cli;
+mod human;
+mod run;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match run::run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            // One line, whatever the cause.
+            let msg = e.to_string().replace('\n', " ");
+            eprintln!("gapless: {msg}");
+            ExitCode::from(2)
+        }
+    }
+}

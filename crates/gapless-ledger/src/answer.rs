@@ -1,0 +1,203 @@
+//! The answers, in the JSON shapes of SPEC §3 (`--json`) and §4 (HTTP).
+//!
+//! Each type serializes to exactly the object the spec shows and
+//! deserializes from it, so a client can read a server's answer back.
+
+use gapless_core::{Instant, Interval};
+use gapless_store::Appended;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+
+/// `ingest` and `emit`: `{"accepted": N, "duplicates": N}`.
+pub type IngestAnswer = Appended;
+
+/// `check`: coverage of one range, and whether it is complete under a policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CheckAnswer {
+    /// The asset asked about.
+    pub asset: String,
+    /// The range's start.
+    pub start: Instant,
+    /// The range's end.
+    pub end: Instant,
+    /// No gap in the range.
+    pub covered: bool,
+    /// Covered share of the range.
+    pub covered_ratio: f64,
+    /// The gaps, in order.
+    pub missing: Vec<Interval>,
+    /// The policy judged by (`full` unless given).
+    pub policy: String,
+    /// Complete under the policy (what `check`'s exit code says).
+    pub complete: bool,
+}
+
+/// One window of `windows`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowAnswer {
+    /// The window's start (may be before the range).
+    pub start: Instant,
+    /// The window's end (may be after the range).
+    pub end: Instant,
+    /// Covered share of the whole window.
+    pub covered_ratio: f64,
+    /// Complete under the policy.
+    pub complete: bool,
+    /// The gaps in the window.
+    pub missing: Vec<Interval>,
+}
+
+/// `windows`: the grid windows that overlap a range.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WindowsAnswer {
+    /// The asset asked about.
+    pub asset: String,
+    /// The grid, canonical (`1h`).
+    pub every: String,
+    /// The IANA time zone.
+    pub tz: String,
+    /// The policy, canonical.
+    pub policy: String,
+    /// The windows in time order.
+    pub windows: Vec<WindowAnswer>,
+}
+
+/// Which event provides a segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EventRef {
+    /// The producer's id, if it gave one.
+    pub id: Option<String>,
+    /// The ledger's sequence number.
+    pub seq: i64,
+}
+
+/// One segment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentAnswer {
+    /// Start, clipped to the range.
+    pub start: Instant,
+    /// End, clipped to the range.
+    pub end: Instant,
+    /// `landed` or `retracted`.
+    pub kind: String,
+    /// The winning event.
+    pub event: EventRef,
+}
+
+/// `segments`: which event is the latest on each part of a range.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SegmentsAnswer {
+    /// The asset asked about.
+    pub asset: String,
+    /// The range's start.
+    pub start: Instant,
+    /// The range's end.
+    pub end: Instant,
+    /// The segments in time order.
+    pub segments: Vec<SegmentAnswer>,
+}
+
+/// One event as listed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct EventAnswer {
+    /// The producer's id.
+    pub id: Option<String>,
+    /// Sequence number.
+    pub seq: i64,
+    /// Interval start.
+    pub start: Instant,
+    /// Interval end.
+    pub end: Instant,
+    /// `landed` or `retracted`.
+    pub kind: String,
+    /// The `extra` object byte for byte, or null.
+    pub extra: Option<Box<RawValue>>,
+    /// When the producer made it.
+    pub produced_at: Option<Instant>,
+    /// When the ledger accepted it.
+    pub received_at: Instant,
+}
+
+impl PartialEq for EventAnswer {
+    fn eq(&self, o: &Self) -> bool {
+        self.id == o.id
+            && self.seq == o.seq
+            && self.start == o.start
+            && self.end == o.end
+            && self.kind == o.kind
+            && self.extra.as_ref().map(|r| r.get()) == o.extra.as_ref().map(|r| r.get())
+            && self.produced_at == o.produced_at
+            && self.received_at == o.received_at
+    }
+}
+
+/// `events`: one page of events in sequence order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EventsAnswer {
+    /// The asset asked about.
+    pub asset: String,
+    /// The events.
+    pub events: Vec<EventAnswer>,
+    /// The cursor for the next page, or null when this is the last.
+    pub next: Option<String>,
+}
+
+/// `frontier`: complete up to when.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FrontierAnswer {
+    /// The asset asked about.
+    pub asset: String,
+    /// Where the covered run is looked for.
+    pub origin: Instant,
+    /// The end of the covered run from the origin, or the origin.
+    pub frontier: Instant,
+}
+
+/// One asset of the listing.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssetAnswer {
+    /// The asset's name.
+    pub asset: String,
+    /// Events stored.
+    pub events: u64,
+    /// The first covered instant.
+    pub first_covered: Option<Instant>,
+    /// The end of the last covered run.
+    pub last_covered: Option<Instant>,
+}
+
+/// `assets`: every asset.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AssetsAnswer {
+    /// The assets by name.
+    pub assets: Vec<AssetAnswer>,
+}
+
+/// `asset set`: the declaration now in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DeclAnswer {
+    /// The asset.
+    pub asset: String,
+    /// The discrete key span, if any.
+    pub key_span: Option<String>,
+    /// The time zone.
+    pub tz: String,
+}
+
+/// Coverage of several assets at once: an instant counts only where every
+/// asset covers it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MultiCheckAnswer {
+    /// The assets asked about.
+    pub assets: Vec<String>,
+    /// The range's start.
+    pub start: Instant,
+    /// The range's end.
+    pub end: Instant,
+    /// No gap in the range.
+    pub covered: bool,
+    /// Covered share of the range.
+    pub covered_ratio: f64,
+    /// The gaps, in order.
+    pub missing: Vec<Interval>,
+}
