@@ -5,6 +5,8 @@
 //! - [`Store`]: the one storage trait; every backend passes the same story of
 //!   tests (`tests/story.rs`).
 //! - [`SqliteStore`]: the embedded default, one SQLite file (`sqlite.rs`).
+//! - [`PostgresStore`]: one PostgreSQL schema shared by any number of
+//!   processes (`postgres/`).
 //! - [`StoredEvent`], [`EventQuery`], [`EventPage`], [`AssetSummary`],
 //!   [`Appended`]: what goes in and comes out (`model.rs`).
 //! - [`StoreError`]: what can go wrong (`error.rs`).
@@ -13,11 +15,13 @@
 mod error;
 mod model;
 mod open;
+mod postgres;
 mod sqlite;
 
 pub use error::StoreError;
 pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
 pub use open::open;
+pub use self::postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};

@@ -1,6 +1,6 @@
 //! Picking a backend from a `--db` value.
 
-use crate::{Result, SqliteStore, Store};
+use crate::{PostgresStore, Result, SqliteStore, Store};
 
 /// Open the ledger named by `db`: a `postgres://` or `postgresql://` URL for
 /// PostgreSQL, anything else is the path of a SQLite file (created if
@@ -11,5 +11,14 @@ use crate::{Result, SqliteStore, Store};
 /// [`crate::StoreError::Open`] when the ledger cannot be opened or is not a
 /// gapless ledger.
 pub fn open(db: &str) -> Result<Box<dyn Store>> {
+    if is_postgres_url(db) {
+        return Ok(Box::new(PostgresStore::open(db)?));
+    }
     Ok(Box::new(SqliteStore::open(db)?))
+}
+
+/// Whether `db` names a PostgreSQL database rather than a file.
+fn is_postgres_url(db: &str) -> bool {
+    let scheme = db.split_once("://").map_or("", |(s, _)| s);
+    scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql")
 }

@@ -1,0 +1,530 @@
+//! The PostgreSQL backend: one schema of one database, shared by any number
+//! of processes.
+//!
+//! # Layout
+//!
+//! - `schema.rs`: the schema, migrations, recognising a ledger schema.
+//! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
+//!   date in the same transaction.
+//! - `read.rs`: coverage, events, declarations and the asset listing.
+//!
+//! # Concurrency
+//!
+//! Appends to one asset are serialised by a row lock on the asset's row
+//! (`SELECT ... FOR UPDATE`, taken in name order), held to commit. Sequence
+//! numbers are drawn while the lock is held, so for every asset a transaction
+//! that commits later has higher sequence numbers (latest-wins order is commit
+//! order), and the coverage runs are read and replaced under the same lock,
+//! so they stay exact with several writers. Appends to different assets run
+//! in parallel. Reads are single statements (or take no lock at all), so
+//! every replica sees a commit as soon as it returns.
+//!
+//! # Threads and async
+//!
+//! The store is synchronous and `Send + Sync`; connections are pooled. The
+//! `postgres` client runs its own small runtime, so it must not be called
+//! from a thread that drives a tokio runtime (it panics there): async callers
+//! use `tokio::task::spawn_blocking`.
+//!
+//! # Connecting
+//!
+//! `postgres://user:password@host:port/db?schema=NAME&...`: the usual
+//! libpq-style URL and parameters, plus `schema` (default `gapless`), the
+//! PostgreSQL schema that holds the ledger (created when missing). TLS is not
+//! supported yet: use a trusted network or a local socket.
+
+mod append;
+mod read;
+mod schema;
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
+use postgres::error::SqlState;
+use postgres::{Client, GenericClient, NoTls, Statement};
+
+use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoreError, StoredEvent};
+
+/// The schema used when the URL names none.
+pub const DEFAULT_SCHEMA: &str = "gapless";
+
+/// Idle connections kept for reuse.
+const MAX_IDLE: usize = 8;
+/// How long connecting may take unless the URL says `connect_timeout`.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often an append is tried when it deadlocks with another writer.
+const APPEND_TRIES: u32 = 5;
+
+/// A ledger in a PostgreSQL schema.
+///
+/// `Send + Sync`: share it between threads behind an `Arc`. Not to be called
+/// from inside a tokio runtime (see the module documentation).
+pub struct PostgresStore {
+    /// The URL without password, for messages.
+    location: String,
+    schema: String,
+    config: postgres::Config,
+    idle: Mutex<Vec<Conn>>,
+}
+
+impl std::fmt::Debug for PostgresStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PostgresStore")
+            .field("location", &self.location)
+            .field("schema", &self.schema)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One connection and its prepared statements.
+pub(crate) struct Conn {
+    pub(crate) client: Client,
+    pub(crate) stmts: Stmts,
+}
+
+/// Statements prepared on one connection, by SQL text.
+#[derive(Default)]
+pub(crate) struct Stmts(HashMap<&'static str, Statement>);
+
+impl Stmts {
+    /// The statement of `sql`, prepared on first use.
+    pub(crate) fn get(
+        &mut self,
+        client: &mut impl GenericClient,
+        sql: &'static str,
+    ) -> Result<Statement, postgres::Error> {
+        if let Some(s) = self.0.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = client.prepare(sql)?;
+        self.0.insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+/// A failure inside the backend: a database error (which may be retried) or
+/// a finished storage error.
+#[derive(Debug)]
+pub(crate) enum Fail {
+    Pg(postgres::Error),
+    /// The commit itself failed: the outcome is unknown, never retried.
+    Commit(postgres::Error),
+    Store(StoreError),
+}
+
+impl From<postgres::Error> for Fail {
+    fn from(e: postgres::Error) -> Fail {
+        Fail::Pg(e)
+    }
+}
+
+impl From<StoreError> for Fail {
+    fn from(e: StoreError) -> Fail {
+        Fail::Store(e)
+    }
+}
+
+impl From<Fail> for StoreError {
+    fn from(f: Fail) -> StoreError {
+        match f {
+            Fail::Pg(e) | Fail::Commit(e) => StoreError::Backend(describe(&e)),
+            Fail::Store(e) => e,
+        }
+    }
+}
+
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> StoreError {
+        StoreError::Backend(describe(&e))
+    }
+}
+
+/// The error and its causes on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut out = e.to_string();
+    let mut src = e.source();
+    while let Some(s) = src {
+        out.push_str(": ");
+        out.push_str(&s.to_string());
+        src = s.source();
+    }
+    out.replace('\n', " ")
+}
+
+/// A one-line description of a PostgreSQL error, without SQL.
+pub(crate) fn describe(e: &postgres::Error) -> String {
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        if *code == SqlState::DISK_FULL {
+            "the database server's disk is full".into()
+        } else if *code == SqlState::ADMIN_SHUTDOWN
+            || *code == SqlState::CRASH_SHUTDOWN
+            || *code == SqlState::CANNOT_CONNECT_NOW
+        {
+            "the database server is shutting down or restarting".into()
+        } else if *code == SqlState::T_R_DEADLOCK_DETECTED {
+            format!("deadlock with other writers (tried {APPEND_TRIES} times)")
+        } else if *code == SqlState::QUERY_CANCELED {
+            "the statement was cancelled (statement_timeout or an administrator)".into()
+        } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
+            "the database is read-only (a standby server?)".into()
+        } else if *code == SqlState::UNDEFINED_TABLE {
+            format!(
+                "the ledger schema is damaged or was dropped ({})",
+                db.message()
+            )
+        } else {
+            format!("PostgreSQL error {}: {}", code.code(), db.message())
+        }
+    } else if e.is_closed() {
+        "the connection to the database server was lost".into()
+    } else {
+        chain(e)
+    }
+}
+
+/// Why opening failed, in words.
+pub(crate) fn describe_open(e: &postgres::Error) -> String {
+    match e.as_db_error() {
+        Some(db) => db.message().replace('\n', " "),
+        None => chain(e),
+    }
+}
+
+/// `name` as a quoted SQL identifier.
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// Whether `e` is a transient conflict between writers, worth another try.
+fn retryable(e: &postgres::Error) -> bool {
+    matches!(
+        e.code(),
+        Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
+    )
+}
+
+/// A stored row that does not make sense.
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("the ledger holds an invalid {what}"))
+}
+
+/// `url` without its password (in the authority or as a parameter).
+pub fn redact(url: &str) -> String {
+    let mut out = url.to_string();
+    if let Some(scheme_end) = out.find("://") {
+        let rest = scheme_end + 3;
+        let authority_end = out[rest..].find(['/', '?']).map_or(out.len(), |i| rest + i);
+        if let Some(at) = out[rest..authority_end].rfind('@') {
+            let userinfo = &out[rest..rest + at];
+            if let Some(colon) = userinfo.find(':') {
+                out.replace_range(rest + colon..rest + at, "");
+            }
+        }
+        if let Some(q) = out.find('?') {
+            let kept: Vec<&str> = out[q + 1..]
+                .split('&')
+                .filter(|kv| !kv.starts_with("password="))
+                .collect();
+            out = if kept.is_empty() {
+                out[..q].to_string()
+            } else {
+                format!("{}?{}", &out[..q], kept.join("&"))
+            };
+        }
+        out
+    } else {
+        // key=value form
+        out.split_whitespace()
+            .filter(|kv| !kv.starts_with("password="))
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+}
+
+/// Percent-decode a URL component.
+fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = text.get(i + 1..i + 3)?;
+                out.push(u8::from_str_radix(hex, 16).ok()?);
+                i += 3;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// Take the `schema` parameter out of a URL: (URL without it, schema).
+fn split_schema(url: &str) -> Result<(String, Option<String>), String> {
+    let Some(q) = url.find('?') else {
+        return Ok((url.to_string(), None));
+    };
+    let mut schema = None;
+    let mut kept = Vec::new();
+    for kv in url[q + 1..].split('&') {
+        match kv.strip_prefix("schema=") {
+            Some(v) => {
+                schema = Some(
+                    percent_decode(v).ok_or_else(|| format!("invalid schema parameter {v:?}"))?,
+                );
+            }
+            None => kept.push(kv),
+        }
+    }
+    let base = &url[..q];
+    let rebuilt = if kept.is_empty() {
+        base.to_string()
+    } else {
+        format!("{base}?{}", kept.join("&"))
+    };
+    Ok((rebuilt, schema))
+}
+
+fn check_schema_name(location: &str, schema: &str) -> Result<()> {
+    if schema.is_empty() || schema.len() > 63 || schema.contains('\0') {
+        return Err(schema::open_error(
+            location,
+            format!("invalid schema name {schema:?} (1 to 63 bytes)"),
+        ));
+    }
+    Ok(())
+}
+
+impl PostgresStore {
+    /// Open the ledger at `url` (`postgres://` or `postgresql://`, or a
+    /// `key=value` connection string), in the schema named by its `schema`
+    /// parameter or [`DEFAULT_SCHEMA`], creating or migrating the schema
+    /// when needed.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Open`] when the server cannot be reached, refuses the
+    /// login, or the schema is not a gapless ledger (another application's
+    /// tables, a newer schema version). The message names the URL without
+    /// its password.
+    pub fn open(url: &str) -> Result<PostgresStore> {
+        let location = redact(url);
+        let (url, schema) = split_schema(url).map_err(|r| schema::open_error(&location, r))?;
+        let schema = schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_string());
+        Self::open_with(&url, location, schema)
+    }
+
+    /// Open the ledger at `url` in PostgreSQL schema `schema` (created when
+    /// missing). A `schema` parameter in the URL is ignored.
+    ///
+    /// # Errors
+    ///
+    /// As [`PostgresStore::open`].
+    pub fn open_in_schema(url: &str, schema: &str) -> Result<PostgresStore> {
+        let location = redact(url);
+        let (url, _) = split_schema(url).map_err(|r| schema::open_error(&location, r))?;
+        Self::open_with(&url, location, schema.to_string())
+    }
+
+    fn open_with(url: &str, location: String, schema: String) -> Result<PostgresStore> {
+        check_schema_name(&location, &schema)?;
+        let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+            schema::open_error(&location, format!("invalid URL: {}", describe_open(&e)))
+        })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
+        if config.get_application_name().is_none() {
+            config.application_name("gapless");
+        }
+        let mut client = config
+            .connect(NoTls)
+            .map_err(|e| schema::open_error(&location, describe_open(&e)))?;
+        schema::migrate(&mut client, &location, &schema)?;
+        let store = PostgresStore {
+            location,
+            schema,
+            config,
+            idle: Mutex::new(Vec::new()),
+        };
+        let conn = store.setup(client)?;
+        store
+            .idle
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(conn);
+        Ok(store)
+    }
+
+    /// The URL without password.
+    pub fn location(&self) -> &str {
+        &self.location
+    }
+
+    /// The PostgreSQL schema that holds the ledger.
+    pub fn schema(&self) -> &str {
+        &self.schema
+    }
+
+    /// Session settings of a new connection.
+    fn setup(&self, mut client: Client) -> Result<Conn> {
+        client
+            .batch_execute(&format!(
+                "SET search_path TO {}; SET synchronous_commit TO on",
+                quote_ident(&self.schema)
+            ))
+            .map_err(|e| StoreError::Backend(describe(&e)))?;
+        Ok(Conn {
+            client,
+            stmts: Stmts::default(),
+        })
+    }
+
+    fn connect(&self) -> Result<Conn> {
+        let client = self.config.connect(NoTls).map_err(|e| {
+            StoreError::Backend(format!(
+                "cannot connect to {}: {}",
+                self.location,
+                describe_open(&e)
+            ))
+        })?;
+        self.setup(client)
+    }
+
+    /// A pooled connection (`fresh`: `false`) or a new one.
+    fn checkout(&self) -> Result<(Conn, bool)> {
+        loop {
+            let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+            match pooled {
+                Some(c) if c.client.is_closed() => continue,
+                Some(c) => return Ok((c, false)),
+                None => return Ok((self.connect()?, true)),
+            }
+        }
+    }
+
+    fn checkin(&self, conn: Conn) {
+        if conn.client.is_closed() {
+            return;
+        }
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < MAX_IDLE {
+            idle.push(conn);
+        }
+    }
+
+    /// Run `f` on a connection. When a pooled connection turns out to be
+    /// dead (the server restarted), `f` runs once more on a new one; when
+    /// writers deadlock, up to [`APPEND_TRIES`] times.
+    fn run<T>(&self, mut f: impl FnMut(&mut Conn) -> Result<T, Fail>) -> Result<T> {
+        let mut tries = 0;
+        loop {
+            tries += 1;
+            let (mut conn, fresh) = self.checkout()?;
+            let out = f(&mut conn);
+            let closed = conn.client.is_closed();
+            self.checkin(conn);
+            match out {
+                Ok(v) => return Ok(v),
+                Err(Fail::Pg(e)) if closed && !fresh && tries == 1 => {
+                    tracing::debug!("retrying on a new connection: {}", describe(&e));
+                }
+                Err(Fail::Pg(e)) if retryable(&e) && tries < APPEND_TRIES => {
+                    std::thread::sleep(Duration::from_millis(5 << tries));
+                }
+                Err(f) => return Err(f.into()),
+            }
+        }
+    }
+}
+
+impl crate::Store for PostgresStore {
+    fn append(&self, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {
+        if batch.is_empty() {
+            return Ok(Appended::default());
+        }
+        append::check_batch(batch)?;
+        self.run(|c| append::append(c, batch, received_at))
+    }
+
+    fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet> {
+        self.run(|c| read::coverage(c, asset, range))
+    }
+
+    fn run_containing(&self, asset: &str, t: Instant) -> Result<Option<Interval>> {
+        self.run(|c| read::run_containing(c, asset, t))
+    }
+
+    fn events(&self, asset: &str, query: &EventQuery) -> Result<EventPage> {
+        self.run(|c| read::events(c, asset, query))
+    }
+
+    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>> {
+        self.run(|c| read::events_overlapping(c, asset, range))
+    }
+
+    fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>> {
+        self.run(|c| read::asset_decl(c, asset))
+    }
+
+    fn declare_asset(&self, asset: &str, decl: &AssetDecl) -> Result<()> {
+        let (span, tz) = append::check_decl(asset, decl)?;
+        self.run(|c| append::declare_asset(c, asset, span.as_deref(), &tz))
+    }
+
+    fn assets(&self) -> Result<Vec<AssetSummary>> {
+        self.run(read::assets)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redact_drops_passwords() {
+        assert_eq!(
+            redact("postgres://u:secret@h:5432/db?sslmode=disable"),
+            "postgres://u@h:5432/db?sslmode=disable"
+        );
+        assert_eq!(redact("postgres://u@h/db"), "postgres://u@h/db");
+        assert_eq!(
+            redact("postgresql://h/db?password=x&user=u"),
+            "postgresql://h/db?user=u"
+        );
+        assert_eq!(redact("postgres://h/db?password=x"), "postgres://h/db");
+        assert_eq!(redact("host=h password=x user=u"), "host=h user=u");
+        assert_eq!(redact("postgres://u:p@ss@h/db"), "postgres://u@h/db");
+    }
+
+    #[test]
+    fn schema_parameter_is_taken_out() {
+        assert_eq!(
+            split_schema("postgres://h/db?schema=a%20b&user=u").unwrap(),
+            (
+                "postgres://h/db?user=u".to_string(),
+                Some("a b".to_string())
+            )
+        );
+        assert_eq!(
+            split_schema("postgres://h/db?schema=x").unwrap(),
+            ("postgres://h/db".to_string(), Some("x".to_string()))
+        );
+        assert_eq!(
+            split_schema("postgres://h/db").unwrap(),
+            ("postgres://h/db".to_string(), None)
+        );
+        assert!(split_schema("postgres://h/db?schema=%zz").is_err());
+    }
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+    }
+}

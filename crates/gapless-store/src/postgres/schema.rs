@@ -1,0 +1,199 @@
+//! Creating and recognising a ledger schema in PostgreSQL, and migrations.
+//!
+//! # Schema (version 1)
+//!
+//! All objects live in one PostgreSQL schema (`gapless` unless the URL says
+//! `?schema=NAME`), created when missing:
+//!
+//! ```sql
+//! CREATE TABLE gapless_version (          -- one row per applied migration
+//!     version    integer PRIMARY KEY,
+//!     applied_at timestamptz NOT NULL DEFAULT now()
+//! );
+//! CREATE TABLE assets (
+//!     id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+//!     name         text NOT NULL UNIQUE,
+//!     key_span     text,                  -- ISO 8601 duration, NULL: none declared
+//!     tz           text,                  -- IANA name, NULL: never declared
+//!     event_count  bigint NOT NULL DEFAULT 0,
+//!     max_len_us   bigint NOT NULL DEFAULT 0, -- longest event, for range seeks
+//!     min_start_us bigint,                -- hull of all events (plan choice)
+//!     max_end_us   bigint
+//! );
+//! CREATE SEQUENCE events_seq;             -- the sequence numbers
+//! CREATE TABLE events (
+//!     seq         bigint PRIMARY KEY,     -- taken from events_seq under the asset's lock
+//!     asset_id    bigint NOT NULL,
+//!     id          text,                   -- the producer's idempotency key
+//!     start_us    bigint NOT NULL,
+//!     end_us      bigint NOT NULL,
+//!     kind        smallint NOT NULL,      -- 0 landed, 1 retracted
+//!     extra       text,                   -- the JSON text, byte for byte (not jsonb)
+//!     produced_at bigint,
+//!     received_at bigint NOT NULL,
+//!     UNIQUE (asset_id, id)               -- NULL ids never collide
+//! );
+//! CREATE INDEX events_asset_start ON events (asset_id, start_us);
+//! CREATE INDEX events_asset_seq ON events (asset_id, seq);
+//! CREATE TABLE coverage_runs (
+//!     asset_id bigint NOT NULL, start_us bigint NOT NULL, end_us bigint NOT NULL,
+//!     PRIMARY KEY (asset_id, start_us)
+//! );
+//! ```
+//!
+//! Instants are microseconds since the Unix epoch, as in the SQLite backend.
+//! `coverage_runs` holds the sorted, disjoint, non-adjacent covered runs of
+//! each asset, kept up to date in the transaction of every append.
+//!
+//! # Migrations
+//!
+//! Opening takes a transaction-scoped advisory lock keyed on the schema name,
+//! so any number of processes may start at once: the first creates or
+//! migrates the schema, the others wait and then find it current.
+
+use postgres::Client;
+
+use super::{describe_open, quote_ident};
+use crate::{Result, StoreError};
+
+/// The schema version this build writes and understands.
+pub(crate) const SCHEMA_VERSION: i32 = 1;
+
+/// The tables of a version-1 ledger.
+const TABLES: [&str; 4] = ["gapless_version", "assets", "events", "coverage_runs"];
+
+/// Migration `i` brings a schema from version `i` to `i + 1`.
+const MIGRATIONS: [&str; 1] = ["
+CREATE TABLE gapless_version (
+    version    integer PRIMARY KEY,
+    applied_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE assets (
+    id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name         text NOT NULL UNIQUE,
+    key_span     text,
+    tz           text,
+    event_count  bigint NOT NULL DEFAULT 0,
+    max_len_us   bigint NOT NULL DEFAULT 0,
+    min_start_us bigint,
+    max_end_us   bigint
+);
+CREATE SEQUENCE events_seq AS bigint;
+CREATE TABLE events (
+    seq         bigint PRIMARY KEY,
+    asset_id    bigint NOT NULL,
+    id          text,
+    start_us    bigint NOT NULL,
+    end_us      bigint NOT NULL,
+    kind        smallint NOT NULL CHECK (kind IN (0, 1)),
+    extra       text,
+    produced_at bigint,
+    received_at bigint NOT NULL,
+    CHECK (start_us < end_us),
+    UNIQUE (asset_id, id)
+);
+CREATE INDEX events_asset_start ON events (asset_id, start_us);
+CREATE INDEX events_asset_seq ON events (asset_id, seq);
+CREATE TABLE coverage_runs (
+    asset_id bigint NOT NULL,
+    start_us bigint NOT NULL,
+    end_us   bigint NOT NULL,
+    PRIMARY KEY (asset_id, start_us),
+    CHECK (start_us < end_us)
+);
+"];
+
+/// Create the schema `schema` and its tables when missing, migrate an older
+/// one, refuse a newer one or a schema that holds other tables of the same
+/// names.
+pub(crate) fn migrate(client: &mut Client, location: &str, schema: &str) -> Result<()> {
+    let fail = |e: postgres::Error| open_error(location, describe_open(&e));
+    let quoted = quote_ident(schema);
+    let mut tx = client.transaction().map_err(fail)?;
+    // One opener at a time per schema; released at commit or rollback.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('gapless schema'), hashtext($1))",
+        &[&schema],
+    )
+    .map_err(fail)?;
+    let exists: bool = tx
+        .query_one(
+            "SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname = $1)",
+            &[&schema],
+        )
+        .map_err(fail)?
+        .get(0);
+    if !exists {
+        tx.batch_execute(&format!("CREATE SCHEMA {quoted}"))
+            .map_err(fail)?;
+    }
+    let present: Vec<String> = tx
+        .query(
+            "SELECT c.relname::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+             WHERE n.nspname = $1 AND c.relname = ANY($2)",
+            &[&schema, &&TABLES[..]],
+        )
+        .map_err(fail)?
+        .iter()
+        .map(|r| r.get(0))
+        .collect();
+    let version = if present.iter().any(|t| t == "gapless_version") {
+        let v: Option<i32> = tx
+            .query_one(
+                &format!("SELECT max(version) FROM {quoted}.gapless_version"),
+                &[],
+            )
+            .map_err(fail)?
+            .get(0);
+        v.unwrap_or(0)
+    } else if present.is_empty() {
+        0
+    } else {
+        return Err(open_error(
+            location,
+            format!(
+                "not a gapless ledger: schema {schema:?} holds tables of another application \
+                 (choose another schema with ?schema=NAME)"
+            ),
+        ));
+    };
+    if version > SCHEMA_VERSION {
+        return Err(open_error(
+            location,
+            format!(
+                "the ledger has schema version {version}, newer than this gapless understands \
+                 ({SCHEMA_VERSION}); upgrade gapless"
+            ),
+        ));
+    }
+    if version < SCHEMA_VERSION {
+        tx.batch_execute(&format!("SET LOCAL search_path TO {quoted}"))
+            .map_err(fail)?;
+        for (from, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+            tx.batch_execute(sql).map_err(fail)?;
+            tx.execute(
+                "INSERT INTO gapless_version (version) VALUES ($1)",
+                &[&(from as i32 + 1)],
+            )
+            .map_err(fail)?;
+        }
+    } else {
+        for table in TABLES {
+            if !present.iter().any(|t| t == table) {
+                return Err(open_error(
+                    location,
+                    format!("the ledger is damaged: table {table} is missing"),
+                ));
+            }
+        }
+    }
+    tx.commit().map_err(fail)?;
+    Ok(())
+}
+
+pub(crate) fn open_error(location: &str, reason: impl Into<String>) -> StoreError {
+    StoreError::Open {
+        location: location.to_string(),
+        reason: reason.into(),
+    }
+}
