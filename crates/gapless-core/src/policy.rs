@@ -35,20 +35,15 @@ use crate::{CoverageReport, Duration, Error, Result};
 /// assert!(!Policy::parse("gap<PT1M")?.is_complete(&report));
 /// # Ok::<(), gapless_core::Error>(())
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
 pub enum Policy {
-    /// No gap.
+    /// No gap (the default).
+    #[default]
     Full,
     /// The covered share is at least this ratio, 0.0 to 1.0.
     RatioAtLeast(f64),
     /// Every gap is shorter than this fixed duration.
     GapBelow(Duration),
-}
-
-impl Default for Policy {
-    fn default() -> Self {
-        Policy::Full
-    }
 }
 
 impl Policy {

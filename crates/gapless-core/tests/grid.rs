@@ -656,3 +656,42 @@ fn conformance_windows() {
     }
     assert!(checked >= 10, "only {checked} windows queries found");
 }
+
+#[test]
+fn the_ends_of_the_time_line_do_not_panic() {
+    let last = parse_instant("9999-12-30T22:00:00Z", None).unwrap();
+    let points = [
+        Instant::MIN,
+        Instant::from_micros(Instant::MIN.as_micros() + 3_600_000_000).unwrap(),
+        Instant::from_micros(last.as_micros() - 3_600_000_000).unwrap(),
+        last,
+        Instant::MAX,
+    ];
+    for every in [
+        "1m", "7m", "1h", "5h", "1d", "3d", "1w", "3w", "1mo", "6mo", "1y", "7y", "9999y",
+    ] {
+        let g = Grid::parse(every).unwrap();
+        for zone in [
+            "UTC",
+            "America/New_York",
+            "Pacific/Kiritimati",
+            "Pacific/Pago_Pago",
+            "Europe/Berlin",
+        ] {
+            for t in points {
+                let w = g.window_containing(t, &tz(zone));
+                assert!(
+                    w.contains(t) || t == Instant::MAX && w.end() == t,
+                    "{every} {zone} {}",
+                    t.as_micros()
+                );
+            }
+            let all = Interval::new(
+                Instant::MIN,
+                Instant::from_micros(Instant::MIN.as_micros() + 86_400_000_000).unwrap(),
+            )
+            .unwrap();
+            assert!(!g.windows(all, &tz(zone)).is_empty());
+        }
+    }
+}
