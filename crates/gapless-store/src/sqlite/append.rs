@@ -1,0 +1,349 @@
+//! Appends and declarations: everything that writes.
+//!
+//! One append is one `BEGIN IMMEDIATE` transaction:
+//!
+//! 1. Each event is inserted with `ON CONFLICT (asset_id, id) DO NOTHING`;
+//!    when nothing was inserted the stored event is read and compared: the
+//!    same content is a duplicate (counted, not applied), other content a
+//!    conflict (the transaction is rolled back). Earlier events of the same
+//!    batch are already inserted, so duplicates inside a batch behave the
+//!    same as across batches.
+//! 2. Per asset, once: the stored coverage runs that touch the hull of the
+//!    batch's new events (adjacent ones included) are loaded, the new events
+//!    applied in order, and the touched runs replaced by the result.
+//! 3. Per asset: event count, longest event and event hull updated.
+//! 4. Commit (`synchronous = FULL`: durable on return).
+
+use std::collections::HashMap;
+
+use gapless_core::{AssetDecl, EventKind, Instant, Interval, IntervalSet, NewEvent};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use super::corrupt;
+use crate::{Appended, Result, StoreError};
+
+const INSERT_WITH_ID: &str = "INSERT INTO events \
+     (asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+     ON CONFLICT (asset_id, id) WHERE id IS NOT NULL DO NOTHING";
+const INSERT_NO_ID: &str = "INSERT INTO events \
+     (asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
+     VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)";
+const STORED_BY_ID: &str = "SELECT start_us, end_us, kind, extra, produced_at \
+     FROM events WHERE asset_id = ?1 AND id = ?2";
+
+/// The stored integer of a kind.
+pub(crate) fn kind_code(kind: EventKind) -> i64 {
+    match kind {
+        EventKind::Landed => 0,
+        EventKind::Retracted => 1,
+    }
+}
+
+/// The kind of a stored integer.
+pub(crate) fn kind_of(code: i64) -> Result<EventKind> {
+    match code {
+        0 => Ok(EventKind::Landed),
+        1 => Ok(EventKind::Retracted),
+        _ => Err(corrupt(format_args!("event kind {code}"))),
+    }
+}
+
+/// What one append does to one asset.
+struct AssetBatch {
+    id: i64,
+    /// The new (not duplicate) events, in batch order.
+    events: Vec<(EventKind, Interval)>,
+    max_len: i64,
+    min_start: i64,
+    max_end: i64,
+}
+
+/// Whether a stored event and a new one with the same `(asset, id)` say the
+/// same thing: interval, kind, `extra` (byte for byte) and `produced_at`.
+fn same_content(stored: (i64, i64, i64, Option<&str>, Option<i64>), new: &NewEvent) -> bool {
+    let (start, end, kind, extra, produced_at) = stored;
+    start == new.interval.start().as_micros()
+        && end == new.interval.end().as_micros()
+        && kind == kind_code(new.kind)
+        && extra == new.extra.as_deref()
+        && produced_at == new.produced_at.map(Instant::as_micros)
+}
+
+/// The id of `asset`, created when missing.
+fn asset_id(conn: &Connection, asset: &str) -> Result<i64> {
+    let found: Option<i64> = conn
+        .prepare_cached("SELECT id FROM assets WHERE name = ?1")?
+        .query_row([asset], |r| r.get(0))
+        .optional()?;
+    match found {
+        Some(id) => Ok(id),
+        None => {
+            conn.prepare_cached("INSERT INTO assets (name) VALUES (?1)")?
+                .execute([asset])?;
+            Ok(conn.last_insert_rowid())
+        }
+    }
+}
+
+/// Append `batch` in one transaction, durable on return.
+pub(crate) fn append(
+    conn: &mut Connection,
+    batch: &[NewEvent],
+    received_at: Instant,
+) -> Result<Appended> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    // On an error the transaction is dropped: rolled back.
+    let out = append_in(&tx, batch, received_at)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Append each batch atomically on its own (a savepoint each), sharing one
+/// transaction and so one durable commit.
+pub(crate) fn append_many(
+    conn: &mut Connection,
+    batches: &[&[NewEvent]],
+    received_at: Instant,
+) -> Vec<Result<Appended>> {
+    let all = |e: StoreError| -> Vec<Result<Appended>> {
+        let msg = e.to_string();
+        batches
+            .iter()
+            .map(|_| Err(StoreError::Backend(msg.clone())))
+            .collect()
+    };
+    let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
+        Ok(tx) => tx,
+        Err(e) => return all(e.into()),
+    };
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        if batch.is_empty() {
+            out.push(Ok(Appended::default()));
+            continue;
+        }
+        let sp = match tx.savepoint() {
+            Ok(sp) => sp,
+            Err(e) => return all(e.into()),
+        };
+        match append_in(&sp, batch, received_at) {
+            Ok(counts) => {
+                if let Err(e) = sp.commit() {
+                    return all(e.into());
+                }
+                out.push(Ok(counts));
+            }
+            // Dropping the savepoint rolls this batch back.
+            Err(e) => out.push(Err(e)),
+        }
+    }
+    match tx.commit() {
+        Ok(()) => out,
+        Err(e) => all(e.into()),
+    }
+}
+
+/// The work of one append inside an open transaction or savepoint.
+fn append_in(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {
+    let received = received_at.as_micros();
+    let mut out = Appended::default();
+    let mut assets: Vec<AssetBatch> = Vec::new();
+    let mut index_of: HashMap<&str, usize> = HashMap::new();
+    {
+        let mut insert_with_id = tx.prepare_cached(INSERT_WITH_ID)?;
+        let mut insert_no_id = tx.prepare_cached(INSERT_NO_ID)?;
+        let mut stored_by_id = tx.prepare_cached(STORED_BY_ID)?;
+        // Batches usually run long stretches of one asset.
+        let mut last: Option<(&str, usize)> = None;
+        for (index, ev) in batch.iter().enumerate() {
+            let slot = match last {
+                Some((name, slot)) if name == ev.asset => slot,
+                _ => {
+                    let slot = match index_of.get(ev.asset.as_str()) {
+                        Some(&slot) => slot,
+                        None => {
+                            let id = asset_id(tx, &ev.asset)?;
+                            assets.push(AssetBatch {
+                                id,
+                                events: Vec::new(),
+                                max_len: 0,
+                                min_start: i64::MAX,
+                                max_end: i64::MIN,
+                            });
+                            index_of.insert(&ev.asset, assets.len() - 1);
+                            assets.len() - 1
+                        }
+                    };
+                    last = Some((&ev.asset, slot));
+                    slot
+                }
+            };
+            let a = &mut assets[slot];
+            let start = ev.interval.start().as_micros();
+            let end = ev.interval.end().as_micros();
+            let kind = kind_code(ev.kind);
+            let produced = ev.produced_at.map(Instant::as_micros);
+            let extra = ev.extra.as_deref();
+            match ev.id.as_deref() {
+                Some(id) => {
+                    let inserted = insert_with_id.execute(params![
+                        a.id, id, start, end, kind, extra, produced, received
+                    ])?;
+                    if inserted == 0 {
+                        let same = stored_by_id.query_row(params![a.id, id], |r| {
+                            let extra: Option<String> = r.get(3)?;
+                            Ok(same_content(
+                                (r.get(0)?, r.get(1)?, r.get(2)?, extra.as_deref(), r.get(4)?),
+                                ev,
+                            ))
+                        })?;
+                        if same {
+                            out.duplicates += 1;
+                            continue;
+                        }
+                        // Dropping the transaction rolls the batch back.
+                        return Err(StoreError::Conflict {
+                            index,
+                            asset: ev.asset.clone(),
+                            id: id.to_string(),
+                        });
+                    }
+                }
+                None => {
+                    insert_no_id
+                        .execute(params![a.id, start, end, kind, extra, produced, received])?;
+                }
+            }
+            out.accepted += 1;
+            a.events.push((ev.kind, ev.interval));
+            a.max_len = a.max_len.max(end - start);
+            a.min_start = a.min_start.min(start);
+            a.max_end = a.max_end.max(end);
+        }
+    }
+    for a in &assets {
+        if a.events.is_empty() {
+            continue;
+        }
+        update_coverage(tx, a)?;
+        tx.prepare_cached(
+            "UPDATE assets SET event_count = event_count + ?2, \
+             max_len_us = max(max_len_us, ?3), \
+             min_start_us = min(coalesce(min_start_us, ?4), ?4), \
+             max_end_us = max(coalesce(max_end_us, ?5), ?5) \
+             WHERE id = ?1",
+        )?
+        .execute(params![
+            a.id,
+            a.events.len() as i64,
+            a.max_len,
+            a.min_start,
+            a.max_end
+        ])?;
+    }
+    Ok(out)
+}
+
+/// Replace the asset's stored runs that touch the batch's hull by the result
+/// of applying the batch's new events to them.
+fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
+    let (hull_start, hull_end) = (a.min_start, a.max_end);
+    // The run with the greatest start at or before the hull (it may reach
+    // into or touch the hull), then every run starting up to the hull's end.
+    let lower: i64 = conn
+        .prepare_cached(
+            "SELECT start_us FROM coverage_runs WHERE asset_id = ?1 AND start_us <= ?2 \
+             ORDER BY start_us DESC LIMIT 1",
+        )?
+        .query_row(params![a.id, hull_start], |r| r.get(0))
+        .optional()?
+        .unwrap_or(hull_start);
+    let mut runs = Vec::new();
+    {
+        let mut stmt = conn.prepare_cached(
+            "SELECT start_us, end_us FROM coverage_runs \
+             WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3 \
+             ORDER BY start_us",
+        )?;
+        let mut rows = stmt.query(params![a.id, lower, hull_end])?;
+        while let Some(r) = rows.next()? {
+            let (s, e): (i64, i64) = (r.get(0)?, r.get(1)?);
+            if e >= hull_start {
+                runs.push(Interval::from_micros(s, e).map_err(|_| corrupt("coverage run"))?);
+            }
+        }
+    }
+    let touched = runs
+        .first()
+        .zip(runs.last())
+        .map(|(f, l)| (f.start().as_micros(), l.start().as_micros()));
+    let set = IntervalSet::from_sorted_runs(runs).map_err(|_| corrupt("set of coverage runs"))?;
+    let set = apply(set, &a.events);
+
+    if let Some((first, last)) = touched {
+        conn.prepare_cached(
+            "DELETE FROM coverage_runs WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3",
+        )?
+        .execute(params![a.id, first, last])?;
+    }
+    let mut insert = conn.prepare_cached(
+        "INSERT INTO coverage_runs (asset_id, start_us, end_us) VALUES (?1, ?2, ?3)",
+    )?;
+    for run in set.runs() {
+        insert.execute(params![
+            a.id,
+            run.start().as_micros(),
+            run.end().as_micros()
+        ])?;
+    }
+    Ok(())
+}
+
+/// Apply `events` in order to `set`: landed is union, retracted difference
+/// (the set buffers out-of-order inserts itself).
+fn apply(mut set: IntervalSet, events: &[(EventKind, Interval)]) -> IntervalSet {
+    for &(kind, iv) in events {
+        match kind {
+            EventKind::Landed => set.insert(iv),
+            EventKind::Retracted => set.remove(iv),
+        }
+    }
+    set
+}
+
+/// Check an asset name as SPEC §1 defines it.
+fn check_asset_name(asset: &str) -> Result<()> {
+    if asset.is_empty() || asset.len() > 512 {
+        return Err(StoreError::Invalid(format!(
+            "asset name {asset:?} must be 1 to 512 bytes long"
+        )));
+    }
+    if asset.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(format!(
+            "asset name {asset:?} contains a control character"
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn declare_asset(conn: &mut Connection, asset: &str, decl: &AssetDecl) -> Result<()> {
+    check_asset_name(asset)?;
+    let tz = decl.tz.iana_name().ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "time zone of asset {asset:?} must be an IANA time zone such as Europe/Berlin"
+        ))
+    })?;
+    if jiff::tz::TimeZone::get(tz).is_err() {
+        return Err(StoreError::Invalid(format!(
+            "time zone {tz:?} of asset {asset:?} is not in the time zone database"
+        )));
+    }
+    let span = decl.key_span.map(|d| d.to_iso8601());
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let id = asset_id(&tx, asset)?;
+    tx.prepare_cached("UPDATE assets SET key_span = ?2, tz = ?3 WHERE id = ?1")?
+        .execute(params![id, span, tz])?;
+    tx.commit()?;
+    Ok(())
+}

@@ -1,0 +1,192 @@
+//! The embedded SQLite backend: one file, WAL mode, durable commits.
+//!
+//! # Layout
+//!
+//! - `schema.rs`: the schema, recognising a ledger file, connection settings.
+//! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
+//!   date in the same transaction.
+//! - `read.rs`: coverage, events, declarations and the asset listing.
+//!
+//! # Concurrency
+//!
+//! One write connection behind a mutex (writes are serialised anyway) and a
+//! pool of read connections, opened on demand, so reads run beside a write
+//! (WAL readers see the last committed state). Other processes may use the
+//! same file: a write waits up to 30 s for their write lock.
+
+mod append;
+mod read;
+mod schema;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
+use rusqlite::Connection;
+
+use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoreError, StoredEvent};
+
+/// A ledger in one SQLite file.
+///
+/// `Send + Sync`: share it between threads behind an `Arc`.
+#[derive(Debug)]
+pub struct SqliteStore {
+    path: PathBuf,
+    writer: Mutex<Connection>,
+    readers: Mutex<Vec<Connection>>,
+}
+
+/// Read connections kept for reuse.
+const MAX_IDLE_READERS: usize = 8;
+
+impl SqliteStore {
+    /// Open or create the ledger at `path`.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Open`] when the file cannot be created or opened (missing
+    /// directory, read-only directory, a directory), or is not a gapless
+    /// ledger (another SQLite database, not a database at all, a newer schema).
+    pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore> {
+        let path = path.as_ref().to_path_buf();
+        let writer = schema::open_writer(&path)?;
+        Ok(SqliteStore {
+            path,
+            writer: Mutex::new(writer),
+            readers: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The path of the file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The value of SQLite pragma `name` on the write connection, as text
+    /// (for diagnostics and tests: `journal_mode`, `synchronous`, ...).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Invalid`] when `name` is not a pragma name.
+    pub fn pragma(&self, name: &str) -> Result<String> {
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
+            return Err(StoreError::Invalid(format!(
+                "{name:?} is not a pragma name"
+            )));
+        }
+        let conn = self.writer();
+        let value: rusqlite::types::Value = conn.pragma_query_value(None, name, |r| r.get(0))?;
+        Ok(match value {
+            rusqlite::types::Value::Null => String::new(),
+            rusqlite::types::Value::Integer(i) => i.to_string(),
+            rusqlite::types::Value::Real(f) => f.to_string(),
+            rusqlite::types::Value::Text(s) => s,
+            rusqlite::types::Value::Blob(b) => format!("{b:?}"),
+        })
+    }
+
+    fn writer(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock rolled its transaction back on
+        // unwinding, so the connection is still usable.
+        self.writer.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Run `f` on a read connection from the pool.
+    fn read<T>(&self, f: impl FnOnce(&mut Connection) -> Result<T>) -> Result<T> {
+        let pooled = self.readers.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut conn = match pooled {
+            Some(c) => c,
+            None => schema::open_reader(&self.path)?,
+        };
+        let out = f(&mut conn);
+        if !conn.is_autocommit() {
+            // Never put back a connection with an open transaction.
+            return out;
+        }
+        let mut pool = self.readers.lock().unwrap_or_else(|e| e.into_inner());
+        if pool.len() < MAX_IDLE_READERS {
+            pool.push(conn);
+        }
+        out
+    }
+}
+
+/// A one-line description of a SQLite error, without SQL.
+pub(crate) fn describe(e: &rusqlite::Error) -> String {
+    use rusqlite::ErrorCode as C;
+    match e {
+        rusqlite::Error::SqliteFailure(err, msg) => match err.code {
+            C::DatabaseBusy | C::DatabaseLocked => format!(
+                "the ledger is locked by another process (waited {} s)",
+                schema::BUSY_TIMEOUT.as_secs()
+            ),
+            C::DiskFull => "the disk is full".into(),
+            C::ReadOnly => "the ledger file is read-only".into(),
+            C::DatabaseCorrupt => "the ledger file is corrupt".into(),
+            C::SystemIoFailure => {
+                format!("I/O error ({})", msg.as_deref().unwrap_or("disk I/O error"))
+            }
+            _ => msg.clone().unwrap_or_else(|| err.to_string()),
+        },
+        rusqlite::Error::SqlInputError { msg, .. } => msg.clone(),
+        other => other.to_string(),
+    }
+}
+
+impl From<rusqlite::Error> for StoreError {
+    fn from(e: rusqlite::Error) -> StoreError {
+        StoreError::Backend(describe(&e))
+    }
+}
+
+/// A stored row that does not make sense.
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("the ledger holds an invalid {what}"))
+}
+
+impl crate::Store for SqliteStore {
+    fn append(&self, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {
+        if batch.is_empty() {
+            return Ok(Appended::default());
+        }
+        let mut conn = self.writer();
+        append::append(&mut conn, batch, received_at)
+    }
+
+    fn append_many(&self, batches: &[&[NewEvent]], received_at: Instant) -> Vec<Result<Appended>> {
+        if batches.iter().all(|b| b.is_empty()) {
+            return batches.iter().map(|_| Ok(Appended::default())).collect();
+        }
+        let mut conn = self.writer();
+        append::append_many(&mut conn, batches, received_at)
+    }
+
+    fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet> {
+        self.read(|c| read::coverage(c, asset, range))
+    }
+
+    fn run_containing(&self, asset: &str, t: Instant) -> Result<Option<Interval>> {
+        self.read(|c| read::run_containing(c, asset, t))
+    }
+
+    fn events(&self, asset: &str, query: &EventQuery) -> Result<EventPage> {
+        self.read(|c| read::events(c, asset, query))
+    }
+
+    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>> {
+        self.read(|c| read::events_overlapping(c, asset, range))
+    }
+
+    fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>> {
+        self.read(|c| read::asset_decl(c, asset))
+    }
+
+    fn declare_asset(&self, asset: &str, decl: &AssetDecl) -> Result<()> {
+        let mut conn = self.writer();
+        append::declare_asset(&mut conn, asset, decl)
+    }
+
+    fn assets(&self) -> Result<Vec<AssetSummary>> {
+        self.read(read::assets)
+    }
+}

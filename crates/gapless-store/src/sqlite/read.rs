@@ -1,0 +1,332 @@
+//! Reads: coverage runs, events, declarations, the asset listing.
+//!
+//! Each read that takes more than one statement runs in one read
+//! transaction, so it sees one committed state.
+
+use gapless_core::{AssetDecl, Duration, Instant, Interval, IntervalSet};
+use rusqlite::{params, Connection, OptionalExtension, Row};
+
+use super::append::{kind_code, kind_of};
+use super::corrupt;
+use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
+
+/// The most events one page holds.
+pub(crate) const MAX_PAGE: usize = 10_000;
+
+const EVENT_COLUMNS: &str = "seq, id, start_us, end_us, kind, extra, produced_at, received_at";
+
+/// What the planner needs to know about an asset.
+struct AssetStats {
+    id: i64,
+    events: i64,
+    max_len: i64,
+    hull: Option<(i64, i64)>,
+}
+
+fn asset_stats(conn: &Connection, asset: &str) -> Result<Option<AssetStats>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT id, event_count, max_len_us, min_start_us, max_end_us \
+             FROM assets WHERE name = ?1",
+        )?
+        .query_row([asset], |r| {
+            let lo: Option<i64> = r.get(3)?;
+            let hi: Option<i64> = r.get(4)?;
+            Ok(AssetStats {
+                id: r.get(0)?,
+                events: r.get(1)?,
+                max_len: r.get(2)?,
+                hull: lo.zip(hi),
+            })
+        })
+        .optional()?)
+}
+
+fn asset_id(conn: &Connection, asset: &str) -> Result<Option<i64>> {
+    Ok(conn
+        .prepare_cached("SELECT id FROM assets WHERE name = ?1")?
+        .query_row([asset], |r| r.get(0))
+        .optional()?)
+}
+
+fn instant(us: i64, what: &str) -> Result<Instant> {
+    Instant::from_micros(us).map_err(|_| corrupt(what))
+}
+
+fn interval(start: i64, end: i64, what: &str) -> Result<Interval> {
+    Interval::from_micros(start, end).map_err(|_| corrupt(what))
+}
+
+/// The event of a row of [`EVENT_COLUMNS`].
+fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
+    let produced: Option<i64> = r.get(6)?;
+    Ok(StoredEvent {
+        seq: r.get(0)?,
+        id: r.get(1)?,
+        interval: interval(r.get(2)?, r.get(3)?, "event interval")?,
+        kind: kind_of(r.get(4)?)?,
+        extra: r.get(5)?,
+        produced_at: produced
+            .map(|p| instant(p, "event produced_at"))
+            .transpose()?,
+        received_at: instant(r.get(7)?, "event received_at")?,
+    })
+}
+
+/// The runs of asset `id` overlapping `range`, unclipped, in order: one seek
+/// to the run with the greatest start at or before the range, then forward.
+fn runs_overlapping(conn: &Connection, id: i64, range: Interval) -> Result<Vec<Interval>> {
+    let (start, end) = (range.start().as_micros(), range.end().as_micros());
+    let mut stmt = conn.prepare_cached(
+        "SELECT start_us, end_us FROM coverage_runs \
+         WHERE asset_id = ?1 AND start_us < ?3 AND start_us >= coalesce( \
+             (SELECT start_us FROM coverage_runs WHERE asset_id = ?1 AND start_us <= ?2 \
+              ORDER BY start_us DESC LIMIT 1), ?2) \
+         ORDER BY start_us",
+    )?;
+    let mut rows = stmt.query(params![id, start, end])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let (s, e): (i64, i64) = (r.get(0)?, r.get(1)?);
+        if e > start {
+            out.push(interval(s, e, "coverage run")?);
+        }
+    }
+    Ok(out)
+}
+
+pub(crate) fn coverage(conn: &mut Connection, asset: &str, range: Interval) -> Result<IntervalSet> {
+    let tx = conn.transaction()?;
+    let Some(id) = asset_id(&tx, asset)? else {
+        return Ok(IntervalSet::new());
+    };
+    let runs = runs_overlapping(&tx, id, range)?;
+    drop(tx);
+    IntervalSet::from_sorted_runs(runs).map_err(|_| corrupt("set of coverage runs"))
+}
+
+pub(crate) fn run_containing(
+    conn: &mut Connection,
+    asset: &str,
+    t: Instant,
+) -> Result<Option<Interval>> {
+    let run: Option<(i64, i64)> = conn
+        .prepare_cached(
+            "SELECT start_us, end_us FROM coverage_runs \
+             WHERE asset_id = (SELECT id FROM assets WHERE name = ?1) AND start_us <= ?2 \
+             ORDER BY start_us DESC LIMIT 1",
+        )?
+        .query_row(params![asset, t.as_micros()], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .optional()?;
+    match run {
+        Some((s, e)) if e > t.as_micros() => Ok(Some(interval(s, e, "coverage run")?)),
+        _ => Ok(None),
+    }
+}
+
+/// How to find the events of a range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plan {
+    /// Walk the asset's events in sequence order, filtering by range.
+    BySeq,
+    /// Seek the range in the start index, then sort by sequence.
+    ByStart,
+}
+
+/// Pick the cheaper plan for a page of `limit` events overlapping `range`.
+///
+/// With `f` the share of the asset's time hull that `range` covers and `n`
+/// its event count, a walk in sequence order reads about `limit / f` events
+/// to fill a page, a seek by start reads about `f * n`.
+fn plan(stats: &AssetStats, range: Interval, limit: usize) -> Plan {
+    let Some((lo, hi)) = stats.hull else {
+        return Plan::ByStart;
+    };
+    let width = (hi - lo).max(1) as f64;
+    let overlap =
+        (range.end().as_micros().min(hi) - range.start().as_micros().max(lo)).max(0) as f64;
+    let f = (overlap / width).clamp(1e-12, 1.0);
+    if f * stats.events as f64 <= limit as f64 / f {
+        Plan::ByStart
+    } else {
+        Plan::BySeq
+    }
+}
+
+pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> Result<EventPage> {
+    let limit = match query.limit {
+        0 => MAX_PAGE,
+        n => n.min(MAX_PAGE),
+    };
+    let tx = conn.transaction()?;
+    let Some(stats) = asset_stats(&tx, asset)? else {
+        return Ok(EventPage {
+            events: Vec::new(),
+            next: None,
+        });
+    };
+    let after = query.after.unwrap_or(i64::MIN);
+    let kind: Option<i64> = query.kind.map(kind_code);
+    let mut events = Vec::new();
+    {
+        let mut push_rows = |mut rows: rusqlite::Rows<'_>| -> Result<()> {
+            while let Some(r) = rows.next()? {
+                events.push(event_of(r)?);
+            }
+            Ok(())
+        };
+        match query.range {
+            None => {
+                let mut stmt = tx.prepare_cached(&format!(
+                    "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_seq \
+                     WHERE asset_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
+                     ORDER BY seq LIMIT ?4"
+                ))?;
+                push_rows(stmt.query(params![stats.id, after, kind, limit as i64])?)?;
+            }
+            Some(range) => {
+                let (start, end) = (range.start().as_micros(), range.end().as_micros());
+                match plan(&stats, range, limit) {
+                    Plan::BySeq => {
+                        let mut stmt = tx.prepare_cached(&format!(
+                            "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_seq \
+                             WHERE asset_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
+                             AND start_us < ?6 AND end_us > ?5 \
+                             ORDER BY seq LIMIT ?4"
+                        ))?;
+                        push_rows(stmt.query(params![
+                            stats.id,
+                            after,
+                            kind,
+                            limit as i64,
+                            start,
+                            end
+                        ])?)?;
+                    }
+                    Plan::ByStart => {
+                        let mut stmt = tx.prepare_cached(&format!(
+                            "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_start \
+                             WHERE asset_id = ?1 AND start_us >= ?7 AND start_us < ?6 \
+                             AND end_us > ?5 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
+                             ORDER BY seq LIMIT ?4"
+                        ))?;
+                        push_rows(stmt.query(params![
+                            stats.id,
+                            after,
+                            kind,
+                            limit as i64,
+                            start,
+                            end,
+                            start - stats.max_len
+                        ])?)?;
+                    }
+                }
+            }
+        }
+    }
+    let next = if events.len() == limit {
+        events.last().map(|e| e.seq)
+    } else {
+        None
+    };
+    Ok(EventPage { events, next })
+}
+
+pub(crate) fn events_overlapping(
+    conn: &mut Connection,
+    asset: &str,
+    range: Interval,
+) -> Result<Vec<StoredEvent>> {
+    let tx = conn.transaction()?;
+    let Some(stats) = asset_stats(&tx, asset)? else {
+        return Ok(Vec::new());
+    };
+    let (start, end) = (range.start().as_micros(), range.end().as_micros());
+    let mut stmt = tx.prepare_cached(&format!(
+        "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_start \
+         WHERE asset_id = ?1 AND start_us >= ?4 AND start_us < ?3 AND end_us > ?2 \
+         ORDER BY seq"
+    ))?;
+    let mut rows = stmt.query(params![stats.id, start, end, start - stats.max_len])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(event_of(r)?);
+    }
+    Ok(out)
+}
+
+pub(crate) fn asset_decl(conn: &mut Connection, asset: &str) -> Result<Option<AssetDecl>> {
+    let row: Option<(Option<String>, Option<String>)> = conn
+        .prepare_cached("SELECT key_span, tz FROM assets WHERE name = ?1")?
+        .query_row([asset], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    let Some((span, Some(tz))) = row else {
+        return Ok(None);
+    };
+    let tz = jiff::tz::TimeZone::get(&tz).map_err(|_| {
+        crate::StoreError::Backend(format!(
+            "asset {asset:?} is declared with time zone {tz:?}, which this build does not know"
+        ))
+    })?;
+    let key_span = span
+        .map(|s| Duration::parse(&s).map_err(|_| corrupt(format_args!("key span {s:?}"))))
+        .transpose()?;
+    Ok(Some(AssetDecl { key_span, tz }))
+}
+
+pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT a.name, a.event_count, \
+           (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
+           (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1) \
+         FROM assets a ORDER BY a.name",
+    )?;
+    let mut rows = stmt.query([])?;
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        let first: Option<i64> = r.get(2)?;
+        let last: Option<i64> = r.get(3)?;
+        let events: i64 = r.get(1)?;
+        out.push(AssetSummary {
+            asset: r.get(0)?,
+            events: u64::try_from(events).map_err(|_| corrupt("event count"))?,
+            first_covered: first.map(|t| instant(t, "coverage run")).transpose()?,
+            last_covered: last.map(|t| instant(t, "coverage run")).transpose()?,
+        });
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(a: i64, b: i64) -> Interval {
+        Interval::from_micros(a, b).unwrap()
+    }
+
+    #[test]
+    fn plan_prefers_the_start_index_for_narrow_ranges() {
+        let stats = AssetStats {
+            id: 1,
+            events: 10_000_000,
+            max_len: 300,
+            hull: Some((0, 1_000_000_000)),
+        };
+        assert_eq!(plan(&stats, iv(0, 1_000), 100), Plan::ByStart);
+        assert_eq!(plan(&stats, iv(-5, 1_000_000_000), 100), Plan::BySeq);
+        assert_eq!(
+            plan(&stats, iv(2_000_000_000, 3_000_000_000), 100),
+            Plan::ByStart
+        );
+        let empty = AssetStats {
+            id: 1,
+            events: 0,
+            max_len: 0,
+            hull: None,
+        };
+        assert_eq!(plan(&empty, iv(0, 1), 100), Plan::ByStart);
+    }
+}

@@ -1,0 +1,274 @@
+//! Opening a SQLite file as a ledger: recognising it, creating the schema,
+//! and the connection settings.
+//!
+//! # Schema (version 1)
+//!
+//! ```sql
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 1
+//! CREATE TABLE assets (
+//!     id           INTEGER PRIMARY KEY,
+//!     name         TEXT NOT NULL UNIQUE,
+//!     key_span     TEXT,                -- ISO 8601 duration, NULL: none declared
+//!     tz           TEXT,                -- IANA name, NULL: never declared
+//!     event_count  INTEGER NOT NULL DEFAULT 0,
+//!     max_len_us   INTEGER NOT NULL DEFAULT 0, -- longest event, for range seeks
+//!     min_start_us INTEGER,             -- hull of all events (planner estimates)
+//!     max_end_us   INTEGER
+//! );
+//! CREATE TABLE events (
+//!     seq         INTEGER PRIMARY KEY,  -- the sequence (rowid, never deleted)
+//!     asset_id    INTEGER NOT NULL,
+//!     id          TEXT,                 -- the producer's idempotency key
+//!     start_us    INTEGER NOT NULL,
+//!     end_us      INTEGER NOT NULL,
+//!     kind        INTEGER NOT NULL,     -- 0 landed, 1 retracted
+//!     extra       TEXT,                 -- the JSON text, byte for byte
+//!     produced_at INTEGER,
+//!     received_at INTEGER NOT NULL
+//! );
+//! CREATE UNIQUE INDEX events_asset_id ON events (asset_id, id) WHERE id IS NOT NULL;
+//! CREATE INDEX events_asset_start ON events (asset_id, start_us);
+//! CREATE INDEX events_asset_seq ON events (asset_id);  -- (asset_id, seq)
+//! CREATE TABLE coverage_runs (
+//!     asset_id INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER NOT NULL,
+//!     PRIMARY KEY (asset_id, start_us)
+//! ) WITHOUT ROWID;
+//! ```
+//!
+//! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
+//! sorted, disjoint, non-adjacent covered runs of each asset, kept up to date
+//! in the transaction of every append.
+
+use std::path::Path;
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags, TransactionBehavior};
+
+use crate::{Result, StoreError};
+
+/// `GPLS` in the SQLite header's application id field.
+pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
+/// The schema version in the header's user version field.
+pub(crate) const SCHEMA_VERSION: i32 = 1;
+/// How long a connection waits for another process's write lock.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
+/// Page size of new ledgers.
+const PAGE_SIZE: i64 = 8192;
+
+const CREATE: &str = "
+CREATE TABLE assets (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL UNIQUE,
+    key_span     TEXT,
+    tz           TEXT,
+    event_count  INTEGER NOT NULL DEFAULT 0,
+    max_len_us   INTEGER NOT NULL DEFAULT 0,
+    min_start_us INTEGER,
+    max_end_us   INTEGER
+);
+CREATE TABLE events (
+    seq         INTEGER PRIMARY KEY,
+    asset_id    INTEGER NOT NULL,
+    id          TEXT,
+    start_us    INTEGER NOT NULL,
+    end_us      INTEGER NOT NULL,
+    kind        INTEGER NOT NULL CHECK (kind IN (0, 1)),
+    extra       TEXT,
+    produced_at INTEGER,
+    received_at INTEGER NOT NULL
+);
+CREATE UNIQUE INDEX events_asset_id ON events (asset_id, id) WHERE id IS NOT NULL;
+CREATE INDEX events_asset_start ON events (asset_id, start_us);
+CREATE INDEX events_asset_seq ON events (asset_id);
+CREATE TABLE coverage_runs (
+    asset_id INTEGER NOT NULL,
+    start_us INTEGER NOT NULL,
+    end_us   INTEGER NOT NULL,
+    PRIMARY KEY (asset_id, start_us)
+) WITHOUT ROWID;
+";
+
+/// The tables a version-1 ledger must have.
+const TABLES: [&str; 3] = ["assets", "events", "coverage_runs"];
+
+fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
+    StoreError::Open {
+        location: path.display().to_string(),
+        reason: reason.into(),
+    }
+}
+
+/// Why opening failed, in words, from a SQLite error.
+fn open_reason(path: &Path, e: &rusqlite::Error) -> String {
+    use rusqlite::ErrorCode as C;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .map_or_else(|| ".".to_string(), |p| p.display().to_string());
+    match e.sqlite_error_code() {
+        Some(C::NotADatabase) => "not a gapless ledger (not a SQLite database)".into(),
+        Some(C::CannotOpen) => {
+            if path.is_dir() {
+                "it is a directory".into()
+            } else if !Path::new(&dir).is_dir() {
+                format!("directory {dir} does not exist")
+            } else {
+                format!(
+                    "the file cannot be created or opened (check that directory {dir} is writable and the file readable)"
+                )
+            }
+        }
+        Some(C::ReadOnly) | Some(C::PermissionDenied) => format!(
+            "the file or directory {dir} is read-only (a ledger needs to write the file and its -wal and -shm files beside it)"
+        ),
+        Some(C::DatabaseBusy) | Some(C::DatabaseLocked) => {
+            "the ledger is locked by another process".into()
+        }
+        Some(C::DatabaseCorrupt) => "the file is corrupt".into(),
+        _ => super::describe(e),
+    }
+}
+
+/// Settings of every connection.
+fn configure(conn: &Connection, path: &Path) -> Result<()> {
+    let r = (|| -> rusqlite::Result<()> {
+        conn.busy_timeout(BUSY_TIMEOUT)?;
+        // Durable commits in WAL mode: the WAL is synced at every commit.
+        conn.pragma_update(None, "synchronous", "FULL")?;
+        conn.pragma_update(None, "temp_store", "MEMORY")?;
+        // 64 MiB page cache: big batches touch many index pages.
+        conn.pragma_update(None, "cache_size", -65_536)?;
+        // Reads map the file instead of copying pages.
+        conn.pragma_update(None, "mmap_size", 268_435_456_i64)?;
+        conn.set_prepared_statement_cache_capacity(32);
+        Ok(())
+    })();
+    r.map_err(|e| open_error(path, open_reason(path, &e)))
+}
+
+/// Open `path` for writing, creating and initialising it when it is new or
+/// empty, and check that it is a gapless ledger.
+pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+        | OpenFlags::SQLITE_OPEN_CREATE
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let mut conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+    configure(&conn, path)?;
+    let fail = |e: rusqlite::Error| open_error(path, open_reason(path, &e));
+
+    match recognise(&conn, path)? {
+        Kind::Ledger => {}
+        Kind::Empty => {
+            // A new file: the page size can only be chosen before the first
+            // table and before WAL mode.
+            conn.pragma_update(None, "page_size", PAGE_SIZE)
+                .map_err(fail)?;
+            set_wal(&conn, path)?;
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(fail)?;
+            // Another process may have initialised it meanwhile.
+            match recognise(&tx, path)? {
+                Kind::Ledger => {}
+                Kind::Empty => {
+                    tx.execute_batch(CREATE).map_err(fail)?;
+                    tx.pragma_update(None, "application_id", APPLICATION_ID)
+                        .map_err(fail)?;
+                    tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                        .map_err(fail)?;
+                }
+            }
+            tx.commit().map_err(fail)?;
+        }
+    }
+    set_wal(&conn, path)?;
+    conn.pragma_update(None, "journal_size_limit", 67_108_864_i64)
+        .map_err(fail)?;
+    Ok(conn)
+}
+
+/// Open another connection to an existing ledger, for reading.
+pub(crate) fn open_reader(path: &Path) -> Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)
+        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+    configure(&conn, path)?;
+    conn.pragma_update(None, "query_only", true)
+        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+    Ok(conn)
+}
+
+fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
+    let mode: String = conn
+        .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
+        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+    if mode.eq_ignore_ascii_case("wal") {
+        Ok(())
+    } else {
+        Err(open_error(
+            path,
+            format!("cannot switch the file to WAL mode (journal mode stays {mode})"),
+        ))
+    }
+}
+
+enum Kind {
+    /// A gapless ledger of this schema version.
+    Ledger,
+    /// An empty database (new file): to be initialised.
+    Empty,
+}
+
+/// What the file is; an error when it is not a gapless ledger.
+fn recognise(conn: &Connection, path: &Path) -> Result<Kind> {
+    let fail = |e: rusqlite::Error| open_error(path, open_reason(path, &e));
+    let app: i32 = conn
+        .pragma_query_value(None, "application_id", |r| r.get(0))
+        .map_err(fail)?;
+    let version: i32 = conn
+        .pragma_query_value(None, "user_version", |r| r.get(0))
+        .map_err(fail)?;
+    let objects: i64 = conn
+        .query_row("SELECT count(*) FROM sqlite_schema", [], |r| r.get(0))
+        .map_err(fail)?;
+    if app == APPLICATION_ID {
+        if version > SCHEMA_VERSION {
+            return Err(open_error(
+                path,
+                format!(
+                    "the ledger has schema version {version}, newer than this gapless understands ({SCHEMA_VERSION}); upgrade gapless"
+                ),
+            ));
+        }
+        if version < SCHEMA_VERSION {
+            return Err(open_error(
+                path,
+                format!("the ledger has unknown schema version {version}"),
+            ));
+        }
+        for table in TABLES {
+            let found: i64 = conn
+                .query_row(
+                    "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
+                    [table],
+                    |r| r.get(0),
+                )
+                .map_err(fail)?;
+            if found == 0 {
+                return Err(open_error(
+                    path,
+                    format!("the ledger is damaged: table {table} is missing"),
+                ));
+            }
+        }
+        Ok(Kind::Ledger)
+    } else if app == 0 && version == 0 && objects == 0 {
+        Ok(Kind::Empty)
+    } else {
+        Err(open_error(
+            path,
+            "not a gapless ledger (a SQLite database of another application)",
+        ))
+    }
+}

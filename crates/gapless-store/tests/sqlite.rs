@@ -1,0 +1,377 @@
+//! The SQLite backend: the shared story on fresh files, plus what only a
+//! file can show (reopening, foreign files, permissions, durability).
+
+mod story;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use gapless_core::{AssetDecl, Duration, Instant};
+use gapless_store::{EventQuery, SqliteStore, Store, StoreError};
+use story::{all_events, all_time, iv, landed, replay, retracted, t, with_id};
+
+fn fresh(dir: &tempfile::TempDir, name: &str) -> PathBuf {
+    dir.path().join(name)
+}
+
+fn received() -> Instant {
+    t(1_000_000)
+}
+
+/// Each scenario of the story on a fresh ledger file.
+macro_rules! story_tests {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                let dir = tempfile::tempdir().unwrap();
+                let store = SqliteStore::open(fresh(&dir, "ledger.db")).unwrap();
+                story::$name(&store);
+            }
+        )*
+        /// Every scenario is wired up above.
+        #[test]
+        fn story_is_complete() {
+            let wired = [$(stringify!($name)),*];
+            for (name, _) in story::SCENARIOS {
+                assert!(wired.contains(name), "scenario {name} is not run for SQLite");
+            }
+        }
+    };
+}
+
+story_tests!(
+    append_and_read_back,
+    empty_batch,
+    sequence_order,
+    duplicates_within_and_across_batches,
+    events_without_id_are_always_new,
+    duplicate_is_not_applied_again,
+    conflict_rolls_back_the_whole_batch,
+    conflict_inside_one_batch,
+    retraction_opens_a_gap_landed_closes_it,
+    coverage_is_unclipped_and_touching_merges,
+    coverage_matches_replay_of_random_batches,
+    pagination_with_cursor,
+    kind_and_range_filters,
+    page_limit_is_capped,
+    events_overlapping_in_sequence_order,
+    assets_listing,
+    unknown_asset_is_empty,
+    declarations_round_trip,
+    declaration_with_bad_tz_is_an_error,
+    extra_byte_for_byte,
+    concurrent_appends_and_reads,
+);
+
+#[test]
+fn store_is_send_and_sync() {
+    fn check<T: Send + Sync + 'static>() {}
+    check::<SqliteStore>();
+}
+
+#[test]
+fn run_all_via_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = std::cell::Cell::new(0);
+    story::run_all(&|| {
+        n.set(n.get() + 1);
+        gapless_store::open(fresh(&dir, &format!("l{}.db", n.get())).to_str().unwrap()).unwrap()
+    });
+}
+
+fn open_err(path: &Path) -> String {
+    match SqliteStore::open(path) {
+        Err(e @ StoreError::Open { .. }) => e.to_string(),
+        Err(e) => panic!("expected an Open error, got {e:?}"),
+        Ok(_) => panic!("{} opened as a ledger", path.display()),
+    }
+}
+
+#[test]
+fn reopen_preserves_everything() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let decl = AssetDecl {
+        key_span: Some(Duration::parse("PT5M").unwrap()),
+        tz: jiff::tz::TimeZone::get("Europe/Berlin").unwrap(),
+    };
+    let (log, cover, listing) = {
+        let store = SqliteStore::open(&path).unwrap();
+        store
+            .append(
+                &[
+                    with_id(landed("A", 0, 10), "a"),
+                    landed("A", 20, 30),
+                    retracted("A", 5, 6),
+                    landed("B", 0, 1),
+                ],
+                received(),
+            )
+            .unwrap();
+        store.declare_asset("A", &decl).unwrap();
+        (
+            all_events(&store, "A", 100),
+            store.coverage("A", all_time()).unwrap(),
+            store.assets().unwrap(),
+        )
+    };
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(all_events(&store, "A", 100), log);
+    assert_eq!(store.coverage("A", all_time()).unwrap(), cover);
+    assert_eq!(store.assets().unwrap(), listing);
+    let got = store.asset_decl("A").unwrap().unwrap();
+    assert_eq!(got.tz.iana_name(), Some("Europe/Berlin"));
+    assert_eq!(got.key_span.unwrap().fixed_micros(), Some(300_000_000));
+    // Idempotency and the sequence carry over.
+    let again = store
+        .append(
+            &[with_id(landed("A", 0, 10), "a"), landed("A", 40, 50)],
+            received(),
+        )
+        .unwrap();
+    assert_eq!((again.accepted, again.duplicates), (1, 1));
+    let after = all_events(&store, "A", 100);
+    assert!(after.last().unwrap().seq > log.last().unwrap().seq);
+    assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&after));
+}
+
+#[test]
+fn garbage_file_is_not_a_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "notes.txt");
+    let garbage: Vec<u8> = (0..10_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    std::fs::write(&path, &garbage).unwrap();
+    let msg = open_err(&path);
+    assert!(msg.contains("not a gapless ledger"), "{msg}");
+    assert!(msg.contains("notes.txt"), "{msg}");
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        garbage,
+        "the file was changed"
+    );
+
+    let short = fresh(&dir, "short.txt");
+    std::fs::write(&short, "hello\n").unwrap();
+    let msg = open_err(&short);
+    assert!(msg.contains("not a gapless ledger"), "{msg}");
+}
+
+#[test]
+fn foreign_sqlite_database_is_not_a_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "other.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch("CREATE TABLE users (id INTEGER PRIMARY KEY, name TEXT); INSERT INTO users VALUES (1, 'x');")
+            .unwrap();
+    }
+    let msg = open_err(&path);
+    assert!(msg.contains("not a gapless ledger"), "{msg}");
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let tables: i64 = c
+        .query_row(
+            "SELECT count(*) FROM sqlite_schema WHERE type = 'table'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert_eq!(tables, 1, "the foreign database was changed");
+
+    // Another application's id on an otherwise empty database.
+    let path = fresh(&dir, "app.db");
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.pragma_update(None, "application_id", 1234).unwrap();
+    }
+    assert!(open_err(&path).contains("not a gapless ledger"));
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    drop(SqliteStore::open(&path).unwrap());
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.pragma_update(None, "user_version", 99).unwrap();
+    }
+    let msg = open_err(&path);
+    assert!(msg.contains("schema version 99"), "{msg}");
+}
+
+#[test]
+fn empty_file_becomes_a_ledger() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "empty.db");
+    std::fs::write(&path, b"").unwrap();
+    let store = SqliteStore::open(&path).unwrap();
+    store.append(&[landed("A", 0, 1)], received()).unwrap();
+    assert_eq!(all_events(&store, "A", 10).len(), 1);
+}
+
+#[test]
+fn unopenable_paths_are_open_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    // A directory.
+    let msg = open_err(dir.path());
+    assert!(msg.contains("directory"), "{msg}");
+    // A missing directory.
+    let msg = open_err(&dir.path().join("missing/ledger.db"));
+    assert!(msg.contains("does not exist"), "{msg}");
+    // Below a file.
+    std::fs::write(dir.path().join("file"), "x").unwrap();
+    let msg = open_err(&dir.path().join("file/ledger.db"));
+    assert!(msg.contains("cannot open ledger"), "{msg}");
+}
+
+/// Whether this process can write where permissions say it cannot (root).
+fn permissions_are_bypassed(dir: &Path) -> bool {
+    let probe = dir.join(".probe");
+    let bypassed = std::fs::write(&probe, "x").is_ok();
+    let _ = std::fs::remove_file(&probe);
+    bypassed
+}
+
+#[cfg(unix)]
+#[test]
+fn read_only_directory_is_an_open_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o555)).unwrap();
+    if permissions_are_bypassed(&ro) {
+        eprintln!("skipped: running with permission checks bypassed (root)");
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+        return;
+    }
+    let msg = open_err(&ro.join("ledger.db"));
+    assert!(msg.contains("ro"), "{msg}");
+    std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+#[test]
+fn durability_settings() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("journal_mode").unwrap(), "wal");
+    // 2 = FULL: the WAL is synced at every commit.
+    assert_eq!(store.pragma("synchronous").unwrap(), "2");
+    assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
+    assert_eq!(store.pragma("user_version").unwrap(), "1");
+    assert!(store.pragma("synchronous; DROP TABLE events").is_err());
+    // WAL mode is a property of the file.
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let mode: String = c
+        .pragma_query_value(None, "journal_mode", |r| r.get(0))
+        .unwrap();
+    assert_eq!(mode, "wal");
+}
+
+#[test]
+fn two_stores_on_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let a = SqliteStore::open(&path).unwrap();
+    let b = SqliteStore::open(&path).unwrap();
+    std::thread::scope(|s| {
+        for (w, store) in [&a, &b].into_iter().enumerate() {
+            s.spawn(move || {
+                for i in 0..50_i64 {
+                    let m = (i * 2 + w as i64) * 3;
+                    store
+                        .append(
+                            &[with_id(landed("A", m, m + 3), &format!("{w}-{i}"))],
+                            received(),
+                        )
+                        .unwrap();
+                }
+            });
+        }
+    });
+    for store in [&a, &b] {
+        let log = all_events(store, "A", 1000);
+        assert_eq!(log.len(), 100);
+        assert_eq!(
+            store
+                .coverage("A", all_time())
+                .unwrap()
+                .runs()
+                .collect::<Vec<_>>(),
+            vec![iv(0, 300)]
+        );
+        assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&log));
+    }
+}
+
+/// The child side of `killed_process_loses_no_acknowledged_event`.
+#[test]
+fn crash_child() {
+    let Ok(path) = std::env::var("GAPLESS_CRASH_CHILD_DB") else {
+        return;
+    };
+    let store = SqliteStore::open(&path).unwrap();
+    let mut out = std::io::stdout();
+    for b in 0..1_000_000_i64 {
+        let batch: Vec<_> = (0..50)
+            .map(|i| landed("A", b * 50 + i, b * 50 + i + 1))
+            .collect();
+        store.append(&batch, received()).unwrap();
+        use std::io::Write;
+        writeln!(out, "acked {b}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// Kill -9 a process that is appending: every acknowledged batch is there
+/// after reopening, and coverage matches the log.
+#[test]
+fn killed_process_loses_no_acknowledged_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    drop(SqliteStore::open(&path).unwrap());
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+        .env("GAPLESS_CRASH_CHILD_DB", &path)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut acked = -1_i64;
+    let reader = BufReader::new(child.stdout.take().unwrap());
+    for line in reader.lines() {
+        let line = line.unwrap();
+        if let Some(b) = line.strip_prefix("acked ") {
+            acked = b.parse().unwrap();
+            if acked >= 40 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(acked >= 40, "the child did not get going");
+    let store = SqliteStore::open(&path).unwrap();
+    let log = all_events(&store, "A", 10_000);
+    assert!(
+        log.len() as i64 >= (acked + 1) * 50,
+        "{} events, {} batches acknowledged",
+        log.len(),
+        acked + 1
+    );
+    assert_eq!(log.len() % 50, 0, "a batch was stored in part");
+    assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&log));
+    let page = store
+        .events(
+            "A",
+            &EventQuery {
+                limit: 1,
+                ..EventQuery::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(page.events[0].interval, iv(0, 1));
+}
