@@ -100,7 +100,8 @@ pub struct IntervalSet {
     /// Inserted intervals not yet merged into `runs`: any order, may overlap.
     pending: Vec<Interval>,
     /// `runs ∪ pending`, built by the first query after a buffered insert.
-    /// Meaningful only while `pending` is not empty.
+    /// Only ever set while `pending` is not empty (so the hot append path
+    /// need not look at it).
     merged: OnceLock<Vec<Interval>>,
     limits: Limits,
 }
@@ -226,11 +227,14 @@ impl IntervalSet {
     /// assert_eq!(set.runs().collect::<Vec<_>>(), [iv(0, 10)]);
     /// ```
     pub fn insert(&mut self, iv: Interval) {
-        self.adopt_merged();
         if !self.pending.is_empty() {
-            // Once buffering, keep buffering: the buffer is merged as a whole.
-            self.push_pending(iv);
-            return;
+            // A query may have merged the buffer already: take that over.
+            self.adopt_merged();
+            if !self.pending.is_empty() {
+                // Once buffering, keep buffering: the buffer is merged whole.
+                self.push_pending(iv);
+                return;
+            }
         }
         // Fast path: at or after the start of the last run.
         match self.runs.last_mut() {
