@@ -63,6 +63,7 @@ story_tests!(
     declaration_with_bad_tz_is_an_error,
     extra_byte_for_byte,
     concurrent_appends_and_reads,
+    append_many_batches_are_independent,
 );
 
 #[test]

@@ -59,15 +59,24 @@ struct AssetBatch {
     max_end: i64,
 }
 
-/// Whether a stored event and a new one with the same `(asset, id)` say the
-/// same thing: interval, kind, `extra` (byte for byte) and `produced_at`.
-fn same_content(stored: (i64, i64, i64, Option<&str>, Option<i64>), new: &NewEvent) -> bool {
-    let (start, end, kind, extra, produced_at) = stored;
-    start == new.interval.start().as_micros()
-        && end == new.interval.end().as_micros()
-        && kind == kind_code(new.kind)
-        && extra == new.extra.as_deref()
-        && produced_at == new.produced_at.map(Instant::as_micros)
+/// The stored event of a row of [`STORED_BY_ID`], for [`NewEvent::same_content`]
+/// (asset and id are not compared there).
+fn stored_content(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<NewEvent>> {
+    let (start, end, kind): (i64, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
+    let extra: Option<String> = r.get(3)?;
+    let produced: Option<i64> = r.get(4)?;
+    Ok((|| {
+        Ok(NewEvent {
+            asset: String::new(),
+            id: None,
+            interval: Interval::from_micros(start, end).map_err(|_| corrupt("event interval"))?,
+            kind: kind_of(kind)?,
+            extra,
+            produced_at: produced
+                .map(|p| Instant::from_micros(p).map_err(|_| corrupt("event produced_at")))
+                .transpose()?,
+        })
+    })())
 }
 
 /// The id of `asset`, created when missing.
@@ -191,13 +200,9 @@ fn append_in(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Resul
                         a.id, id, start, end, kind, extra, produced, received
                     ])?;
                     if inserted == 0 {
-                        let same = stored_by_id.query_row(params![a.id, id], |r| {
-                            let extra: Option<String> = r.get(3)?;
-                            Ok(same_content(
-                                (r.get(0)?, r.get(1)?, r.get(2)?, extra.as_deref(), r.get(4)?),
-                                ev,
-                            ))
-                        })?;
+                        let stored =
+                            stored_by_id.query_row(params![a.id, id], stored_content)??;
+                        let same = stored.same_content(ev);
                         if same {
                             out.duplicates += 1;
                             continue;

@@ -73,6 +73,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     ),
     ("extra_byte_for_byte", extra_byte_for_byte),
     ("concurrent_appends_and_reads", concurrent_appends_and_reads),
+    (
+        "append_many_batches_are_independent",
+        append_many_batches_are_independent,
+    ),
 ];
 
 /// Run every scenario, each on a fresh store from `make`.
@@ -945,6 +949,68 @@ pub fn extra_byte_for_byte(store: &dyn Store) {
     // Sending the same again is a duplicate.
     let got = store.append(&batch, received()).unwrap();
     assert_eq!((got.accepted, got.duplicates), (0, 4));
+    // So is the same JSON object with other spacing and key order
+    // (`NewEvent::same_content`); the first text stays.
+    let respaced = NewEvent {
+        extra: Some(r#"{ "a" : 2 , "z" : 1 }"#.into()),
+        ..batch[0].clone()
+    };
+    let got = store.append(&[respaced], received()).unwrap();
+    assert_eq!((got.accepted, got.duplicates), (0, 1));
+    let other = NewEvent {
+        extra: Some(r#"{"z":1,"a":3}"#.into()),
+        ..batch[0].clone()
+    };
+    let err = store.append(&[other], received()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { index: 0, .. }),
+        "{err:?}"
+    );
+    let got: Vec<_> = all_events(store, "A", 10)
+        .into_iter()
+        .map(|e| e.extra.unwrap())
+        .collect();
+    assert_eq!(got, extras);
+}
+
+/// `append_many`: each batch atomic on its own, results in order, a later
+/// batch sees an earlier one's events.
+pub fn append_many_batches_are_independent(store: &dyn Store) {
+    let b1 = vec![with_id(landed("A", 0, 10), "a"), landed("A", 10, 20)];
+    let b2 = vec![
+        landed("A", 20, 30),
+        with_id(landed("A", 0, 11), "a"), // conflicts with b1
+    ];
+    let b3 = vec![with_id(landed("A", 0, 10), "a"), retracted("A", 5, 6)];
+    let b4: Vec<NewEvent> = Vec::new();
+    let b5 = vec![
+        with_id(landed("B", 0, 1), "x"),
+        with_id(landed("B", 0, 2), "x"),
+    ];
+    let results = store.append_many(&[&b1, &b2, &b3, &b4, &b5], received());
+    assert_eq!(results.len(), 5);
+    let counts = |r: &Result<gapless_store::Appended, StoreError>| {
+        r.as_ref().map(|a| (a.accepted, a.duplicates)).ok()
+    };
+    assert_eq!(counts(&results[0]), Some((2, 0)));
+    assert!(
+        matches!(results[1], Err(StoreError::Conflict { index: 1, .. })),
+        "{:?}",
+        results[1]
+    );
+    assert_eq!(counts(&results[2]), Some((1, 1)));
+    assert_eq!(counts(&results[3]), Some((0, 0)));
+    assert!(
+        matches!(results[4], Err(StoreError::Conflict { index: 1, .. })),
+        "{:?}",
+        results[4]
+    );
+    let log = all_events(store, "A", 100);
+    assert_eq!(log.len(), 3);
+    assert_strictly_increasing(&log);
+    assert_eq!(cover(store, "A"), vec![iv(0, 5), iv(6, 20)]);
+    assert!(all_events(store, "B", 100).is_empty());
+    assert_eq!(cover(store, "A"), runs(&replay(&log)));
 }
 
 /// Threads appending and reading at once: every event stored once, the
