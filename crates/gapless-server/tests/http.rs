@@ -1,0 +1,427 @@
+//! Every endpoint over a real socket: JSON shapes, percent-encoded asset
+//! names, atomic batches, errors.
+
+mod common;
+
+use common::{at, enc, event, TestServer};
+use serde_json::{json, Value};
+
+fn keys(v: &Value) -> Vec<String> {
+    let mut k: Vec<String> = v
+        .as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .cloned()
+        .collect();
+    k.sort();
+    k
+}
+
+#[test]
+fn every_endpoint_answers_in_the_cli_json_shape() {
+    let server = TestServer::start();
+    let c = server.client();
+    let a = "orders";
+
+    // Record: one object, an array, NDJSON.
+    let r = c.post_json("/v1/events", &event(a, &at(0), &at(5), Some("e1")));
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(r.json(), json!({"accepted": 1, "duplicates": 0}));
+    let r = c.post_json(
+        "/v1/events",
+        &json!([
+            event(a, &at(5), &at(10), Some("e2")),
+            event(a, &at(0), &at(5), Some("e1"))
+        ]),
+    );
+    assert_eq!(
+        r.json(),
+        json!({"accepted": 1, "duplicates": 1}),
+        "{}",
+        r.text()
+    );
+    let ndjson = format!(
+        "{}\n\n{}\r\n",
+        event(a, &at(15), &at(20), Some("e3")),
+        json!({"asset": a, "partition_key": format!("{}/PT5M", at(20)), "id": "e4", "extra": {"rows": 7}})
+    );
+    let r = c.post_ndjson("/v1/events", &ndjson);
+    assert_eq!(
+        r.json(),
+        json!({"accepted": 2, "duplicates": 0}),
+        "{}",
+        r.text()
+    );
+
+    // coverage = check
+    let r = c.get(&format!(
+        "/v1/assets/{a}/coverage?start={}&end={}",
+        at(0),
+        at(25)
+    ));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(
+        keys(&v),
+        [
+            "asset",
+            "complete",
+            "covered",
+            "covered_ratio",
+            "end",
+            "missing",
+            "policy",
+            "start"
+        ]
+    );
+    assert_eq!(v["asset"], a);
+    assert_eq!(v["covered"], false);
+    assert_eq!(v["missing"], json!([{"start": at(10), "end": at(15)}]));
+    assert_eq!(v["start"], at(0));
+    assert_eq!(v["policy"], "full");
+    let r = c.get(&format!(
+        "/v1/assets/{a}/coverage?start={}&end={}&policy={}",
+        at(0),
+        at(25),
+        enc("ratio>=0.8")
+    ));
+    assert_eq!(r.json()["complete"], true, "{}", r.text());
+
+    // windows
+    let r = c.get(&format!(
+        "/v1/assets/{a}/windows?start={}&end={}&every=10m",
+        at(0),
+        at(20)
+    ));
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(keys(&v), ["asset", "every", "policy", "tz", "windows"]);
+    assert_eq!(v["tz"], "UTC");
+    assert_eq!(v["windows"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        keys(&v["windows"][0]),
+        ["complete", "covered_ratio", "end", "missing", "start"]
+    );
+    assert_eq!(v["windows"][0]["complete"], true);
+    assert_eq!(v["windows"][1]["complete"], false);
+
+    // segments
+    let r = c.get(&format!(
+        "/v1/assets/{a}/segments?start={}&end={}",
+        at(0),
+        at(10)
+    ));
+    let v = r.json();
+    assert_eq!(keys(&v), ["asset", "end", "segments", "start"], "{v}");
+    assert_eq!(keys(&v["segments"][0]), ["end", "event", "kind", "start"]);
+    assert_eq!(v["segments"][0]["event"]["id"], "e1");
+
+    // events, paginated
+    let r = c.get(&format!("/v1/assets/{a}/events?limit=3"));
+    let v = r.json();
+    assert_eq!(keys(&v), ["asset", "events", "next"], "{v}");
+    assert_eq!(v["events"].as_array().unwrap().len(), 3);
+    assert_eq!(
+        keys(&v["events"][0]),
+        [
+            "end",
+            "extra",
+            "id",
+            "kind",
+            "produced_at",
+            "received_at",
+            "seq",
+            "start"
+        ]
+    );
+    let next = v["next"].as_str().expect("a cursor").to_string();
+    let v = c
+        .get(&format!("/v1/assets/{a}/events?limit=3&after={next}"))
+        .json();
+    assert_eq!(v["events"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["events"][0]["extra"], json!({"rows": 7}));
+    assert_eq!(v["next"], Value::Null);
+    let v = c
+        .get(&format!(
+            "/v1/assets/{a}/events?start={}&end={}&kind=landed",
+            at(0),
+            at(6)
+        ))
+        .json();
+    assert_eq!(v["events"].as_array().unwrap().len(), 2, "{v}");
+
+    // frontier
+    let v = c
+        .get(&format!("/v1/assets/{a}/frontier?origin={}", at(0)))
+        .json();
+    assert_eq!(v, json!({"asset": a, "origin": at(0), "frontier": at(10)}));
+
+    // assets
+    let v = c.get("/v1/assets").json();
+    assert_eq!(keys(&v), ["assets"]);
+    assert_eq!(v["assets"][0]["asset"], a);
+    assert_eq!(v["assets"][0]["events"], 4);
+    assert_eq!(
+        keys(&v["assets"][0]),
+        ["asset", "events", "first_covered", "last_covered"]
+    );
+
+    // several assets at once
+    c.post_json("/v1/events", &event("payments", &at(0), &at(30), None));
+    let r = c.post_json(
+        "/v1/coverage",
+        &json!({"assets": [a, "payments"], "start": at(0), "end": at(20)}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = r.json();
+    assert_eq!(
+        keys(&v),
+        [
+            "assets",
+            "covered",
+            "covered_ratio",
+            "end",
+            "missing",
+            "start"
+        ]
+    );
+    assert_eq!(v["missing"], json!([{"start": at(10), "end": at(15)}]));
+
+    // declare, then a discrete key resolves
+    let r = c.put_json(
+        "/v1/assets/hourly",
+        &json!({"key_span": "PT1H", "tz": "Europe/Berlin"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    assert_eq!(
+        r.json(),
+        json!({"asset": "hourly", "key_span": "PT1H", "tz": "Europe/Berlin"})
+    );
+    let r = c.post_json(
+        "/v1/events",
+        &json!({"asset": "hourly", "partition_key": "2025-06-01T10:00:00"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let v = c.get("/v1/assets/hourly/events").json();
+    assert_eq!(v["events"][0]["end"].as_str().unwrap().len(), 20, "{v}");
+
+    // health, metrics
+    assert_eq!(c.get("/healthz").json(), json!({"status": "ok"}));
+    let m = c.get("/metrics");
+    assert_eq!(m.status, 200);
+    let text = m.text();
+    assert!(text.contains("gapless_events_accepted_total 6"), "{text}");
+    assert!(text.contains("gapless_events_duplicates_total 1"), "{text}");
+    assert!(
+        text.contains("gapless_asset_events{asset=\"orders\"} 4"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gapless_http_request_duration_seconds_bucket"),
+        "{text}"
+    );
+    assert!(
+        text.contains("route=\"/v1/assets/{asset}/coverage\""),
+        "{text}"
+    );
+}
+
+#[test]
+fn percent_encoded_asset_names_round_trip() {
+    let server = TestServer::start();
+    let c = server.client();
+    for name in ["s3://lake/orders", "ümlaut name", "a?b#c%2Fd", "x/coverage"] {
+        let r = c.post_json("/v1/events", &event(name, &at(0), &at(5), Some("1")));
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let r = c.get(&format!(
+            "/v1/assets/{}/coverage?start={}&end={}",
+            enc(name),
+            at(0),
+            at(5)
+        ));
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+        let v = r.json();
+        assert_eq!(v["asset"], name);
+        assert_eq!(v["covered"], true, "{name}: {v}");
+        for q in [
+            "events",
+            "segments?start=2025-06-01&end=2025-06-02",
+            "frontier?origin=2025-06-01T10:00:00Z",
+        ] {
+            let r = c.get(&format!("/v1/assets/{}/{q}", enc(name)));
+            assert_eq!(r.status, 200, "{name} {q}: {}", r.text());
+            assert_eq!(r.json()["asset"], name);
+        }
+        let r = c.put_json(&format!("/v1/assets/{}", enc(name)), &json!({"tz": "UTC"}));
+        assert_eq!(r.json()["asset"], name, "{}", r.text());
+    }
+    let names: Vec<Value> = c.get("/v1/assets").json()["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["asset"].clone())
+        .collect();
+    assert_eq!(names.len(), 4, "{names:?}");
+}
+
+fn stored(c: &common::Client, asset: &str) -> usize {
+    c.get(&format!("/v1/assets/{}/events", enc(asset))).json()["events"]
+        .as_array()
+        .unwrap()
+        .len()
+}
+
+#[test]
+fn batches_are_atomic_and_errors_name_the_item() {
+    let server = TestServer::start();
+    let c = server.client();
+
+    // A bad array item: 400 naming `event 3`, nothing stored.
+    let r = c.post_json(
+        "/v1/events",
+        &json!([
+            event("a", &at(0), &at(5), None),
+            event("a", &at(5), &at(10), None),
+            event("a", &at(10), &at(5), None)
+        ]),
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.error().starts_with("event 3: "), "{}", r.text());
+    assert_eq!(r.json()["detail"], json!({"event": 3}));
+    assert_eq!(stored(&c, "a"), 0);
+
+    // A bad NDJSON line, counting blank lines: `line 4`.
+    let body = format!(
+        "{}\n\n{}\nnot json\n",
+        event("a", &at(0), &at(5), None),
+        event("a", &at(5), &at(10), None)
+    );
+    let r = c.post_ndjson("/v1/events", &body);
+    assert_eq!(r.status, 400, "{}", r.text());
+    assert!(r.error().starts_with("line 4: "), "{}", r.text());
+    assert_eq!(stored(&c, "a"), 0);
+
+    // A conflict in the second item: 409 naming it, the first not stored.
+    c.post_json("/v1/events", &event("b", &at(0), &at(5), Some("x")));
+    let r = c.post_json(
+        "/v1/events",
+        &json!([
+            event("b", &at(10), &at(15), Some("new")),
+            event("b", &at(0), &at(6), Some("x"))
+        ]),
+    );
+    assert_eq!(r.status, 409, "{}", r.text());
+    let e = r.error();
+    assert!(e.starts_with("event 2: ") && e.contains("conflict"), "{e}");
+    assert_eq!(stored(&c, "b"), 1);
+
+    // A single object's error has no position.
+    let r = c.post_json(
+        "/v1/events",
+        &json!({"asset": "c", "start": "yesterday", "end": at(5)}),
+    );
+    assert_eq!(r.status, 400);
+    assert!(!r.error().starts_with("event"), "{}", r.text());
+
+    // Not JSON at all, an unknown content type, an empty array.
+    let r = c.send(
+        "POST",
+        "/v1/events",
+        &[("Content-Type", "application/json")],
+        b"[{",
+    );
+    assert_eq!(r.status, 400, "{}", r.text());
+    r.error();
+    let r = c.send(
+        "POST",
+        "/v1/events",
+        &[("Content-Type", "text/csv")],
+        b"a,b",
+    );
+    assert_eq!(r.status, 415, "{}", r.text());
+    r.error();
+    assert_eq!(
+        c.post_json("/v1/events", &json!([])).json(),
+        json!({"accepted": 0, "duplicates": 0})
+    );
+}
+
+#[test]
+fn bad_queries_are_4xx_with_the_cli_messages() {
+    let server = TestServer::start();
+    let c = server.client();
+    let cases = [
+        (
+            "/v1/assets/a/coverage?start=2025-06-02&end=2025-06-01",
+            400,
+            "range",
+        ),
+        (
+            "/v1/assets/a/coverage?start=nope&end=2025-06-01",
+            400,
+            "start",
+        ),
+        (
+            "/v1/assets/a/coverage?start=2025-06-01&end=2025-06-02&policy=most",
+            400,
+            "policy",
+        ),
+        (
+            "/v1/assets/a/coverage?start=2025-06-01&end=2025-06-02&tz=Mars/Olympus",
+            400,
+            "tz",
+        ),
+        ("/v1/assets/a/coverage?start=2025-06-01", 400, "end"),
+        (
+            "/v1/assets/a/coverage?start=2025-06-01&end=2025-06-02&polcy=full",
+            400,
+            "polcy",
+        ),
+        (
+            "/v1/assets/a/windows?start=2025-06-01&end=2025-06-02&every=7q",
+            400,
+            "every",
+        ),
+        ("/v1/assets/a/events?limit=0", 400, "limit"),
+        ("/v1/assets/a/events?after=abc", 400, "after"),
+        ("/v1/assets/a/events?kind=maybe", 400, "kind"),
+        ("/v1/assets/a/events?start=2025-06-01", 400, "both"),
+        ("/v1/assets/a/frontier?origin=later", 400, "origin"),
+        ("/v1/nothing", 404, "no such route"),
+    ];
+    for (path, status, needle) in cases {
+        let r = c.get(path);
+        assert_eq!(r.status, status, "{path}: {}", r.text());
+        let e = r.error();
+        assert!(e.contains(needle), "{path}: {e}");
+    }
+    let r = c.send("DELETE", "/v1/assets", &[], b"");
+    assert_eq!(r.status, 405);
+    r.error();
+    let r = c.post_json(
+        "/v1/coverage",
+        &json!({"assets": [], "start": "2025-06-01", "end": "2025-06-02"}),
+    );
+    assert_eq!(r.status, 400);
+    assert!(r.error().contains("assets"));
+    let r = c.put_json("/v1/assets/a", &json!({"key_span": "forever"}));
+    assert_eq!(r.status, 400);
+    assert!(r.error().contains("key span"), "{}", r.text());
+}
+
+#[test]
+fn bodies_over_the_limit_are_413() {
+    let config = gapless_server::ServerConfig {
+        body_limit: 1024,
+        ..Default::default()
+    };
+    let server = TestServer::with_config(config);
+    let c = server.client();
+    let big: Vec<Value> = (0..100)
+        .map(|i| event("a", &at(i % 50), &at(i % 50 + 1), None))
+        .collect();
+    let r = c.post_json("/v1/events", &json!(big));
+    assert_eq!(r.status, 413, "{}", r.text());
+    r.error();
+    assert_eq!(stored(&c, "a"), 0);
+}
