@@ -179,7 +179,11 @@ impl Tokens {
     /// [`ServerError::Config`] naming what is wrong.
     pub fn parse(text: &str) -> Result<Tokens, ServerError> {
         let trimmed = text.trim_start();
-        let parsed: TokensText = if trimmed.starts_with('{') || trimmed.starts_with('[') {
+        // `[[token]]` is TOML; `[{...}]`, `[]` and `{...}` are JSON.
+        let after_bracket = trimmed.strip_prefix('[').map(str::trim_start);
+        let json = trimmed.starts_with('{')
+            || after_bracket.is_some_and(|r| r.starts_with('{') || r.starts_with(']'));
+        let parsed: TokensText = if json {
             serde_json::from_str(text)
                 .map_err(|e| ServerError::Config(format!("tokens: invalid JSON: {e}")))?
         } else {

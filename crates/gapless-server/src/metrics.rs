@@ -39,6 +39,7 @@ pub struct Metrics {
     pub(crate) accepted: Counter,
     pub(crate) duplicates: Counter,
     pub(crate) conflicts: Counter,
+    pub(crate) groups: Counter,
     pub(crate) commits: Counter,
     pub(crate) abandoned: Counter,
     pub(crate) group_requests: Histogram,
@@ -63,6 +64,7 @@ impl Metrics {
         let accepted = Counter::default();
         let duplicates = Counter::default();
         let conflicts = Counter::default();
+        let groups = Counter::default();
         let commits = Counter::default();
         let abandoned = Counter::default();
         let group_requests = Histogram::new(exponential_buckets(1.0, 2.0, 12));
@@ -81,8 +83,13 @@ impl Metrics {
             conflicts.clone(),
         );
         registry.register(
+            "commit_groups",
+            "Groups of batches the writer appended together",
+            groups.clone(),
+        );
+        registry.register(
             "commits",
-            "Store commits made by the writer",
+            "Store appends made by the writer (a group, or a batch retried alone)",
             commits.clone(),
         );
         registry.register(
@@ -110,6 +117,7 @@ impl Metrics {
             accepted,
             duplicates,
             conflicts,
+            groups,
             commits,
             abandoned,
             group_requests,

@@ -128,6 +128,7 @@ async fn run(
 /// Append a group and answer each request (on a blocking thread).
 fn commit(ledger: &Ledger, jobs: Vec<(Batch, Reply)>, metrics: &Metrics) {
     let received_at = now();
+    metrics.groups.inc();
     metrics.group_requests.observe(jobs.len() as f64);
     let results: Vec<Result<IngestAnswer, LedgerError>> = if let [(batch, _)] = jobs.as_slice() {
         metrics.commits.inc();
@@ -161,5 +162,238 @@ fn commit(ledger: &Ledger, jobs: Vec<(Batch, Reply)>, metrics: &Metrics) {
             Err(e) => tracing::warn!(error = %e, "batch failed"),
         }
         let _ = reply.send(result);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+    use std::time::Duration;
+
+    use gapless_core::{AssetDecl, Interval, IntervalSet};
+    use gapless_ledger::ingest::Unit;
+    use gapless_store::{
+        AssetSummary, EventPage, EventQuery, SqliteStore, Store, StoreError, StoredEvent,
+    };
+
+    use super::*;
+
+    /// SQLite with a slow first append (so requests queue up behind it), a
+    /// record of each group, and optionally a failing shared commit.
+    #[derive(Debug)]
+    struct Gated {
+        inner: SqliteStore,
+        delay: Mutex<Option<Duration>>,
+        groups: Mutex<Vec<usize>>,
+        fail_groups: bool,
+    }
+
+    type R<T> = gapless_store::Result<T>;
+
+    impl Store for Gated {
+        fn append(&self, batch: &[NewEvent], at: Instant) -> R<gapless_store::Appended> {
+            let delay = self.delay.lock().unwrap().take();
+            if let Some(d) = delay {
+                std::thread::sleep(d);
+            }
+            self.inner.append(batch, at)
+        }
+        fn append_many(
+            &self,
+            batches: &[&[NewEvent]],
+            at: Instant,
+        ) -> Vec<R<gapless_store::Appended>> {
+            self.groups.lock().unwrap().push(batches.len());
+            if self.fail_groups {
+                return batches
+                    .iter()
+                    .map(|_| Err(StoreError::Backend("injected".into())))
+                    .collect();
+            }
+            batches.iter().map(|b| self.inner.append(b, at)).collect()
+        }
+        fn coverage(&self, asset: &str, range: Interval) -> R<IntervalSet> {
+            self.inner.coverage(asset, range)
+        }
+        fn run_containing(&self, asset: &str, t: Instant) -> R<Option<Interval>> {
+            self.inner.run_containing(asset, t)
+        }
+        fn events(&self, asset: &str, query: &EventQuery) -> R<EventPage> {
+            self.inner.events(asset, query)
+        }
+        fn events_overlapping(&self, asset: &str, range: Interval) -> R<Vec<StoredEvent>> {
+            self.inner.events_overlapping(asset, range)
+        }
+        fn asset_decl(&self, asset: &str) -> R<Option<AssetDecl>> {
+            self.inner.asset_decl(asset)
+        }
+        fn declare_asset(&self, asset: &str, decl: &AssetDecl) -> R<()> {
+            self.inner.declare_asset(asset, decl)
+        }
+        fn assets(&self) -> R<Vec<AssetSummary>> {
+            self.inner.assets()
+        }
+    }
+
+    fn setup(fail_groups: bool) -> (tempfile::TempDir, Arc<Gated>, Ledger) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Gated {
+            inner: SqliteStore::open(dir.path().join("l.db")).unwrap(),
+            delay: Mutex::new(Some(Duration::from_millis(300))),
+            groups: Mutex::new(Vec::new()),
+            fail_groups,
+        });
+        let ledger = Ledger::new(store.clone());
+        (dir, store, ledger)
+    }
+
+    fn ev(id: &str, minute: u32) -> String {
+        format!(
+            r#"{{"asset": "a", "id": "{id}", "start": "2025-06-01T10:{minute:02}:00Z", "end": "2025-06-01T10:{:02}:00Z"}}"#,
+            minute + 1
+        )
+    }
+
+    /// One batch in the gate, then `n` batches sent while it holds the
+    /// writer: batch `i` has a fresh event, and batch 3 also a conflict.
+    async fn queued_behind_a_slow_commit(
+        ledger: &Ledger,
+        writer: &Writer,
+        n: usize,
+    ) -> Vec<Result<IngestAnswer, ApiError>> {
+        let first = ledger.parse(Unit::Event, [ev("x", 0).as_str()]).unwrap();
+        let w = writer.clone();
+        let gate = tokio::spawn(async move { w.append(first).await });
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let mut waiting = Vec::new();
+        for i in 0..n {
+            let mut items = vec![ev(&format!("e{i}"), i as u32 + 1)];
+            if i == 3 {
+                items.push(r#"{"asset": "a", "id": "x", "start": "2025-06-01T11:00:00Z", "end": "2025-06-01T12:00:00Z"}"#.into());
+            }
+            if i == 4 {
+                items.push(ev("x", 0));
+            }
+            let batch = ledger
+                .parse(Unit::Event, items.iter().map(String::as_str))
+                .unwrap();
+            let w = writer.clone();
+            waiting.push(tokio::spawn(async move { w.append(batch).await }));
+            tokio::task::yield_now().await;
+        }
+        assert_eq!(
+            gate.await.unwrap().unwrap(),
+            IngestAnswer {
+                accepted: 1,
+                duplicates: 0
+            }
+        );
+        let mut out = Vec::new();
+        for w in waiting {
+            out.push(w.await.unwrap());
+        }
+        out
+    }
+
+    fn check_answers(answers: &[Result<IngestAnswer, ApiError>]) {
+        for (i, a) in answers.iter().enumerate() {
+            match i {
+                3 => {
+                    let e = a.as_ref().unwrap_err();
+                    assert_eq!(e.status(), axum::http::StatusCode::CONFLICT);
+                    assert!(e.message().starts_with("event 2: conflict"), "{e}");
+                }
+                4 => assert_eq!(
+                    *a.as_ref().unwrap(),
+                    IngestAnswer {
+                        accepted: 1,
+                        duplicates: 1
+                    }
+                ),
+                _ => assert_eq!(
+                    *a.as_ref().unwrap(),
+                    IngestAnswer {
+                        accepted: 1,
+                        duplicates: 0
+                    },
+                    "{i}"
+                ),
+            }
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn queued_batches_share_a_group_and_a_conflict_is_isolated() {
+        let (_dir, store, ledger) = setup(false);
+        let metrics = Arc::new(Metrics::new());
+        let writer = Writer::spawn(ledger.clone(), metrics.clone(), 4096);
+        let answers = queued_behind_a_slow_commit(&ledger, &writer, 10).await;
+        check_answers(&answers);
+        assert_eq!(
+            *store.groups.lock().unwrap(),
+            [10],
+            "the ten waiting batches formed one group"
+        );
+        let events = ledger.events("a", None, None, None, None).unwrap().events;
+        // x, e0..e9 except e3 (its batch conflicted, so nothing of it).
+        assert_eq!(events.len(), 10);
+        assert!(!events.iter().any(|e| e.id.as_deref() == Some("e3")));
+        assert_eq!(metrics.conflicts.get(), 1);
+        assert_eq!(metrics.accepted.get(), 10);
+        assert_eq!(metrics.duplicates.get(), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_shared_commit_is_retried_batch_by_batch() {
+        let (_dir, store, ledger) = setup(true);
+        let writer = Writer::spawn(ledger.clone(), Arc::new(Metrics::new()), 4096);
+        let answers = queued_behind_a_slow_commit(&ledger, &writer, 6).await;
+        check_answers(&answers);
+        assert_eq!(*store.groups.lock().unwrap(), [6]);
+        assert_eq!(
+            ledger
+                .events("a", None, None, None, None)
+                .unwrap()
+                .events
+                .len(),
+            6
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn groups_are_bounded_by_events() {
+        let (_dir, store, ledger) = setup(false);
+        let writer = Writer::spawn(ledger.clone(), Arc::new(Metrics::new()), 3);
+        let answers = queued_behind_a_slow_commit(&ledger, &writer, 9).await;
+        check_answers(&answers);
+        let groups = store.groups.lock().unwrap().clone();
+        assert!(
+            !groups.is_empty() && groups.iter().all(|g| *g <= 3),
+            "{groups:?}"
+        );
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn flush_waits_for_queued_batches() {
+        let (_dir, _store, ledger) = setup(false);
+        let writer = Writer::spawn(ledger.clone(), Arc::new(Metrics::new()), 4096);
+        let first = ledger.parse(Unit::Event, [ev("x", 0).as_str()]).unwrap();
+        let w = writer.clone();
+        let pending = tokio::spawn(async move { w.append(first).await });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        writer.flush().await;
+        assert!(
+            pending.is_finished(),
+            "flush returned before the batch was answered"
+        );
+        pending.await.unwrap().unwrap();
+        assert_eq!(
+            ledger
+                .events("a", None, None, None, None)
+                .unwrap()
+                .events
+                .len(),
+            1
+        );
     }
 }
