@@ -106,6 +106,7 @@ pub async fn serve(
 /// [`ServerError::Config`] for an open server on a non-loopback address,
 /// [`ServerError::Io`] when the address cannot be bound.
 pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
+    check_exposure(config.listen, config.tokens.as_ref())?;
     let _ = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -113,7 +114,6 @@ pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
         )
         .with_writer(io::stderr)
         .try_init();
-    check_exposure(config.listen, config.tokens.as_ref())?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("gapless-server")
