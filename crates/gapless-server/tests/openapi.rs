@@ -1,0 +1,115 @@
+//! The OpenAPI document is honest: every served route is in it, every route
+//! in it is served, and each answer schema has exactly the fields of the
+//! JSON the server really sends.
+
+mod common;
+
+use std::collections::BTreeSet;
+
+use common::{at, event, TestServer};
+use serde_json::{json, Value};
+
+/// Every route the server serves (SPEC §4 and the extensions).
+const ROUTES: &[(&str, &str)] = &[
+    ("post", "/v1/events"),
+    ("get", "/v1/assets"),
+    ("put", "/v1/assets/{asset}"),
+    ("get", "/v1/assets/{asset}/coverage"),
+    ("get", "/v1/assets/{asset}/windows"),
+    ("get", "/v1/assets/{asset}/segments"),
+    ("get", "/v1/assets/{asset}/events"),
+    ("get", "/v1/assets/{asset}/frontier"),
+    ("post", "/v1/coverage"),
+    ("get", "/healthz"),
+    ("get", "/metrics"),
+    ("get", "/openapi.json"),
+];
+
+fn property_names(doc: &Value, schema: &str) -> BTreeSet<String> {
+    let s = &doc["components"]["schemas"][schema];
+    assert!(s.is_object(), "no schema {schema}");
+    s["properties"].as_object().unwrap_or_else(|| panic!("{schema} has no properties")).keys().cloned().collect()
+}
+
+fn names(v: &Value) -> BTreeSet<String> {
+    v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect()
+}
+
+#[test]
+fn the_document_lists_exactly_the_served_routes() {
+    let server = TestServer::start();
+    let c = server.client();
+    let r = c.get("/openapi.json");
+    assert_eq!(r.status, 200);
+    assert!(r.header("content-type").unwrap().starts_with("application/json"));
+    let doc = r.json();
+    assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
+    assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+
+    let mut documented = BTreeSet::new();
+    for (path, item) in doc["paths"].as_object().unwrap() {
+        for method in item.as_object().unwrap().keys() {
+            if ["get", "put", "post", "delete", "patch"].contains(&method.as_str()) {
+                documented.insert((method.clone(), path.clone()));
+            }
+        }
+    }
+    let served: BTreeSet<(String, String)> =
+        ROUTES.iter().map(|(m, p)| (m.to_string(), p.to_string())).collect();
+    assert_eq!(documented, served);
+
+    // Each documented route is really routed (no 404 or 405).
+    for (method, path) in &documented {
+        let path = path.replace("{asset}", "x");
+        let r = c.send(&method.to_uppercase(), &path, &[("Content-Type", "application/json")], b"{}");
+        assert!(![404, 405].contains(&r.status), "{method} {path}: {} {}", r.status, r.text());
+    }
+    // This document is what the library exposes too.
+    let lib = serde_json::to_value(gapless_server::openapi()).unwrap();
+    assert_eq!(lib["paths"], doc["paths"]);
+}
+
+#[test]
+fn answer_schemas_have_exactly_the_answers_fields() {
+    let server = TestServer::start();
+    let c = server.client();
+    let doc = c.get("/openapi.json").json();
+    let mut e = event("a", &at(0), &at(5), Some("1"));
+    e["extra"] = json!({"k": 1});
+    e["produced_at"] = json!(at(6));
+    let ingest = c.post_json("/v1/events", &e).json();
+    let range = format!("start={}&end={}", at(0), at(10));
+    let check = c.get(&format!("/v1/assets/a/coverage?{range}")).json();
+    let windows = c.get(&format!("/v1/assets/a/windows?{range}&every=5m")).json();
+    let segments = c.get(&format!("/v1/assets/a/segments?{range}")).json();
+    let events = c.get("/v1/assets/a/events").json();
+    let frontier = c.get(&format!("/v1/assets/a/frontier?origin={}", at(0))).json();
+    let assets = c.get("/v1/assets").json();
+    let decl = c.put_json("/v1/assets/a", &json!({"key_span": "PT5M"})).json();
+    let multi = c.post_json("/v1/coverage", &json!({"assets": ["a"], "start": at(0), "end": at(10)})).json();
+    let error = c.get("/v1/assets/a/coverage?start=x&end=y").json();
+    let health = c.get("/healthz").json();
+
+    let cases = [
+        ("IngestAnswer", &ingest),
+        ("CheckAnswer", &check),
+        ("Interval", &check["missing"][0]),
+        ("WindowsAnswer", &windows),
+        ("WindowAnswer", &windows["windows"][0]),
+        ("SegmentsAnswer", &segments),
+        ("SegmentAnswer", &segments["segments"][0]),
+        ("EventRef", &segments["segments"][0]["event"]),
+        ("EventsAnswer", &events),
+        ("EventAnswer", &events["events"][0]),
+        ("FrontierAnswer", &frontier),
+        ("AssetsAnswer", &assets),
+        ("AssetAnswer", &assets["assets"][0]),
+        ("DeclAnswer", &decl),
+        ("MultiCheckAnswer", &multi),
+        ("ErrorBody", &error),
+        ("Health", &health),
+    ];
+    for (schema, answer) in cases {
+        assert_eq!(property_names(&doc, schema), names(answer), "{schema} vs {answer}");
+    }
+}
