@@ -28,11 +28,20 @@ const ROUTES: &[(&str, &str)] = &[
 fn property_names(doc: &Value, schema: &str) -> BTreeSet<String> {
     let s = &doc["components"]["schemas"][schema];
     assert!(s.is_object(), "no schema {schema}");
-    s["properties"].as_object().unwrap_or_else(|| panic!("{schema} has no properties")).keys().cloned().collect()
+    s["properties"]
+        .as_object()
+        .unwrap_or_else(|| panic!("{schema} has no properties"))
+        .keys()
+        .cloned()
+        .collect()
 }
 
 fn names(v: &Value) -> BTreeSet<String> {
-    v.as_object().unwrap_or_else(|| panic!("not an object: {v}")).keys().cloned().collect()
+    v.as_object()
+        .unwrap_or_else(|| panic!("not an object: {v}"))
+        .keys()
+        .cloned()
+        .collect()
 }
 
 #[test]
@@ -41,10 +50,16 @@ fn the_document_lists_exactly_the_served_routes() {
     let c = server.client();
     let r = c.get("/openapi.json");
     assert_eq!(r.status, 200);
-    assert!(r.header("content-type").unwrap().starts_with("application/json"));
+    assert!(r
+        .header("content-type")
+        .unwrap()
+        .starts_with("application/json"));
     let doc = r.json();
     assert!(doc["openapi"].as_str().unwrap().starts_with("3."));
-    assert_eq!(doc["components"]["securitySchemes"]["bearer"]["scheme"], "bearer");
+    assert_eq!(
+        doc["components"]["securitySchemes"]["bearer"]["scheme"],
+        "bearer"
+    );
 
     let mut documented = BTreeSet::new();
     for (path, item) in doc["paths"].as_object().unwrap() {
@@ -54,15 +69,27 @@ fn the_document_lists_exactly_the_served_routes() {
             }
         }
     }
-    let served: BTreeSet<(String, String)> =
-        ROUTES.iter().map(|(m, p)| (m.to_string(), p.to_string())).collect();
+    let served: BTreeSet<(String, String)> = ROUTES
+        .iter()
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
     assert_eq!(documented, served);
 
     // Each documented route is really routed (no 404 or 405).
     for (method, path) in &documented {
         let path = path.replace("{asset}", "x");
-        let r = c.send(&method.to_uppercase(), &path, &[("Content-Type", "application/json")], b"{}");
-        assert!(![404, 405].contains(&r.status), "{method} {path}: {} {}", r.status, r.text());
+        let r = c.send(
+            &method.to_uppercase(),
+            &path,
+            &[("Content-Type", "application/json")],
+            b"{}",
+        );
+        assert!(
+            ![404, 405].contains(&r.status),
+            "{method} {path}: {} {}",
+            r.status,
+            r.text()
+        );
     }
     // This document is what the library exposes too.
     let lib = serde_json::to_value(gapless_server::openapi()).unwrap();
@@ -80,13 +107,24 @@ fn answer_schemas_have_exactly_the_answers_fields() {
     let ingest = c.post_json("/v1/events", &e).json();
     let range = format!("start={}&end={}", at(0), at(10));
     let check = c.get(&format!("/v1/assets/a/coverage?{range}")).json();
-    let windows = c.get(&format!("/v1/assets/a/windows?{range}&every=5m")).json();
+    let windows = c
+        .get(&format!("/v1/assets/a/windows?{range}&every=5m"))
+        .json();
     let segments = c.get(&format!("/v1/assets/a/segments?{range}")).json();
     let events = c.get("/v1/assets/a/events").json();
-    let frontier = c.get(&format!("/v1/assets/a/frontier?origin={}", at(0))).json();
+    let frontier = c
+        .get(&format!("/v1/assets/a/frontier?origin={}", at(0)))
+        .json();
     let assets = c.get("/v1/assets").json();
-    let decl = c.put_json("/v1/assets/a", &json!({"key_span": "PT5M"})).json();
-    let multi = c.post_json("/v1/coverage", &json!({"assets": ["a"], "start": at(0), "end": at(10)})).json();
+    let decl = c
+        .put_json("/v1/assets/a", &json!({"key_span": "PT5M"}))
+        .json();
+    let multi = c
+        .post_json(
+            "/v1/coverage",
+            &json!({"assets": ["a"], "start": at(0), "end": at(10)}),
+        )
+        .json();
     let error = c.get("/v1/assets/a/coverage?start=x&end=y").json();
     let health = c.get("/healthz").json();
 
@@ -110,6 +148,10 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         ("Health", &health),
     ];
     for (schema, answer) in cases {
-        assert_eq!(property_names(&doc, schema), names(answer), "{schema} vs {answer}");
+        assert_eq!(
+            property_names(&doc, schema),
+            names(answer),
+            "{schema} vs {answer}"
+        );
     }
 }
