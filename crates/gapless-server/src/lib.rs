@@ -33,6 +33,8 @@
 //! - `extract.rs`: axum's extractors with JSON rejections.
 //! - `metrics.rs`: Prometheus metrics, one registry per server.
 //! - `openapi.rs`: the OpenAPI document's root and answer schemas.
+//! - [`client::Client`]: a blocking client of this API, for the command
+//!   line's client mode (`client.rs`).
 //!
 //! # Access control
 //!
@@ -43,6 +45,7 @@
 
 mod app;
 pub mod auth;
+pub mod client;
 mod config;
 mod error;
 mod extract;
