@@ -216,11 +216,44 @@ pub fn parse_time_zone(name: &str) -> Result<TimeZone> {
             return Ok(tz);
         }
     }
-    Err(invalid(
-        "time zone",
-        name,
-        "not a known IANA time zone name (such as \"Europe/Berlin\" or \"UTC\")",
-    ))
+    let reason = match suggest_time_zone(trimmed) {
+        Some(near) => format!("not a known IANA time zone name; did you mean {near:?}?"),
+        None => "not a known IANA time zone name (such as \"Europe/Berlin\" or \"UTC\")".into(),
+    };
+    Err(invalid("time zone", name, reason))
+}
+
+/// The known zone name closest to `name` (edit distance at most 2, ignoring
+/// case), if any.
+fn suggest_time_zone(name: &str) -> Option<String> {
+    if name.len() > 64 {
+        return None;
+    }
+    let lower = name.to_ascii_lowercase();
+    jiff::tz::db()
+        .available()
+        .map(|n| n.as_str().to_string())
+        .filter(|n| n.len().abs_diff(lower.len()) <= 2)
+        .map(|n| (edit_distance(&lower, &n.to_ascii_lowercase()), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance over chars.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut prev = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let cur = row[j + 1];
+            row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(cur + 1);
+            prev = cur;
+        }
+    }
+    row[b.len()]
 }
 
 // ---------------------------------------------------------------------------
