@@ -780,3 +780,60 @@ proptest! {
         prop_assert_eq!(parse_instant(&t.to_string(), None).unwrap(), t);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(500))]
+
+    /// An abbreviated end means the same as the full one, and every interval
+    /// form of the same span gives the same interval.
+    #[test]
+    fn interval_forms_agree(
+        start_s in 946_684_800i64..4_102_444_800, // 2000 to 2100
+        len_s in 1i64..(40 * 86_400),
+    ) {
+        let start = gapless_core::Instant::from_micros(start_s * 1_000_000).unwrap();
+        let end = gapless_core::Instant::from_micros((start_s + len_s) * 1_000_000).unwrap();
+        let (s, e) = (start.to_string(), end.to_string());
+        let want = gapless_core::Interval::new(start, end).unwrap();
+        let iso_len = format!("PT{len_s}S");
+        for text in [
+            format!("{s}/{e}"),
+            format!("{s}--{e}"),
+            format!("{s}/{iso_len}"),
+            format!("{iso_len}/{e}"),
+            format!("{s}/{}", e.trim_end_matches('Z').get(11..).unwrap()),
+        ] {
+            // The abbreviated time-only end only works on the same day.
+            if text.ends_with(|c: char| c.is_ascii_digit()) && s[..10] != e[..10] {
+                continue;
+            }
+            prop_assert_eq!(parse_interval(&text, None).unwrap(), want, "{}", text);
+        }
+        // Abbreviated with the date's day (and month) too.
+        if s[..7] == e[..7] {
+            let text = format!("{s}/{}", &e[8..]);
+            prop_assert_eq!(parse_interval(&text, None).unwrap(), want, "{}", text);
+        }
+        if s[..4] == e[..4] {
+            let text = format!("{s}/{}", &e[5..]);
+            prop_assert_eq!(parse_interval(&text, None).unwrap(), want, "{}", text);
+        }
+    }
+
+    /// Adding then subtracting a calendar duration in a zone returns to the
+    /// start when no clamping (month ends) or DST adjustment intervenes, and
+    /// fixed durations always do.
+    #[test]
+    fn fixed_durations_invert(
+        start_s in 946_684_800i64..4_102_444_800,
+        micros in 1i64..(400 * 86_400_000_000),
+        zone in prop::sample::select(vec!["UTC", "Europe/Berlin", "Australia/Lord_Howe"]),
+    ) {
+        let tz = tz(zone);
+        let t = gapless_core::Instant::from_micros(start_s * 1_000_000).unwrap();
+        let d = Duration::from_micros(micros).unwrap();
+        let later = d.add_to(t, &tz).unwrap();
+        prop_assert_eq!(later.as_micros() - t.as_micros(), micros);
+        prop_assert_eq!(d.sub_from(later, &tz).unwrap(), t);
+    }
+}
