@@ -35,7 +35,8 @@ pub(crate) fn invalid(what: &str, text: &str, reason: impl std::fmt::Display) ->
 /// Parse an instant: RFC 3339 with an offset, a naive date-time (taken as
 /// UTC), or a bare date (midnight in `tz`, UTC when `None`).
 ///
-/// Accepted forms, with `T`, `t` or a space between date and time, seconds
+/// Accepted forms, with `T`, `t` or a space between date and time (or `-`
+/// before `HH:MM`, as Dagster's hourly keys `2025-06-01-10:00` have), seconds
 /// optional and a fraction of up to microseconds (`.` or `,`):
 ///
 /// | text | instant |
@@ -412,6 +413,14 @@ pub(crate) fn lex_instant(text: &str) -> Result<Lexed, String> {
     }
     match c.peek() {
         Some(b'T' | b't' | b' ') => c.pos += 1,
+        // Dagster's hourly keys: 2025-06-01-10:00.
+        Some(b'-')
+            if c.s.len() >= c.pos + 4
+                && c.s[c.pos + 1..c.pos + 3].iter().all(u8::is_ascii_digit)
+                && c.s[c.pos + 3] == b':' =>
+        {
+            c.pos += 1
+        }
         Some(b'Z' | b'z' | b'+' | b'-') => {
             return Err(
                 "a bare date cannot have an offset; give a time such as 2025-06-01T00:00Z".into(),
