@@ -55,7 +55,13 @@ fn percent(ratio: f64) -> String {
 
 fn gaps_table(out: &mut String, missing: &[Interval], indent: &str) {
     for g in missing {
-        let _ = writeln!(out, "{indent}{:<27} {:<27} {}", g.start(), g.end(), length(g.len_micros()));
+        let _ = writeln!(
+            out,
+            "{indent}{:<27} {:<27} {}",
+            g.start().to_string(),
+            g.end().to_string(),
+            length(g.len_micros())
+        );
     }
 }
 
@@ -75,7 +81,11 @@ pub fn appended(a: &Appended) -> String {
 /// `check`.
 pub fn check(a: &CheckAnswer) -> String {
     let mut out = String::new();
-    let status = if a.complete { "complete" } else { "NOT complete" };
+    let status = if a.complete {
+        "complete"
+    } else {
+        "NOT complete"
+    };
     let _ = writeln!(
         out,
         "{} [{}, {}): {status} under {}, {} covered",
@@ -86,7 +96,12 @@ pub fn check(a: &CheckAnswer) -> String {
         percent(a.covered_ratio)
     );
     if !a.missing.is_empty() {
-        let _ = writeln!(out, "missing {}, {} in all:", plural(a.missing.len(), "gap", "gaps"), total(&a.missing));
+        let _ = writeln!(
+            out,
+            "missing {}, {} in all:",
+            plural(a.missing.len(), "gap", "gaps"),
+            total(&a.missing)
+        );
         gaps_table(&mut out, &a.missing, "  ");
     }
     out
@@ -106,13 +121,21 @@ pub fn windows(a: &WindowsAnswer) -> String {
         complete,
         plural(a.windows.len(), "window", "windows")
     );
-    let _ = writeln!(out, "{:<27} {:<27} {:>9}  {:<10} gaps", "start", "end", "covered", "status");
+    let _ = writeln!(
+        out,
+        "{:<27} {:<27} {:>9}  {:<10} gaps",
+        "start", "end", "covered", "status"
+    );
     for w in &a.windows {
         let status = if w.complete { "complete" } else { "missing" };
         let gaps = if w.missing.is_empty() {
             String::new()
         } else {
-            format!("{} ({})", plural(w.missing.len(), "gap", "gaps"), total(&w.missing))
+            format!(
+                "{} ({})",
+                plural(w.missing.len(), "gap", "gaps"),
+                total(&w.missing)
+            )
         };
         let _ = writeln!(
             out,
@@ -129,8 +152,19 @@ pub fn windows(a: &WindowsAnswer) -> String {
 /// `segments`.
 pub fn segments(a: &SegmentsAnswer) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{} [{}, {}): {}", a.asset, a.start, a.end, plural(a.segments.len(), "segment", "segments"));
-    let _ = writeln!(out, "{:<27} {:<27} {:<12} {:<10} {:>8}  event", "start", "end", "length", "kind", "seq");
+    let _ = writeln!(
+        out,
+        "{} [{}, {}): {}",
+        a.asset,
+        a.start,
+        a.end,
+        plural(a.segments.len(), "segment", "segments")
+    );
+    let _ = writeln!(
+        out,
+        "{:<27} {:<27} {:<12} {:<10} {:>8}  event",
+        "start", "end", "length", "kind", "seq"
+    );
     for s in &a.segments {
         let _ = writeln!(
             out,
@@ -149,7 +183,11 @@ pub fn segments(a: &SegmentsAnswer) -> String {
 /// `events`.
 pub fn events(a: &EventsAnswer) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{:>8}  {:<20} {:<27} {:<27} {:<10} extra", "seq", "id", "start", "end", "kind");
+    let _ = writeln!(
+        out,
+        "{:>8}  {:<20} {:<27} {:<27} {:<10} extra",
+        "seq", "id", "start", "end", "kind"
+    );
     for e in &a.events {
         let _ = writeln!(
             out,
@@ -201,15 +239,23 @@ pub fn decl(a: &DeclAnswer) -> String {
 /// `assets`.
 pub fn assets(a: &AssetsAnswer) -> String {
     let mut out = String::new();
-    let _ = writeln!(out, "{:<30} {:>10}  {:<27} last covered", "asset", "events", "first covered");
+    let _ = writeln!(
+        out,
+        "{:<30} {:>10}  {:<27} last covered",
+        "asset", "events", "first covered"
+    );
     for x in &a.assets {
         let _ = writeln!(
             out,
             "{:<30} {:>10}  {:<27} {}",
             x.asset,
             x.events,
-            x.first_covered.map(|t| t.to_string()).unwrap_or_else(|| "-".into()),
-            x.last_covered.map(|t| t.to_string()).unwrap_or_else(|| "-".into())
+            x.first_covered
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| "-".into()),
+            x.last_covered
+                .map(|t| t.to_string())
+                .unwrap_or_else(|| "-".into())
         );
     }
     out
@@ -222,7 +268,10 @@ mod tests {
     #[test]
     fn lengths_read_like_people_write_them() {
         assert_eq!(length(15 * 60_000_000), "15m");
-        assert_eq!(length(86_400_000_000 + 2 * 3_600_000_000 + 5 * 60_000_000), "1d 2h 5m");
+        assert_eq!(
+            length(86_400_000_000 + 2 * 3_600_000_000 + 5 * 60_000_000),
+            "1d 2h 5m"
+        );
         assert_eq!(length(500_000), "0.5s");
         assert_eq!(length(1), "1µs");
         assert_eq!(length(61_000_000), "1m 1s");

@@ -36,7 +36,11 @@ fn print_json(answer: &impl Serialize) -> Result<(), LedgerError> {
     Ok(())
 }
 
-fn emit(json: bool, answer: &impl Serialize, human: impl FnOnce() -> String) -> Result<(), LedgerError> {
+fn emit(
+    json: bool,
+    answer: &impl Serialize,
+    human: impl FnOnce() -> String,
+) -> Result<(), LedgerError> {
     if json {
         print_json(answer)
     } else {
@@ -50,7 +54,16 @@ fn emit(json: bool, answer: &impl Serialize, human: impl FnOnce() -> String) -> 
 pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
     let ledger = open(&cli)?;
     match cli.command {
-        Command::Emit { asset, start, end, id, retract, extra, produced_at, json } => {
+        Command::Emit {
+            asset,
+            start,
+            end,
+            id,
+            retract,
+            extra,
+            produced_at,
+            json,
+        } => {
             let mut event = serde_json::Map::new();
             event.insert("asset".into(), asset.into());
             event.insert("start".into(), start.into());
@@ -81,15 +94,32 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             let answer = ingest(&ledger, file.as_deref())?;
             emit(json, &answer, || human::appended(&answer))?;
         }
-        Command::Check { asset, range, policy, tz, json } => {
+        Command::Check {
+            asset,
+            range,
+            policy,
+            tz,
+            json,
+        } => {
             let (zone, _) = params::time_zone(tz.as_deref())?;
             let range = params::range(&range.start, &range.end, Some(&zone))?;
             let policy = params::policy(policy.as_deref())?;
             let answer = ledger.check(&asset, range, &policy)?;
             emit(json, &answer, || human::check(&answer))?;
-            return Ok(if answer.complete { ExitCode::SUCCESS } else { ExitCode::from(1) });
+            return Ok(if answer.complete {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
         }
-        Command::Windows { asset, range, every, tz, policy, json } => {
+        Command::Windows {
+            asset,
+            range,
+            every,
+            tz,
+            policy,
+            json,
+        } => {
             let (zone, tz_name) = params::time_zone(tz.as_deref())?;
             let range = params::range(&range.start, &range.end, Some(&zone))?;
             let grid = params::grid(&every)?;
@@ -97,13 +127,26 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             let answer = ledger.windows(&asset, range, &grid, (&zone, &tz_name), &policy)?;
             emit(json, &answer, || human::windows(&answer))?;
         }
-        Command::Segments { asset, range, tz, json } => {
+        Command::Segments {
+            asset,
+            range,
+            tz,
+            json,
+        } => {
             let (zone, _) = params::time_zone(tz.as_deref())?;
             let range = params::range(&range.start, &range.end, Some(&zone))?;
             let answer = ledger.segments(&asset, range)?;
             emit(json, &answer, || human::segments(&answer))?;
         }
-        Command::Events { asset, range, kind, limit, after, tz, json } => {
+        Command::Events {
+            asset,
+            range,
+            kind,
+            limit,
+            after,
+            tz,
+            json,
+        } => {
             let (zone, _) = params::time_zone(tz.as_deref())?;
             let range = match (range.start, range.end) {
                 (Some(s), Some(e)) => Some(params::range(&s, &e, Some(&zone))?),
@@ -114,13 +157,23 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             let answer = ledger.events(&asset, range, kind, limit, after)?;
             emit(json, &answer, || human::events(&answer))?;
         }
-        Command::Frontier { asset, origin, tz, json } => {
+        Command::Frontier {
+            asset,
+            origin,
+            tz,
+            json,
+        } => {
             let (zone, _) = params::time_zone(tz.as_deref())?;
             let origin = params::instant("origin", &origin, Some(&zone))?;
             let answer = ledger.frontier(&asset, origin)?;
             emit(json, &answer, || human::frontier(&answer))?;
         }
-        Command::Asset(AssetCommand::Set { asset, key_span, tz, json }) => {
+        Command::Asset(AssetCommand::Set {
+            asset,
+            key_span,
+            tz,
+            json,
+        }) => {
             let answer = ledger.declare(&asset, key_span.as_deref(), tz.as_deref())?;
             emit(json, &answer, || human::decl(&answer))?;
         }
@@ -133,7 +186,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
 }
 
 /// `ingest`: the whole input is one atomic batch.
-fn ingest(ledger: &Ledger, file: Option<&std::path::Path>) -> Result<gapless_store::Appended, LedgerError> {
+fn ingest(
+    ledger: &Ledger,
+    file: Option<&std::path::Path>,
+) -> Result<gapless_store::Appended, LedgerError> {
     let (name, text) = match file {
         Some(p) if p.as_os_str() != "-" => {
             let text = std::fs::read_to_string(p)

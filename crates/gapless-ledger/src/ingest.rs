@@ -74,7 +74,9 @@ pub struct BatchBuilder<'a> {
 
 impl std::fmt::Debug for BatchBuilder<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BatchBuilder").field("position", &self.position).finish()
+        f.debug_struct("BatchBuilder")
+            .field("position", &self.position)
+            .finish()
     }
 }
 
@@ -86,7 +88,10 @@ impl<'a> BatchBuilder<'a> {
         lookup: impl FnMut(&str) -> Result<Option<AssetDecl>, LedgerError> + 'a,
     ) -> Self {
         BatchBuilder {
-            batch: Batch { unit: Some(unit), ..Batch::default() },
+            batch: Batch {
+                unit: Some(unit),
+                ..Batch::default()
+            },
             unit,
             position: 0,
             decls: HashMap::new(),
@@ -111,7 +116,9 @@ impl<'a> BatchBuilder<'a> {
             let decl = (self.lookup)(raw.asset()).map_err(|e| here(&e))?;
             self.decls.insert(raw.asset().to_string(), decl);
         }
-        let event = raw.resolve(self.decls[raw.asset()].as_ref()).map_err(|e| here(&e))?;
+        let event = raw
+            .resolve(self.decls[raw.asset()].as_ref())
+            .map_err(|e| here(&e))?;
         self.batch.events.push(event);
         self.batch.positions.push(self.position);
         Ok(())

@@ -66,10 +66,12 @@ impl Ledger {
     /// `Conflict` naming the position of the conflicting event; nothing is
     /// stored then.
     pub fn append(&self, batch: &Batch, received_at: Instant) -> Result<Appended> {
-        self.store.append(batch.events(), received_at).map_err(|e| match e {
-            StoreError::Conflict { index, .. } => LedgerError::Conflict(batch.at(index, &e)),
-            other => other.into(),
-        })
+        self.store
+            .append(batch.events(), received_at)
+            .map_err(|e| match e {
+                StoreError::Conflict { index, .. } => LedgerError::Conflict(batch.at(index, &e)),
+                other => other.into(),
+            })
     }
 
     /// `check`: coverage of `range`, complete under `policy`.
@@ -99,7 +101,9 @@ impl Ledger {
     /// `BadInput` for no assets; storage faults.
     pub fn check_all(&self, assets: &[String], range: Interval) -> Result<MultiCheckAnswer> {
         if assets.is_empty() {
-            return Err(LedgerError::BadInput("assets: give at least one asset".into()));
+            return Err(LedgerError::BadInput(
+                "assets: give at least one asset".into(),
+            ));
         }
         let sets = assets
             .iter()
@@ -166,7 +170,11 @@ impl Ledger {
         let events = self.store.events_overlapping(asset, range)?;
         let sources: Vec<SegmentSource> = events
             .iter()
-            .map(|e| SegmentSource { seq: e.seq, interval: e.interval, kind: e.kind })
+            .map(|e| SegmentSource {
+                seq: e.seq,
+                interval: e.interval,
+                kind: e.kind,
+            })
             .collect();
         let ids: HashMap<i64, &Option<String>> = events.iter().map(|e| (e.seq, &e.id)).collect();
         let segments = segments(&sources, range)
@@ -175,10 +183,18 @@ impl Ledger {
                 start: s.interval.start(),
                 end: s.interval.end(),
                 kind: s.kind.as_str().to_string(),
-                event: EventRef { id: ids.get(&s.seq).and_then(|id| (*id).clone()), seq: s.seq },
+                event: EventRef {
+                    id: ids.get(&s.seq).and_then(|id| (*id).clone()),
+                    seq: s.seq,
+                },
             })
             .collect();
-        Ok(SegmentsAnswer { asset: asset.to_string(), start: range.start(), end: range.end(), segments })
+        Ok(SegmentsAnswer {
+            asset: asset.to_string(),
+            start: range.start(),
+            end: range.end(),
+            segments,
+        })
     }
 
     /// `events`: one page of events in sequence order.
@@ -200,7 +216,15 @@ impl Ledger {
                 "limit: {limit} is out of range: give 1 to 10000"
             )));
         }
-        let page = self.store.events(asset, &EventQuery { range, kind, limit, after })?;
+        let page = self.store.events(
+            asset,
+            &EventQuery {
+                range,
+                kind,
+                limit,
+                after,
+            },
+        )?;
         let events = page
             .events
             .into_iter()
@@ -215,7 +239,9 @@ impl Ledger {
                         .extra
                         .map(serde_json::value::RawValue::from_string)
                         .transpose()
-                        .map_err(|e| LedgerError::Fault(format!("stored extra is not JSON: {e}")))?,
+                        .map_err(|e| {
+                            LedgerError::Fault(format!("stored extra is not JSON: {e}"))
+                        })?,
                     produced_at: e.produced_at,
                     received_at: e.received_at,
                 })
@@ -234,8 +260,15 @@ impl Ledger {
     ///
     /// Storage faults only.
     pub fn frontier(&self, asset: &str, origin: Instant) -> Result<FrontierAnswer> {
-        let frontier = self.store.run_containing(asset, origin)?.map_or(origin, |r| r.end());
-        Ok(FrontierAnswer { asset: asset.to_string(), origin, frontier })
+        let frontier = self
+            .store
+            .run_containing(asset, origin)?
+            .map_or(origin, |r| r.end());
+        Ok(FrontierAnswer {
+            asset: asset.to_string(),
+            origin,
+            frontier,
+        })
     }
 
     /// Every asset with its event count and covered extent.
@@ -263,14 +296,33 @@ impl Ledger {
     /// # Errors
     ///
     /// `BadInput` for a bad asset name, span or zone.
-    pub fn declare(&self, asset: &str, key_span: Option<&str>, tz: Option<&str>) -> Result<DeclAnswer> {
-        gapless_core::validate_asset_name(asset).map_err(|e| LedgerError::BadInput(format!("asset: {e}")))?;
+    pub fn declare(
+        &self,
+        asset: &str,
+        key_span: Option<&str>,
+        tz: Option<&str>,
+    ) -> Result<DeclAnswer> {
+        gapless_core::validate_asset_name(asset)
+            .map_err(|e| LedgerError::BadInput(format!("asset: {e}")))?;
         let (zone, tz_name) = crate::params::time_zone(tz)?;
         let span = key_span
-            .map(|s| gapless_core::Duration::parse(s).map_err(|e| LedgerError::BadInput(format!("key span: {e}"))))
+            .map(|s| {
+                gapless_core::Duration::parse(s)
+                    .map_err(|e| LedgerError::BadInput(format!("key span: {e}")))
+            })
             .transpose()?;
-        self.store.declare_asset(asset, &AssetDecl { key_span: span, tz: zone })?;
-        Ok(DeclAnswer { asset: asset.to_string(), key_span: key_span.map(str::to_string), tz: tz_name })
+        self.store.declare_asset(
+            asset,
+            &AssetDecl {
+                key_span: span,
+                tz: zone,
+            },
+        )?;
+        Ok(DeclAnswer {
+            asset: asset.to_string(),
+            key_span: key_span.map(str::to_string),
+            tz: tz_name,
+        })
     }
 
     fn coverage_of(&self, asset: &str, range: Interval) -> Result<Coverage> {

@@ -38,7 +38,10 @@ pub fn range(start: &str, end: &str, tz: Option<&TimeZone>) -> Result<Interval, 
 /// `BadInput` for an unknown zone.
 pub fn time_zone(name: Option<&str>) -> Result<(TimeZone, String), LedgerError> {
     let name = name.unwrap_or("UTC");
-    Ok((parse_time_zone(name).map_err(|e| bad("tz", e))?, name.to_string()))
+    Ok((
+        parse_time_zone(name).map_err(|e| bad("tz", e))?,
+        name.to_string(),
+    ))
 }
 
 /// The policy given, `full` when none is.
@@ -74,8 +77,10 @@ pub fn kind(text: &str) -> Result<EventKind, LedgerError> {
 ///
 /// `BadInput` for anything no page returned.
 pub fn cursor(text: &str) -> Result<i64, LedgerError> {
-    text.parse::<i64>()
-        .ok()
-        .filter(|n| *n >= 0)
-        .ok_or_else(|| bad("after", format!("invalid cursor {text:?}: use the \"next\" value of the previous page")))
+    text.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+        bad(
+            "after",
+            format!("invalid cursor {text:?}: use the \"next\" value of the previous page"),
+        )
+    })
 }
