@@ -138,6 +138,10 @@ fn gapless_queries(set: &IntervalSet, queries: &[Interval]) -> usize {
     queries.iter().map(|&q| set.gaps(q).len()).sum()
 }
 
+fn gapless_queries_lazy(set: &IntervalSet, queries: &[Interval]) -> usize {
+    queries.iter().map(|&q| set.gaps_iter(q).count()).sum()
+}
+
 fn rangemap_queries(set: &RangeSet<i64>, queries: &[Range<i64>]) -> usize {
     queries.iter().map(|q| set.gaps(q).count()).sum()
 }
@@ -190,6 +194,9 @@ fn bench(c: &mut Criterion, d: &Data) {
     g.bench_function(BenchmarkId::new("gapless", QUERIES), |b| {
         b.iter(|| gapless_queries(&set, &d.queries))
     });
+    g.bench_function(BenchmarkId::new("gapless gaps_iter", QUERIES), |b| {
+        b.iter(|| gapless_queries_lazy(&set, &d.queries))
+    });
     g.bench_function(BenchmarkId::new("rangemap", QUERIES), |b| {
         b.iter(|| rangemap_queries(&rm, &q_ranges))
     });
@@ -204,9 +211,10 @@ fn bench(c: &mut Criterion, d: &Data) {
     g.finish();
 }
 
-/// Best of three wall-clock runs, in milliseconds.
+/// Best of five wall-clock runs, in milliseconds (the minimum is the least
+/// disturbed by other processes on a shared machine).
 fn time_ms<T>(mut f: impl FnMut() -> T) -> f64 {
-    (0..3)
+    (0..5)
         .map(|_| {
             let t = std::time::Instant::now();
             black_box(f());
@@ -216,7 +224,7 @@ fn time_ms<T>(mut f: impl FnMut() -> T) -> f64 {
 }
 
 fn ratio_table(d: &Data) {
-    println!("\nratios (best of 3, std::time::Instant; ratio = other / gapless):");
+    println!("\nratios (best of 5, std::time::Instant; ratio = other / gapless):");
     let line = |what: &str, ours: f64, name: &str, theirs: f64| {
         println!(
             "{what}: gapless {ours:.1} ms, {name} {theirs:.1} ms, ratio {:.1}x",
@@ -280,11 +288,19 @@ fn ratio_table(d: &Data) {
         .map(|q| q.start().as_micros()..q.end().as_micros())
         .collect();
     let ours = time_ms(|| gapless_queries(&set, &d.queries));
+    let rm_ms = time_ms(|| rangemap_queries(&rm, &q_ranges));
     line(
-        "10k one-day gap queries",
+        "10k one-day gap queries (gaps, Vec)",
         ours,
         "rangemap",
-        time_ms(|| rangemap_queries(&rm, &q_ranges)),
+        rm_ms,
+    );
+    let lazy = time_ms(|| gapless_queries_lazy(&set, &d.queries));
+    line(
+        "10k one-day gap queries (gaps_iter)",
+        lazy,
+        "rangemap",
+        rm_ms,
     );
     let naive = time_ms(|| {
         q_ranges[..NAIVE_QUERIES]

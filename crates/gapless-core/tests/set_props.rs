@@ -116,6 +116,10 @@ fn check_queries(set: &IntervalSet, model: &Model, range: (i64, i64), x: i64) {
     let r = iv(range.0, range.1);
     let gaps: Vec<_> = set.gaps(r).into_iter().map(ticks).collect();
     assert_eq!(gaps, model.runs_within(range, false), "gaps of {range:?}");
+    assert!(
+        set.gaps_iter(r).map(ticks).eq(gaps.iter().copied()),
+        "gaps_iter of {range:?}"
+    );
     assert_eq!(runs(&set.complement(r)), gaps, "complement of {range:?}");
     let covered = (range.0..range.1).filter(|&y| model.get(y)).count() as i64;
     assert_eq!(
@@ -389,4 +393,56 @@ fn large_shuffled_insert_matches_bulk() {
     assert_eq!(set, bulk);
     let missing = (0..200_000).filter(|i| i % 97 == 3).count();
     assert_eq!(bulk.run_count(), missing + 1);
+}
+
+/// Sort-and-merge reference for large inputs, in plain integers.
+fn reference_union(ivs: &[(i64, i64)]) -> Vec<(i64, i64)> {
+    let mut v = ivs.to_vec();
+    v.sort();
+    let mut out: Vec<(i64, i64)> = Vec::new();
+    for (s, e) in v {
+        match out.last_mut() {
+            Some(last) if s <= last.1 => last.1 = last.1.max(e),
+            _ => out.push((s, e)),
+        }
+    }
+    out
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Inputs large enough for the radix sort of the bulk and buffered paths:
+    /// any span (negative instants, whole range, all starts equal, coarse
+    /// grids with constant low bits) against a plain sort-and-merge.
+    #[test]
+    fn large_inputs_match_reference(
+        n in 500..3000usize,
+        origin in Instant::MIN.as_micros()..Instant::MAX.as_micros() / 2,
+        spread_bits in 0..58u32,
+        grid_bits in 0..20u32,
+        seed in any::<u64>(),
+    ) {
+        use rand::{Rng, SeedableRng};
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let spread = 1i64 << spread_bits;
+        let ivs: Vec<(i64, i64)> = (0..n)
+            .map(|_| {
+                let s = origin + ((rng.random_range(0..spread) >> grid_bits) << grid_bits);
+                let len = rng.random_range(1..=(spread / 64).max(1) + 1);
+                (s, (s + len).min(Instant::MAX.as_micros()))
+            })
+            .filter(|&(s, e)| s < e)
+            .collect();
+        let expected = reference_union(&ivs);
+        let to_iv = |&(s, e): &(i64, i64)| Interval::from_micros(s, e).unwrap();
+        let bulk = IntervalSet::from_intervals(ivs.iter().map(to_iv));
+        let got: Vec<_> = bulk.runs().map(|r| (r.start().as_micros(), r.end().as_micros())).collect();
+        prop_assert_eq!(&got, &expected);
+        let mut buffered = IntervalSet::with_buffer_limits(0, 600);
+        for iv in ivs.iter().map(to_iv) {
+            buffered.insert(iv);
+        }
+        prop_assert_eq!(&buffered, &bulk);
+    }
 }
