@@ -7,6 +7,11 @@ use crate::error::{Error, Result};
 /// A point on the UTC time line at microsecond precision, in the years 0001
 /// to 9999 (the range and precision of PostgreSQL `timestamptz`).
 ///
+/// The last instant is 9999-12-30T22:00:00Z rather than the year's last
+/// microsecond: it is the last instant that every time zone can still show
+/// as a date in 9999 (jiff's limit), so formatting and calendar arithmetic
+/// never fail on an instant that exists.
+///
 /// # Properties
 ///
 /// Instants are totally ordered and cheap to copy: internally a count of
@@ -28,8 +33,8 @@ pub struct Instant(i64);
 impl Instant {
     /// 0001-01-01T00:00:00Z.
     pub const MIN: Instant = Instant(-62_135_596_800_000_000);
-    /// 9999-12-31T23:59:59.999999Z.
-    pub const MAX: Instant = Instant(253_402_300_799_999_999);
+    /// 9999-12-30T22:00:00Z (see the type's documentation).
+    pub const MAX: Instant = Instant(253_402_207_200_000_000);
 
     /// The instant `micros` microseconds after 1970-01-01T00:00:00Z.
     ///
@@ -41,7 +46,7 @@ impl Instant {
             Ok(Instant(micros))
         } else {
             Err(Error::new(format!(
-                "instant {micros} µs from the Unix epoch is outside the years 0001 to 9999"
+                "instant {micros} µs from the Unix epoch is outside 0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z"
             )))
         }
     }
@@ -63,8 +68,11 @@ impl Instant {
                 "instant {ts} is finer than a microsecond"
             )));
         }
-        Instant::from_micros(ts.as_microsecond())
-            .map_err(|_| Error::new(format!("instant {ts} is outside the years 0001 to 9999")))
+        Instant::from_micros(ts.as_microsecond()).map_err(|_| {
+            Error::new(format!(
+                "instant {ts} is outside 0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z"
+            ))
+        })
     }
 
     /// This instant as a jiff timestamp.
@@ -74,7 +82,9 @@ impl Instant {
 
     /// This instant moved by `micros`, or `None` when that leaves 0001–9999.
     pub fn checked_add_micros(self, micros: i64) -> Option<Instant> {
-        self.0.checked_add(micros).and_then(|m| Instant::from_micros(m).ok())
+        self.0
+            .checked_add(micros)
+            .and_then(|m| Instant::from_micros(m).ok())
     }
 }
 
@@ -122,7 +132,9 @@ impl<'de> serde::Deserialize<'de> for Instant {
 /// assert!(Interval::new(b, a).is_err());
 /// assert!(Interval::new(a, a).is_err());
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, serde::Serialize, serde::Deserialize,
+)]
 #[serde(try_from = "IntervalFields")]
 pub struct Interval {
     start: Instant,

@@ -13,7 +13,7 @@ use crate::{Duration, Error, Instant, Interval, Result};
 /// The last microsecond that parsing and time zone arithmetic produce:
 /// 9999-12-30T22:00:00Z, the end of jiff's timestamps (so that every UTC
 /// offset keeps the local date within the year 9999).
-pub(crate) const LAST_MICROS: i64 = 253_402_207_200_000_000;
+pub(crate) const LAST_MICROS: i64 = crate::Instant::MAX.as_micros();
 
 /// At most this many characters of an input are quoted in an error message.
 const SHOWN_CHARS: usize = 64;
