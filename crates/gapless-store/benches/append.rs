@@ -45,11 +45,31 @@ fn events(n: usize, offset_steps: i64, tag: &str) -> Vec<NewEvent> {
         .collect()
 }
 
-fn rate(n: usize, secs: f64) -> String {
-    format!(
-        "{:>10.0} events/s ({n} events in {secs:.2} s)",
-        n as f64 / secs
-    )
+/// CPU time of this thread in seconds (Linux), to see past a busy machine.
+fn cpu() -> Option<f64> {
+    let s = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    Some(s.split_whitespace().next()?.parse::<f64>().ok()? / 1e9)
+}
+
+/// A stopwatch of wall and CPU time.
+struct Watch(Clock, Option<f64>);
+
+impl Watch {
+    fn start() -> Watch {
+        Watch(Clock::now(), cpu())
+    }
+    fn rate(&self, n: usize) -> String {
+        let secs = self.0.elapsed().as_secs_f64();
+        let cpu = cpu().zip(self.1).map(|(b, a)| b - a);
+        let mut out = format!(
+            "{:>9.0} events/s ({n} events in {secs:.2} s",
+            n as f64 / secs
+        );
+        if let Some(c) = cpu {
+            out += &format!("; {:.0} events per CPU-second", n as f64 / c);
+        }
+        out + ")"
+    }
 }
 
 fn main() {
@@ -70,35 +90,28 @@ fn main() {
 
     // Micro-batches.
     let data = events(n, 0, "a");
-    let clock = Clock::now();
+    let watch = Watch::start();
     for chunk in data.chunks(batch) {
         store.append(chunk, received).unwrap();
     }
-    let secs = clock.elapsed().as_secs_f64();
-    println!("append, batches of {batch:>7}: {}", rate(n, secs));
+    println!("append, batches of {batch}: {}", watch.rate(n));
 
     // The same again: all duplicates.
-    let clock = Clock::now();
+    let watch = Watch::start();
     let mut dups = 0;
     for chunk in data.chunks(batch) {
         dups += store.append(chunk, received).unwrap().duplicates;
     }
     assert_eq!(dups as usize, n);
-    println!(
-        "re-append (duplicates):    {}",
-        rate(n, clock.elapsed().as_secs_f64())
-    );
+    println!("re-append (duplicates): {}", watch.rate(n));
     drop(data);
 
     // One batch of everything, as `gapless ingest FILE` does.
     let steps = (n / ASSETS.len()) as i64;
     let data = events(n, steps, "b");
-    let clock = Clock::now();
+    let watch = Watch::start();
     store.append(&data, received).unwrap();
-    println!(
-        "append, one batch of {n}: {}",
-        rate(n, clock.elapsed().as_secs_f64())
-    );
+    println!("append, one batch of {n}: {}", watch.rate(n));
     drop(data);
 
     // Reads.

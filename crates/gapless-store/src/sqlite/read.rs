@@ -126,32 +126,42 @@ pub(crate) fn run_containing(
     }
 }
 
-/// How to find the events of a range.
+/// How to find a page of an asset's events.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Plan {
-    /// Walk the asset's events in sequence order, filtering by range.
-    BySeq,
-    /// Seek the range in the start index, then sort by sequence.
-    ByStart,
+    /// Walk all events in sequence order from the cursor, keeping the
+    /// asset's that match, until the page is full.
+    Walk,
+    /// Seek the asset (and range) in the start index, sort by sequence.
+    Seek,
 }
 
-/// Pick the cheaper plan for a page of `limit` events overlapping `range`.
+/// Pick the cheaper plan for a page of `limit` events of an asset that has
+/// `stats.events` of the ledger's `total` events, optionally only those
+/// overlapping `range`.
 ///
-/// With `f` the share of the asset's time hull that `range` covers and `n`
-/// its event count, a walk in sequence order reads about `limit / f` events
-/// to fill a page, a seek by start reads about `f * n`.
-fn plan(stats: &AssetStats, range: Interval, limit: usize) -> Plan {
+/// With `p` the asset's share of all events and `f` the share of the
+/// asset's time hull that the range covers, a walk reads about
+/// `limit / (p f)` events to fill a page, a seek reads about `f n`.
+fn plan(stats: &AssetStats, total: i64, range: Option<Interval>, limit: usize) -> Plan {
     let Some((lo, hi)) = stats.hull else {
-        return Plan::ByStart;
+        return Plan::Seek;
     };
-    let width = (hi - lo).max(1) as f64;
-    let overlap =
-        (range.end().as_micros().min(hi) - range.start().as_micros().max(lo)).max(0) as f64;
-    let f = (overlap / width).clamp(1e-12, 1.0);
-    if f * stats.events as f64 <= limit as f64 / f {
-        Plan::ByStart
+    let f = match range {
+        None => 1.0,
+        Some(range) => {
+            let width = (hi - lo).max(1) as f64;
+            let overlap =
+                (range.end().as_micros().min(hi) - range.start().as_micros().max(lo)).max(0) as f64;
+            (overlap / width).clamp(1e-12, 1.0)
+        }
+    };
+    let n = stats.events.max(1) as f64;
+    let p = (n / total.max(1) as f64).clamp(1e-12, 1.0);
+    if f * n <= limit as f64 / (p * f) {
+        Plan::Seek
     } else {
-        Plan::BySeq
+        Plan::Walk
     }
 }
 
@@ -167,64 +177,55 @@ pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> 
             next: None,
         });
     };
+    let total: i64 = tx
+        .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
+        .query_row([], |r| r.get(0))?;
     let after = query.after.unwrap_or(i64::MIN);
     let kind: Option<i64> = query.kind.map(kind_code);
+    // No range: every interval overlaps [MIN, MAX).
+    let (start, end) = query.range.map_or((i64::MIN, i64::MAX), |r| {
+        (r.start().as_micros(), r.end().as_micros())
+    });
     let mut events = Vec::new();
     {
-        let mut push_rows = |mut rows: rusqlite::Rows<'_>| -> Result<()> {
-            while let Some(r) = rows.next()? {
-                events.push(event_of(r)?);
-            }
-            Ok(())
-        };
-        match query.range {
-            None => {
+        let mut rows = match plan(&stats, total, query.range, limit) {
+            Plan::Walk => {
                 let mut stmt = tx.prepare_cached(&format!(
-                    "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_seq \
-                     WHERE asset_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
+                    "SELECT {EVENT_COLUMNS} FROM events NOT INDEXED \
+                     WHERE seq > ?2 AND asset_id = ?1 AND (?3 IS NULL OR kind = ?3) \
+                     AND start_us < ?6 AND end_us > ?5 \
                      ORDER BY seq LIMIT ?4"
                 ))?;
-                push_rows(stmt.query(params![stats.id, after, kind, limit as i64])?)?;
+                let rows = collect_events(stmt.query(params![
+                    stats.id,
+                    after,
+                    kind,
+                    limit as i64,
+                    start,
+                    end
+                ])?)?;
+                rows
             }
-            Some(range) => {
-                let (start, end) = (range.start().as_micros(), range.end().as_micros());
-                match plan(&stats, range, limit) {
-                    Plan::BySeq => {
-                        let mut stmt = tx.prepare_cached(&format!(
-                            "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_seq \
-                             WHERE asset_id = ?1 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
-                             AND start_us < ?6 AND end_us > ?5 \
-                             ORDER BY seq LIMIT ?4"
-                        ))?;
-                        push_rows(stmt.query(params![
-                            stats.id,
-                            after,
-                            kind,
-                            limit as i64,
-                            start,
-                            end
-                        ])?)?;
-                    }
-                    Plan::ByStart => {
-                        let mut stmt = tx.prepare_cached(&format!(
-                            "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_start \
-                             WHERE asset_id = ?1 AND start_us >= ?7 AND start_us < ?6 \
-                             AND end_us > ?5 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
-                             ORDER BY seq LIMIT ?4"
-                        ))?;
-                        push_rows(stmt.query(params![
-                            stats.id,
-                            after,
-                            kind,
-                            limit as i64,
-                            start,
-                            end,
-                            start - stats.max_len
-                        ])?)?;
-                    }
-                }
+            Plan::Seek => {
+                let mut stmt = tx.prepare_cached(&format!(
+                    "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_start \
+                     WHERE asset_id = ?1 AND start_us >= ?7 AND start_us < ?6 \
+                     AND end_us > ?5 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
+                     ORDER BY seq LIMIT ?4"
+                ))?;
+                let rows = collect_events(stmt.query(params![
+                    stats.id,
+                    after,
+                    kind,
+                    limit as i64,
+                    start,
+                    end,
+                    start.saturating_sub(stats.max_len)
+                ])?)?;
+                rows
             }
-        }
+        };
+        events.append(&mut rows);
     }
     let next = if events.len() == limit {
         events.last().map(|e| e.seq)
@@ -232,6 +233,14 @@ pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> 
         None
     };
     Ok(EventPage { events, next })
+}
+
+fn collect_events(mut rows: rusqlite::Rows<'_>) -> Result<Vec<StoredEvent>> {
+    let mut out = Vec::new();
+    while let Some(r) = rows.next()? {
+        out.push(event_of(r)?);
+    }
+    Ok(out)
 }
 
 pub(crate) fn events_overlapping(
@@ -308,25 +317,32 @@ mod tests {
     }
 
     #[test]
-    fn plan_prefers_the_start_index_for_narrow_ranges() {
-        let stats = AssetStats {
+    fn plan_walks_for_big_assets_and_seeks_for_narrow_ranges() {
+        let big = AssetStats {
             id: 1,
-            events: 10_000_000,
+            events: 2_500_000,
             max_len: 300,
             hull: Some((0, 1_000_000_000)),
         };
-        assert_eq!(plan(&stats, iv(0, 1_000), 100), Plan::ByStart);
-        assert_eq!(plan(&stats, iv(-5, 1_000_000_000), 100), Plan::BySeq);
+        let total = 10_000_000;
+        assert_eq!(plan(&big, total, None, 100), Plan::Walk);
+        assert_eq!(plan(&big, total, Some(iv(0, 1_000)), 100), Plan::Seek);
         assert_eq!(
-            plan(&stats, iv(2_000_000_000, 3_000_000_000), 100),
-            Plan::ByStart
+            plan(&big, total, Some(iv(-5, 1_000_000_000)), 100),
+            Plan::Walk
         );
+        assert_eq!(
+            plan(&big, total, Some(iv(2_000_000_000, 3_000_000_000)), 100),
+            Plan::Seek
+        );
+        let rare = AssetStats { events: 100, ..big };
+        assert_eq!(plan(&rare, total, None, 100), Plan::Seek);
         let empty = AssetStats {
             id: 1,
             events: 0,
             max_len: 0,
             hull: None,
         };
-        assert_eq!(plan(&empty, iv(0, 1), 100), Plan::ByStart);
+        assert_eq!(plan(&empty, total, Some(iv(0, 1)), 100), Plan::Seek);
     }
 }

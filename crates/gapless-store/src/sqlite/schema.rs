@@ -28,7 +28,6 @@
 //! );
 //! CREATE UNIQUE INDEX events_asset_id ON events (asset_id, id) WHERE id IS NOT NULL;
 //! CREATE INDEX events_asset_start ON events (asset_id, start_us);
-//! CREATE INDEX events_asset_seq ON events (asset_id);  -- (asset_id, seq)
 //! CREATE TABLE coverage_runs (
 //!     asset_id INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER NOT NULL,
 //!     PRIMARY KEY (asset_id, start_us)
@@ -79,7 +78,6 @@ CREATE TABLE events (
 );
 CREATE UNIQUE INDEX events_asset_id ON events (asset_id, id) WHERE id IS NOT NULL;
 CREATE INDEX events_asset_start ON events (asset_id, start_us);
-CREATE INDEX events_asset_seq ON events (asset_id);
 CREATE TABLE coverage_runs (
     asset_id INTEGER NOT NULL,
     start_us INTEGER NOT NULL,
