@@ -7,8 +7,9 @@
 //!    them. The locks serialise appends per asset until commit.
 //! 2. The stored events with the batch's `(asset, id)` keys are read in one
 //!    statement; the batch is then walked in order: an id already stored or
-//!    earlier in the batch with the same content is a duplicate (counted,
-//!    not stored), other content a conflict (rolled back, nothing stored).
+//!    earlier in the batch with the same content
+//!    ([`NewEvent::same_content`]) is a duplicate (counted, not stored),
+//!    other content a conflict (rolled back, nothing stored).
 //! 3. Sequence numbers for the new events are drawn from `events_seq` while
 //!    the locks are held (so per asset they grow in commit order), and the
 //!    events inserted in one statement (arrays, or `COPY BINARY` for big
@@ -18,6 +19,9 @@
 //!    order, and the touched runs replaced by the result; the event count,
 //!    longest event and event hull updated.
 //! 5. Commit (`synchronous_commit = on`: durable on return).
+//!
+//! `append_many` (the server's group commit) runs several batches in one
+//! transaction, a savepoint each, after locking the assets of all of them.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -33,11 +37,17 @@ use crate::{Appended, Result, StoreError};
 /// Landed events buffered before a retraction are merged one by one up to
 /// this many, in bulk beyond.
 const BULK_MERGE: usize = 64;
-/// From this many new events on, they are sent with `COPY BINARY`.
-const COPY_FROM: usize = 2_000;
+/// From this many new events on, they are sent with `COPY BINARY` (measured:
+/// about 1.5 times the rate of one array insert at 100,000 events, and no
+/// slower at 500).
+const COPY_FROM: usize = 256;
 
+/// Only missing names reach the insert, so that existing assets do not use
+/// up identity values.
 const ENSURE_ASSETS: &str = "INSERT INTO assets (name) \
-     SELECT n FROM unnest($1::text[]) AS u(n) ORDER BY n COLLATE \"C\" \
+     SELECT n FROM unnest($1::text[]) AS u(n) \
+     WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.name = u.n) \
+     ORDER BY n COLLATE \"C\" \
      ON CONFLICT (name) DO NOTHING";
 const LOCK_ASSETS: &str = "SELECT id, name FROM assets WHERE name = ANY($1::text[]) \
      ORDER BY name COLLATE \"C\" FOR UPDATE";
@@ -108,26 +118,21 @@ pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
     Ok(())
 }
 
-/// What an event says, for comparing a repeated `(asset, id)`.
-#[derive(PartialEq)]
-struct Content<'a> {
-    start: i64,
-    end: i64,
-    kind: i16,
-    extra: Option<Cow<'a, str>>,
-    produced_at: Option<i64>,
-}
-
-impl<'a> Content<'a> {
-    fn of(ev: &'a NewEvent) -> Content<'a> {
-        Content {
-            start: ev.interval.start().as_micros(),
-            end: ev.interval.end().as_micros(),
-            kind: kind_code(ev.kind),
-            extra: ev.extra.as_deref().map(Cow::Borrowed),
-            produced_at: ev.produced_at.map(Instant::as_micros),
-        }
-    }
+/// The stored event of a row of [`STORED_BY_ID`], for
+/// [`NewEvent::same_content`] (asset and id are not compared there).
+fn stored_content(r: &postgres::Row) -> Result<NewEvent> {
+    let produced: Option<i64> = r.try_get(6)?;
+    Ok(NewEvent {
+        asset: String::new(),
+        id: None,
+        interval: Interval::from_micros(r.try_get(2)?, r.try_get(3)?)
+            .map_err(|_| corrupt("event interval"))?,
+        kind: kind_of(r.try_get(4)?)?,
+        extra: r.try_get(5)?,
+        produced_at: produced
+            .map(|p| Instant::from_micros(p).map_err(|_| corrupt("event produced_at")))
+            .transpose()?,
+    })
 }
 
 /// What one append does to one asset.
@@ -160,19 +165,85 @@ pub(crate) fn append(
 ) -> Result<Appended, Fail> {
     let Conn { client, stmts } = conn;
     let mut tx = client.transaction()?;
+    let ids = lock_assets(&mut tx, stmts, batch.iter().map(|e| e.asset.as_str()))?;
+    let out = append_locked(&mut tx, stmts, &ids, batch, received_at)?;
+    tx.commit().map_err(Fail::Commit)?;
+    Ok(out)
+}
 
-    // 1. Assets: created and locked in name order.
-    let mut names: Vec<&str> = batch.iter().map(|e| e.asset.as_str()).collect();
+/// Several independent batches in one transaction (one durable commit), each
+/// in its own savepoint: a batch that fails is rolled back alone. The assets
+/// of all batches are locked first, in name order, so that groups never
+/// deadlock with each other.
+pub(crate) fn append_many(
+    conn: &mut Conn,
+    batches: &[&[NewEvent]],
+    received_at: Instant,
+) -> Result<Vec<Result<Appended>>, Fail> {
+    let Conn { client, stmts } = conn;
+    let mut tx = client.transaction()?;
+    // (A name PostgreSQL cannot store fails its batch's check below.)
+    let names = batches
+        .iter()
+        .flat_map(|b| b.iter())
+        .map(|e| e.asset.as_str())
+        .filter(|n| !n.contains('\0'));
+    let ids = lock_assets(&mut tx, stmts, names)?;
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        if batch.is_empty() {
+            out.push(Ok(Appended::default()));
+            continue;
+        }
+        if let Err(e) = check_batch(batch) {
+            out.push(Err(e));
+            continue;
+        }
+        let mut sp = tx.savepoint("gapless_batch")?;
+        match append_locked(&mut sp, stmts, &ids, batch, received_at) {
+            Ok(a) => {
+                sp.commit()?;
+                out.push(Ok(a));
+            }
+            Err(Fail::Store(e)) => {
+                sp.rollback()?;
+                out.push(Err(e));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+    tx.commit().map_err(Fail::Commit)?;
+    Ok(out)
+}
+
+/// Create the assets named by `names` when missing and lock their rows until
+/// the end of the transaction, both in name order: their ids by name.
+fn lock_assets<'n>(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    names: impl Iterator<Item = &'n str>,
+) -> Result<HashMap<String, i64>, Fail> {
+    let mut names: Vec<&str> = names.collect();
     names.sort_unstable();
     names.dedup();
-    let s = stmts.get(&mut tx, ENSURE_ASSETS)?;
+    let s = stmts.get(tx, ENSURE_ASSETS)?;
     tx.execute(&s, &[&names])?;
-    let s = stmts.get(&mut tx, LOCK_ASSETS)?;
-    let id_of: HashMap<String, i64> = tx
+    let s = stmts.get(tx, LOCK_ASSETS)?;
+    Ok(tx
         .query(&s, &[&names])?
         .iter()
         .map(|r| (r.get::<_, String>(1), r.get::<_, i64>(0)))
-        .collect();
+        .collect())
+}
+
+/// One batch, its assets locked: idempotency, events, coverage, statistics.
+fn append_locked(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    id_of: &HashMap<String, i64>,
+    batch: &[NewEvent],
+    received_at: Instant,
+) -> Result<Appended, Fail> {
     let asset_id = |name: &str| -> Result<i64, Fail> {
         id_of.get(name).copied().ok_or_else(|| {
             Fail::Store(StoreError::Backend(format!(
@@ -188,21 +259,16 @@ pub(crate) fn append(
             keys.insert((asset_id(&ev.asset)?, id));
         }
     }
-    let mut known: HashMap<(i64, Cow<'_, str>), Content<'_>> = HashMap::with_capacity(keys.len());
+    // The first event of each key: stored, or earlier in this batch.
+    let mut known: HashMap<(i64, Cow<'_, str>), Cow<'_, NewEvent>> =
+        HashMap::with_capacity(keys.len());
     if !keys.is_empty() {
         let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
-        let s = stmts.get(&mut tx, STORED_BY_ID)?;
+        let s = stmts.get(tx, STORED_BY_ID)?;
         for r in tx.query(&s, &[&key_assets, &key_ids])? {
-            let extra: Option<String> = r.get(5);
             known.insert(
                 (r.get(0), Cow::Owned(r.get::<_, String>(1))),
-                Content {
-                    start: r.get(2),
-                    end: r.get(3),
-                    kind: r.get(4),
-                    extra: extra.map(Cow::Owned),
-                    produced_at: r.get(6),
-                },
+                Cow::Owned(stored_content(&r)?),
             );
         }
     }
@@ -213,9 +279,8 @@ pub(crate) fn append(
     for (index, ev) in batch.iter().enumerate() {
         let aid = asset_id(&ev.asset)?;
         if let Some(id) = ev.id.as_deref() {
-            let content = Content::of(ev);
             match known.get(&(aid, Cow::Borrowed(id))) {
-                Some(stored) if *stored == content => {
+                Some(first) if first.same_content(ev) => {
                     out.duplicates += 1;
                     continue;
                 }
@@ -228,7 +293,7 @@ pub(crate) fn append(
                     }));
                 }
                 None => {
-                    known.insert((aid, Cow::Borrowed(id)), content);
+                    known.insert((aid, Cow::Borrowed(id)), Cow::Borrowed(ev));
                 }
             }
         }
@@ -266,7 +331,7 @@ pub(crate) fn append(
     if !cols.asset_id.is_empty() {
         // 3. Sequence numbers, drawn under the asset locks, then the events.
         let n = cols.asset_id.len();
-        let s = stmts.get(&mut tx, NEXT_SEQS)?;
+        let s = stmts.get(tx, NEXT_SEQS)?;
         let mut seqs: Vec<i64> = tx
             .query(&s, &[&(n as i64)])?
             .iter()
@@ -279,12 +344,12 @@ pub(crate) fn append(
             )));
         }
         cols.seq = seqs;
-        insert_events(&mut tx, stmts, &cols, received_at.as_micros())?;
+        insert_events(tx, stmts, &cols, received_at.as_micros())?;
 
         // 4. Coverage runs and asset statistics.
         for a in &assets {
-            update_coverage(&mut tx, stmts, a)?;
-            let s = stmts.get(&mut tx, UPDATE_ASSET)?;
+            update_coverage(tx, stmts, a)?;
+            let s = stmts.get(tx, UPDATE_ASSET)?;
             tx.execute(
                 &s,
                 &[
@@ -297,7 +362,6 @@ pub(crate) fn append(
             )?;
         }
     }
-    tx.commit().map_err(Fail::Commit)?;
     Ok(out)
 }
 

@@ -206,6 +206,23 @@ fn retryable(e: &postgres::Error) -> bool {
     )
 }
 
+/// The same error again (one per batch of a failed group).
+fn copy_error(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::Conflict { index, asset, id } => StoreError::Conflict {
+            index: *index,
+            asset: asset.clone(),
+            id: id.clone(),
+        },
+        StoreError::Invalid(m) => StoreError::Invalid(m.clone()),
+        StoreError::Open { location, reason } => StoreError::Open {
+            location: location.clone(),
+            reason: reason.clone(),
+        },
+        StoreError::Backend(m) => StoreError::Backend(m.clone()),
+    }
+}
+
 /// A stored row that does not make sense.
 pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
     StoreError::Backend(format!("the ledger holds an invalid {what}"))
@@ -451,6 +468,17 @@ impl crate::Store for PostgresStore {
         }
         append::check_batch(batch)?;
         self.run(|c| append::append(c, batch, received_at))
+    }
+
+    /// One transaction, one durable commit, a savepoint per batch.
+    fn append_many(&self, batches: &[&[NewEvent]], received_at: Instant) -> Vec<Result<Appended>> {
+        if batches.iter().all(|b| b.is_empty()) {
+            return batches.iter().map(|_| Ok(Appended::default())).collect();
+        }
+        match self.run(|c| append::append_many(c, batches, received_at)) {
+            Ok(results) => results,
+            Err(e) => batches.iter().map(|_| Err(copy_error(&e))).collect(),
+        }
     }
 
     fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet> {

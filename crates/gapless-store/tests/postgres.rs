@@ -1,0 +1,633 @@
+//! The PostgreSQL backend: the shared story, each scenario in a fresh
+//! schema, plus what only a shared server can show (replicas, concurrent
+//! writers, migrations racing, foreign schemas, connection errors).
+//!
+//! The server is `GAPLESS_TEST_PG` (default
+//! `postgres://postgres@127.0.0.1:5432/test`); every test makes its own
+//! uniquely named schema and drops it at the end.
+
+mod story;
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+
+use gapless_core::{AssetDecl, Duration, Instant, NewEvent};
+use gapless_store::{EventQuery, PostgresStore, Store, StoreError};
+use story::{all_events, all_time, iv, landed, replay, retracted, t, with_id, Rng};
+
+fn url() -> String {
+    std::env::var("GAPLESS_TEST_PG")
+        .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string())
+}
+
+fn admin() -> postgres::Client {
+    postgres::Client::connect(&url(), postgres::NoTls).unwrap_or_else(|e| {
+        panic!(
+            "PostgreSQL at {} is not reachable ({e}); set GAPLESS_TEST_PG",
+            url()
+        )
+    })
+}
+
+/// `url` with one more query parameter.
+fn with_param(url: &str, kv: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}{kv}")
+}
+
+/// A uniquely named schema, dropped with everything in it at the end.
+struct Schema {
+    name: String,
+}
+
+impl Schema {
+    fn new(tag: &str) -> Schema {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let name = format!(
+            "gt_{tag}_{}_{}_{nanos}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        );
+        assert!(name.len() <= 63, "schema name too long: {name}");
+        Schema { name }
+    }
+
+    fn open(&self) -> PostgresStore {
+        PostgresStore::open_in_schema(&url(), &self.name).unwrap()
+    }
+
+    fn url(&self) -> String {
+        with_param(&url(), &format!("schema={}", self.name))
+    }
+}
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        let sql = format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.name);
+        if let Err(e) = admin().batch_execute(&sql) {
+            eprintln!("could not drop schema {}: {e}", self.name);
+        }
+    }
+}
+
+fn received() -> Instant {
+    t(1_000_000)
+}
+
+/// Each scenario of the story in a fresh schema.
+macro_rules! story_tests {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() {
+                let schema = Schema::new(&stringify!($name)[..8.min(stringify!($name).len())]);
+                let store = schema.open();
+                story::$name(&store);
+            }
+        )*
+        /// Every scenario is wired up above.
+        #[test]
+        fn story_is_complete() {
+            let wired = [$(stringify!($name)),*];
+            for (name, _) in story::SCENARIOS {
+                assert!(wired.contains(name), "scenario {name} is not run for PostgreSQL");
+            }
+        }
+    };
+}
+
+story_tests!(
+    append_and_read_back,
+    empty_batch,
+    sequence_order,
+    duplicates_within_and_across_batches,
+    events_without_id_are_always_new,
+    duplicate_is_not_applied_again,
+    conflict_rolls_back_the_whole_batch,
+    conflict_inside_one_batch,
+    retraction_opens_a_gap_landed_closes_it,
+    coverage_is_unclipped_and_touching_merges,
+    coverage_matches_replay_of_random_batches,
+    pagination_with_cursor,
+    kind_and_range_filters,
+    page_limit_is_capped,
+    events_overlapping_in_sequence_order,
+    assets_listing,
+    unknown_asset_is_empty,
+    declarations_round_trip,
+    declaration_with_bad_tz_is_an_error,
+    extra_byte_for_byte,
+    concurrent_appends_and_reads,
+    append_many_batches_are_independent,
+);
+
+#[test]
+fn store_is_send_and_sync() {
+    fn check<T: Send + Sync + 'static>() {}
+    check::<PostgresStore>();
+}
+
+#[test]
+fn run_all_via_open() {
+    let schemas = std::sync::Mutex::new(Vec::new());
+    story::run_all(&|| {
+        let schema = Schema::new("open");
+        let store = gapless_store::open(&schema.url()).unwrap();
+        schemas.lock().unwrap().push(schema);
+        store
+    });
+}
+
+fn open_err(url: &str) -> String {
+    match PostgresStore::open(url) {
+        Err(e @ StoreError::Open { .. }) => e.to_string(),
+        Err(e) => panic!("expected an Open error, got {e:?}"),
+        Ok(_) => panic!("{url} opened as a ledger"),
+    }
+}
+
+#[test]
+fn reopen_preserves_everything() {
+    let schema = Schema::new("reopen");
+    let decl = AssetDecl {
+        key_span: Some(Duration::parse("PT5M").unwrap()),
+        tz: jiff::tz::TimeZone::get("Europe/Berlin").unwrap(),
+    };
+    let (log, cover, listing) = {
+        let store = schema.open();
+        store
+            .append(
+                &[
+                    with_id(landed("A", 0, 10), "a"),
+                    landed("A", 20, 30),
+                    retracted("A", 5, 6),
+                    landed("B", 0, 1),
+                ],
+                received(),
+            )
+            .unwrap();
+        store.declare_asset("A", &decl).unwrap();
+        (
+            all_events(&store, "A", 100),
+            store.coverage("A", all_time()).unwrap(),
+            store.assets().unwrap(),
+        )
+    };
+    let store = PostgresStore::open(&schema.url()).unwrap();
+    assert_eq!(store.schema(), schema.name);
+    assert_eq!(all_events(&store, "A", 100), log);
+    assert_eq!(store.coverage("A", all_time()).unwrap(), cover);
+    assert_eq!(store.assets().unwrap(), listing);
+    let got = store.asset_decl("A").unwrap().unwrap();
+    assert_eq!(got.tz.iana_name(), Some("Europe/Berlin"));
+    assert_eq!(got.key_span.unwrap().fixed_micros(), Some(300_000_000));
+    // Idempotency and the sequence carry over.
+    let again = store
+        .append(
+            &[with_id(landed("A", 0, 10), "a"), landed("A", 40, 50)],
+            received(),
+        )
+        .unwrap();
+    assert_eq!((again.accepted, again.duplicates), (1, 1));
+    let after = all_events(&store, "A", 100);
+    assert!(after.last().unwrap().seq > log.last().unwrap().seq);
+    assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&after));
+}
+
+/// Two stores (two `gapless serve` processes) on one schema: each sees the
+/// other's acknowledged writes at once.
+#[test]
+fn replicas_read_each_others_writes() {
+    let schema = Schema::new("replicas");
+    let a = schema.open();
+    let b = schema.open();
+    for i in 0..20_i64 {
+        let (w, r) = if i % 2 == 0 { (&a, &b) } else { (&b, &a) };
+        let got = w
+            .append(
+                &[with_id(landed("A", i * 10, i * 10 + 5), &format!("e{i}"))],
+                received(),
+            )
+            .unwrap();
+        assert_eq!(got.accepted, 1);
+        // The other replica, right after the acknowledgement.
+        let log = all_events(r, "A", 7);
+        assert_eq!(log.len() as i64, i + 1);
+        assert_eq!(
+            r.run_containing("A", t(i * 10)).unwrap(),
+            Some(iv(i * 10, i * 10 + 5))
+        );
+        assert_eq!(
+            r.coverage("A", all_time()).unwrap().run_count() as i64,
+            i + 1
+        );
+        // A duplicate through the other replica is recognised.
+        let dup = r
+            .append(
+                &[with_id(landed("A", i * 10, i * 10 + 5), &format!("e{i}"))],
+                received(),
+            )
+            .unwrap();
+        assert_eq!((dup.accepted, dup.duplicates), (0, 1));
+    }
+    let conflict = b
+        .append(&[with_id(landed("A", 0, 6), "e0")], received())
+        .unwrap_err();
+    assert!(matches!(conflict, StoreError::Conflict { index: 0, .. }));
+    assert_eq!(a.assets().unwrap(), b.assets().unwrap());
+}
+
+/// Writers on several replicas hammer one asset with overlapping landed and
+/// retracted events (and batches across two assets in both orders): the
+/// coverage runs stay exactly the latest-wins replay of the log in sequence
+/// order, so sequence order is the order the runs were updated in.
+#[test]
+fn concurrent_writers_keep_coverage_exact() {
+    let schema = Schema::new("writers");
+    let stores: Vec<PostgresStore> = (0..3).map(|_| schema.open()).collect();
+    let accepted = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|s| {
+        for w in 0..6_u64 {
+            let store = &stores[w as usize % stores.len()];
+            let accepted = &accepted;
+            s.spawn(move || {
+                let mut rng = Rng::new(w + 1);
+                for round in 0..40 {
+                    let n = 1 + rng.below(6) as usize;
+                    let mut batch: Vec<NewEvent> = Vec::new();
+                    for _ in 0..n {
+                        let asset = if rng.below(3) == 0 { "B" } else { "A" };
+                        let a = rng.below(200) as i64;
+                        let b = a + 1 + rng.below(30) as i64;
+                        let ev = if rng.below(4) == 0 {
+                            retracted(asset, a, b)
+                        } else {
+                            landed(asset, a, b)
+                        };
+                        batch.push(ev);
+                    }
+                    // Sometimes with ids, so that idempotency runs concurrently too.
+                    if round % 3 == 0 {
+                        let id = format!("w{w}-r{round}");
+                        batch[0] = with_id(batch[0].clone(), &id);
+                    }
+                    let got = store.append(&batch, received()).unwrap();
+                    accepted.fetch_add(got.accepted, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    for store in &stores {
+        for asset in ["A", "B"] {
+            let log = all_events(store, asset, 1000);
+            for w in log.windows(2) {
+                assert!(w[0].seq < w[1].seq, "sequence not increasing");
+            }
+            assert_eq!(
+                store.coverage(asset, all_time()).unwrap(),
+                replay(&log),
+                "asset {asset}"
+            );
+        }
+    }
+    let total: u64 = stores[0].assets().unwrap().iter().map(|a| a.events).sum();
+    assert_eq!(total, accepted.load(Ordering::Relaxed));
+}
+
+/// Group commits (`append_many`) from several replicas at once, each group
+/// touching assets in another order, with a conflicting batch now and then:
+/// no deadlock, every good batch stored whole, every bad one not at all, and
+/// coverage exact.
+#[test]
+fn concurrent_groups_keep_coverage_exact() {
+    let schema = Schema::new("groups");
+    let stores: Vec<PostgresStore> = (0..2).map(|_| schema.open()).collect();
+    let accepted = std::sync::atomic::AtomicU64::new(0);
+    let assets = ["A", "B", "C"];
+    std::thread::scope(|s| {
+        for w in 0..4_u64 {
+            let store = &stores[w as usize % stores.len()];
+            let accepted = &accepted;
+            s.spawn(move || {
+                let mut rng = Rng::new(100 + w);
+                for round in 0..25 {
+                    let groups: Vec<Vec<NewEvent>> = (0..3)
+                        .map(|g| {
+                            let mut batch: Vec<NewEvent> = (0..1 + rng.below(4))
+                                .map(|_| {
+                                    let asset = assets[rng.below(3) as usize];
+                                    let a = rng.below(100) as i64;
+                                    let b = a + 1 + rng.below(20) as i64;
+                                    if rng.below(4) == 0 {
+                                        retracted(asset, a, b)
+                                    } else {
+                                        landed(asset, a, b)
+                                    }
+                                })
+                                .collect();
+                            // The same id with other content in every third
+                            // batch: a conflict with the first writer's.
+                            if g == 2 && round % 3 == 0 {
+                                let ev = landed("A", w as i64, w as i64 + 1);
+                                batch.push(with_id(ev, "contested"));
+                            }
+                            batch
+                        })
+                        .collect();
+                    let refs: Vec<&[NewEvent]> = groups.iter().map(Vec::as_slice).collect();
+                    for r in store.append_many(&refs, received()) {
+                        match r {
+                            Ok(a) => {
+                                accepted.fetch_add(a.accepted, Ordering::Relaxed);
+                            }
+                            Err(StoreError::Conflict { .. }) => {}
+                            Err(e) => panic!("{e}"),
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let mut total = 0;
+    for asset in assets {
+        let log = all_events(&stores[1], asset, 1000);
+        total += log.len() as u64;
+        assert_eq!(
+            stores[0].coverage(asset, all_time()).unwrap(),
+            replay(&log),
+            "asset {asset}"
+        );
+    }
+    assert_eq!(total, accepted.load(Ordering::Relaxed));
+}
+
+/// Several processes starting at once on a new schema: one creates it, the
+/// others find it ready.
+#[test]
+fn concurrent_opens_migrate_once() {
+    let schema = Schema::new("migrate");
+    let url = schema.url();
+    let stores: Vec<PostgresStore> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..6)
+            .map(|_| s.spawn(|| PostgresStore::open(&url).unwrap()))
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    stores[0].append(&[landed("A", 0, 1)], received()).unwrap();
+    for s in &stores {
+        assert_eq!(all_events(s, "A", 10).len(), 1);
+    }
+    let versions: i64 = admin()
+        .query_one(
+            &format!("SELECT count(*) FROM \"{}\".gapless_version", schema.name),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(versions, 1);
+}
+
+#[test]
+fn foreign_schema_is_not_a_ledger() {
+    let schema = Schema::new("foreign");
+    admin()
+        .batch_execute(&format!(
+            "CREATE SCHEMA \"{0}\"; CREATE TABLE \"{0}\".events (x int); INSERT INTO \"{0}\".events VALUES (1)",
+            schema.name
+        ))
+        .unwrap();
+    let msg = open_err(&schema.url());
+    assert!(msg.contains("not a gapless ledger"), "{msg}");
+    let rows: i64 = admin()
+        .query_one(
+            &format!("SELECT count(*) FROM \"{}\".events", schema.name),
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(rows, 1, "the foreign table was changed");
+}
+
+#[test]
+fn newer_schema_is_refused() {
+    let schema = Schema::new("newer");
+    drop(schema.open());
+    admin()
+        .batch_execute(&format!(
+            "INSERT INTO \"{}\".gapless_version (version) VALUES (99)",
+            schema.name
+        ))
+        .unwrap();
+    let msg = open_err(&schema.url());
+    assert!(msg.contains("schema version 99"), "{msg}");
+}
+
+#[test]
+fn damaged_schema_is_refused() {
+    let schema = Schema::new("damaged");
+    drop(schema.open());
+    admin()
+        .batch_execute(&format!("DROP TABLE \"{}\".coverage_runs", schema.name))
+        .unwrap();
+    let msg = open_err(&schema.url());
+    assert!(msg.contains("coverage_runs is missing"), "{msg}");
+}
+
+#[test]
+fn unreachable_server_is_an_open_error_without_password() {
+    let msg = open_err("postgres://someone:s3cret@127.0.0.1:1/db?connect_timeout=2");
+    assert!(msg.contains("postgres://someone@127.0.0.1:1/db"), "{msg}");
+    assert!(!msg.contains("s3cret"), "{msg}");
+    assert!(msg.contains("cannot open ledger"), "{msg}");
+    // Through open() too, as `--db` does.
+    let err = gapless_store::open("postgresql://u:pw@127.0.0.1:1/db").unwrap_err();
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+    assert!(!err.to_string().contains("pw@"), "{err}");
+}
+
+#[test]
+fn missing_database_is_an_open_error() {
+    let base = url();
+    let Some(slash) = base[base.find("://").unwrap() + 3..].find('/') else {
+        return;
+    };
+    let cut = base.find("://").unwrap() + 3 + slash;
+    let bad = format!("{}/no_such_db_for_gapless", &base[..cut]);
+    let msg = open_err(&bad);
+    assert!(msg.contains("no_such_db_for_gapless"), "{msg}");
+    assert!(!msg.contains("SELECT"), "{msg}");
+}
+
+#[test]
+fn bad_url_is_an_open_error() {
+    let msg = open_err("postgres://h/db?nonsense=1");
+    assert!(msg.contains("invalid URL"), "{msg}");
+}
+
+#[test]
+fn nul_characters_are_refused_with_the_event_named() {
+    let schema = Schema::new("nul");
+    let store = schema.open();
+    let err = store
+        .append(
+            &[landed("A", 0, 1), with_id(landed("A", 1, 2), "a\0b")],
+            received(),
+        )
+        .unwrap_err();
+    match err {
+        StoreError::Invalid(msg) => assert!(msg.contains("event 1"), "{msg}"),
+        other => panic!("{other:?}"),
+    }
+    assert!(all_events(&store, "A", 10).is_empty());
+}
+
+/// Big batches go through `COPY`; they behave exactly as small ones.
+#[test]
+fn big_batch_through_copy() {
+    let schema = Schema::new("copy");
+    let store = schema.open();
+    let mut batch: Vec<NewEvent> = (0..5_000_i64)
+        .map(|i| {
+            let mut ev = with_id(landed("A", i * 2, i * 2 + 1), &format!("k{i}"));
+            ev.extra = Some(format!("{{\"b\": {i}, \"a\": \"é\\u0000\"}}"));
+            ev.produced_at = Some(t(i));
+            ev
+        })
+        .collect();
+    batch.push(retracted("A", 100, 200));
+    let got = store.append(&batch, received()).unwrap();
+    assert_eq!((got.accepted, got.duplicates), (5_001, 0));
+    let log = all_events(&store, "A", 10_000);
+    assert_eq!(log.len(), 5_001);
+    assert_eq!(log[7].extra.as_deref(), batch[7].extra.as_deref());
+    assert_eq!(log[7].produced_at, Some(t(7)));
+    assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&log));
+    // Again: all duplicates, and one conflict at the end rolls back.
+    let again = store.append(&batch, received()).unwrap();
+    assert_eq!((again.accepted, again.duplicates), (1, 5_000));
+    let mut bad = batch.clone();
+    bad.push(with_id(landed("A", 0, 3), "k0"));
+    let err = store.append(&bad, received()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { index: 5_001, .. }),
+        "{err:?}"
+    );
+    assert_eq!(all_events(&store, "A", 10_000).len(), 5_002);
+}
+
+/// The child side of `killed_process_loses_no_acknowledged_event`.
+#[test]
+fn crash_child() {
+    let Ok(db) = std::env::var("GAPLESS_CRASH_CHILD_PG") else {
+        return;
+    };
+    let store = PostgresStore::open(&db).unwrap();
+    let mut out = std::io::stdout();
+    for b in 0..1_000_000_i64 {
+        let batch: Vec<_> = (0..50)
+            .map(|i| landed("A", b * 50 + i, b * 50 + i + 1))
+            .collect();
+        store.append(&batch, received()).unwrap();
+        use std::io::Write;
+        writeln!(out, "acked {b}").unwrap();
+        out.flush().unwrap();
+    }
+}
+
+/// Kill -9 a process that is appending: every acknowledged batch is there,
+/// no batch is there in part, and coverage matches the log.
+#[test]
+fn killed_process_loses_no_acknowledged_event() {
+    let schema = Schema::new("crash");
+    drop(schema.open());
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "crash_child", "--nocapture", "--test-threads=1"])
+        .env("GAPLESS_CRASH_CHILD_PG", schema.url())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut acked = -1_i64;
+    let reader = BufReader::new(child.stdout.take().unwrap());
+    for line in reader.lines() {
+        let line = line.unwrap();
+        if let Some(b) = line.strip_prefix("acked ") {
+            acked = b.parse().unwrap();
+            if acked >= 40 {
+                break;
+            }
+        }
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    assert!(acked >= 40, "the child did not get going");
+    // The server notices the dead client and rolls its open transaction back.
+    let store = schema.open();
+    let log = all_events(&store, "A", 10_000);
+    assert!(
+        log.len() as i64 >= (acked + 1) * 50,
+        "{} events, {} batches acknowledged",
+        log.len(),
+        acked + 1
+    );
+    assert_eq!(log.len() % 50, 0, "a batch was stored in part");
+    assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&log));
+    let page = store
+        .events(
+            "A",
+            &EventQuery {
+                limit: 1,
+                ..EventQuery::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(page.events[0].interval, iv(0, 1));
+}
+
+/// Append rates (run with `--ignored --nocapture`, in release).
+#[test]
+#[ignore]
+fn bench_append() {
+    let schema = Schema::new("bench");
+    let store = schema.open();
+    for (batches, size, ids) in [
+        (1, 100_000, false),
+        (1, 100_000, true),
+        (200, 500, true),
+        (2000, 1, true),
+    ] {
+        let start = std::time::Instant::now();
+        let base = store
+            .assets()
+            .unwrap()
+            .iter()
+            .map(|a| a.events)
+            .sum::<u64>() as i64;
+        for b in 0..batches {
+            let batch: Vec<NewEvent> = (0..size)
+                .map(|i| {
+                    let k = base + (b * size + i) as i64;
+                    let ev = landed("A", k * 5, k * 5 + 5);
+                    if ids {
+                        with_id(ev, &format!("id-{k}"))
+                    } else {
+                        ev
+                    }
+                })
+                .collect();
+            store.append(&batch, received()).unwrap();
+        }
+        let secs = start.elapsed().as_secs_f64();
+        let n = (batches * size) as f64;
+        eprintln!(
+            "{batches} x {size} (ids: {ids}): {:.0} events/s, {:.2} ms/batch",
+            n / secs,
+            secs * 1000.0 / batches as f64
+        );
+    }
+}
