@@ -11,9 +11,14 @@
 //!   producers do almost always), or only extends one run in place, it is
 //!   applied to the runs at once: O(log n) plus a short memmove.
 //! - **buffered**: otherwise it is pushed to an unsorted pending buffer in
-//!   O(1). The buffer is folded into the runs (sort it, then one linear merge)
-//!   when it grows as large as the runs, which keeps inserts amortized
-//!   O(log k), and by the first query that needs the runs.
+//!   O(1). The buffer is folded into the runs (sort it, by radix while it
+//!   fits the cache, then one linear merge) when it grows as large as the
+//!   runs, which keeps inserts amortized O(log k), and by the first query
+//!   that needs the runs.
+//!
+//! When inserts and queries alternate, the first insert after a query is
+//! eager wherever it lands: one memmove is cheaper than a query copying all
+//! runs to merge one buffered interval.
 //!
 //! Queries take `&self`, so the first query after buffered inserts cannot
 //! fold the buffer in place: it builds the merged runs once into a
@@ -23,6 +28,7 @@
 //! the merged view.
 
 use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use crate::{Error, Instant, Interval, Result};
@@ -103,6 +109,13 @@ pub struct IntervalSet {
     /// Only ever set while `pending` is not empty (so the hot append path
     /// need not look at it).
     merged: OnceLock<Vec<Interval>>,
+    /// Set by every query, cleared by an insert that used it: whether the
+    /// last operation was a read. Then the next insert in the middle is
+    /// applied eagerly, because the query after it would otherwise copy all
+    /// runs to merge one buffered interval: with inserts and queries
+    /// alternating, a memmove of the tail per insert is the cheaper price.
+    /// Atomic only so that queries can take `&self` and the set stays `Sync`.
+    queried: AtomicBool,
     limits: Limits,
 }
 
@@ -264,7 +277,9 @@ impl IntervalSet {
             // Only one run changes: replace in place, nothing moves.
             let r = self.runs[i];
             self.runs[i] = span(r.start().min(iv.start()), r.end().max(iv.end()));
-        } else if self.runs.len() - i <= self.limits.eager_tail {
+        } else if self.runs.len() - i <= self.limits.eager_tail
+            || std::mem::take(self.queried.get_mut())
+        {
             if i == j {
                 self.runs.insert(i, iv);
             } else {
@@ -556,6 +571,10 @@ impl IntervalSet {
 
     /// The sorted runs: `runs` itself, or the cached merge with the buffer.
     fn view(&self) -> &[Interval] {
+        // Load first: readers on many threads then do not all write the flag.
+        if !self.queried.load(Ordering::Relaxed) {
+            self.queried.store(true, Ordering::Relaxed);
+        }
         if self.pending.is_empty() {
             &self.runs
         } else {

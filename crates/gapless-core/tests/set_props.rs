@@ -446,3 +446,24 @@ proptest! {
         prop_assert_eq!(&buffered, &bulk);
     }
 }
+
+/// Inserts in the middle alternating with queries (the eager-after-query
+/// path) on a set large enough that the default limits would buffer them.
+#[test]
+fn alternating_inserts_and_queries() {
+    let mut set = IntervalSet::from_intervals((0..1000).map(|i| iv(i * 10, i * 10 + 5)));
+    let mut model = Model::new();
+    // The model mirrors the first TICKS ticks; the rest is checked by counts.
+    for i in 0..TICKS / 10 {
+        model.paint((i * 10, i * 10 + 5), true);
+    }
+    for (k, i) in [7i64, 3, 15, 1, 9, 0, 18, 12].into_iter().enumerate() {
+        set.insert(iv(i * 10 + 5, i * 10 + 10));
+        model.paint((i * 10 + 5, i * 10 + 10), true);
+        assert_eq!(set.run_count(), 1000 - (k + 1));
+        let first: Vec<_> = set.runs_overlapping(iv(0, TICKS)).map(ticks).collect();
+        // Ticks 195..200 are not covered, so no run crosses the model's end.
+        let expected = model.runs();
+        assert_eq!(first, expected);
+    }
+}
