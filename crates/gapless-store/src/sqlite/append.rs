@@ -22,14 +22,23 @@ use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 use super::corrupt;
 use crate::{Appended, Result, StoreError};
 
-const INSERT_WITH_ID: &str = "INSERT INTO events \
+pub(super) const INSERT_WITH_ID: &str = "INSERT INTO events \
      (asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
      ON CONFLICT (asset_id, id) WHERE id IS NOT NULL DO NOTHING";
 const INSERT_NO_ID: &str = "INSERT INTO events \
      (asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
      VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)";
-const STORED_BY_ID: &str = "SELECT start_us, end_us, kind, extra, produced_at \
+/// The start of asset ?1's run starting at or before ?2.
+pub(super) const RUN_START_AT_OR_BEFORE: &str = "SELECT start_us FROM coverage_runs \
+     WHERE asset_id = ?1 AND start_us <= ?2 ORDER BY start_us DESC LIMIT 1";
+/// Asset ?1's runs starting in [?2, ?3].
+pub(super) const RUNS_STARTING_IN: &str = "SELECT start_us, end_us FROM coverage_runs \
+     WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3 ORDER BY start_us";
+/// Delete asset ?1's runs starting in [?2, ?3].
+pub(super) const DELETE_RUNS_STARTING_IN: &str =
+    "DELETE FROM coverage_runs WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3";
+pub(super) const STORED_BY_ID: &str = "SELECT start_us, end_us, kind, extra, produced_at \
      FROM events WHERE asset_id = ?1 AND id = ?2";
 
 /// The stored integer of a kind.
@@ -257,20 +266,13 @@ fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
     // The run with the greatest start at or before the hull (it may reach
     // into or touch the hull), then every run starting up to the hull's end.
     let lower: i64 = conn
-        .prepare_cached(
-            "SELECT start_us FROM coverage_runs WHERE asset_id = ?1 AND start_us <= ?2 \
-             ORDER BY start_us DESC LIMIT 1",
-        )?
+        .prepare_cached(RUN_START_AT_OR_BEFORE)?
         .query_row(params![a.id, hull_start], |r| r.get(0))
         .optional()?
         .unwrap_or(hull_start);
     let mut runs = Vec::new();
     {
-        let mut stmt = conn.prepare_cached(
-            "SELECT start_us, end_us FROM coverage_runs \
-             WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3 \
-             ORDER BY start_us",
-        )?;
+        let mut stmt = conn.prepare_cached(RUNS_STARTING_IN)?;
         let mut rows = stmt.query(params![a.id, lower, hull_end])?;
         while let Some(r) = rows.next()? {
             let (s, e): (i64, i64) = (r.get(0)?, r.get(1)?);
@@ -287,10 +289,8 @@ fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
     let set = apply(set, &a.events);
 
     if let Some((first, last)) = touched {
-        conn.prepare_cached(
-            "DELETE FROM coverage_runs WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3",
-        )?
-        .execute(params![a.id, first, last])?;
+        conn.prepare_cached(DELETE_RUNS_STARTING_IN)?
+            .execute(params![a.id, first, last])?;
     }
     let mut insert = conn.prepare_cached(
         "INSERT INTO coverage_runs (asset_id, start_us, end_us) VALUES (?1, ?2, ?3)",

@@ -190,3 +190,73 @@ impl crate::Store for SqliteStore {
         self.read(read::assets)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The query plan of `sql`, one line per step.
+    fn plan(conn: &Connection, sql: &str) -> String {
+        let mut stmt = conn.prepare(&format!("EXPLAIN QUERY PLAN {sql}")).unwrap();
+        // Parameters left unbound: only the plan is wanted.
+        let mut rows = stmt.raw_query();
+        let mut out = Vec::new();
+        while let Some(r) = rows.next().unwrap() {
+            out.push(r.get::<_, String>(3).unwrap());
+        }
+        out.join("\n")
+    }
+
+    /// Every hot statement is an index seek, never a full scan.
+    #[test]
+    fn hot_statements_seek() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
+        let conn = store.writer();
+        let cases: [(&str, &[&str]); 9] = [
+            (
+                read::RUNS_OVERLAPPING,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
+            ),
+            (
+                read::RUN_AT_OR_BEFORE,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us<?)"],
+            ),
+            (
+                read::EVENTS_SEEK,
+                &["SEARCH events USING INDEX events_asset_start (asset_id=? AND start_us>? AND start_us<?)"],
+            ),
+            (
+                read::EVENTS_OVERLAPPING,
+                &["SEARCH events USING INDEX events_asset_start (asset_id=? AND start_us>? AND start_us<?)"],
+            ),
+            (
+                read::EVENTS_WALK,
+                &["SEARCH events USING INTEGER PRIMARY KEY (rowid>?)"],
+            ),
+            (
+                append::RUN_START_AT_OR_BEFORE,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us<?)"],
+            ),
+            (
+                append::RUNS_STARTING_IN,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
+            ),
+            (
+                append::DELETE_RUNS_STARTING_IN,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
+            ),
+            (
+                append::STORED_BY_ID,
+                &["SEARCH events USING INDEX events_asset_id (asset_id=? AND id=?)"],
+            ),
+        ];
+        for (sql, wanted) in cases {
+            let got = plan(&conn, sql);
+            for w in wanted {
+                assert!(got.contains(w), "{sql}\n--- plan:\n{got}\n--- wanted: {w}");
+            }
+            assert!(!got.contains("SCAN "), "{sql}\n--- plan:\n{got}");
+        }
+    }
+}

@@ -13,7 +13,52 @@ use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 /// The most events one page holds.
 pub(crate) const MAX_PAGE: usize = 10_000;
 
-const EVENT_COLUMNS: &str = "seq, id, start_us, end_us, kind, extra, produced_at, received_at";
+/// `SELECT` of every column of an event, as [`event_of`] reads them.
+macro_rules! select_event {
+    () => {
+        "SELECT seq, id, start_us, end_us, kind, extra, produced_at, received_at FROM events "
+    };
+}
+
+/// Runs of asset ?1 overlapping [?2, ?3) (the caller drops one ending at
+/// ?2): one seek back to the run starting at or before ?2, then forward.
+pub(super) const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage_runs \
+     WHERE asset_id = ?1 AND start_us < ?3 AND start_us >= coalesce( \
+         (SELECT start_us FROM coverage_runs WHERE asset_id = ?1 AND start_us <= ?2 \
+          ORDER BY start_us DESC LIMIT 1), ?2) \
+     ORDER BY start_us";
+
+/// The run of asset named ?1 starting at or before ?2.
+pub(super) const RUN_AT_OR_BEFORE: &str = "SELECT start_us, end_us FROM coverage_runs \
+     WHERE asset_id = (SELECT id FROM assets WHERE name = ?1) AND start_us <= ?2 \
+     ORDER BY start_us DESC LIMIT 1";
+
+/// A page by walking all events in sequence order from cursor ?2: asset ?1,
+/// kind ?3 or any, overlapping [?5, ?6), at most ?4.
+pub(super) const EVENTS_WALK: &str = concat!(
+    select_event!(),
+    "NOT INDEXED WHERE seq > ?2 AND asset_id = ?1 AND (?3 IS NULL OR kind = ?3) \
+     AND start_us < ?6 AND end_us > ?5 ORDER BY seq LIMIT ?4"
+);
+
+/// A page by seeking the start index: as [`EVENTS_WALK`], with ?7 the
+/// range start less the asset's longest event.
+pub(super) const EVENTS_SEEK: &str = concat!(
+    select_event!(),
+    "INDEXED BY events_asset_start \
+     WHERE asset_id = ?1 AND start_us >= ?7 AND start_us < ?6 \
+     AND end_us > ?5 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
+     ORDER BY seq LIMIT ?4"
+);
+
+/// Every event of asset ?1 overlapping [?2, ?3), ?4 the range start less the
+/// asset's longest event.
+pub(super) const EVENTS_OVERLAPPING: &str = concat!(
+    select_event!(),
+    "INDEXED BY events_asset_start \
+     WHERE asset_id = ?1 AND start_us >= ?4 AND start_us < ?3 AND end_us > ?2 \
+     ORDER BY seq"
+);
 
 /// What the planner needs to know about an asset.
 struct AssetStats {
@@ -57,7 +102,7 @@ fn interval(start: i64, end: i64, what: &str) -> Result<Interval> {
     Interval::from_micros(start, end).map_err(|_| corrupt(what))
 }
 
-/// The event of a row of [`EVENT_COLUMNS`].
+/// The event of a row of [`select_event!`].
 fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
     let produced: Option<i64> = r.get(6)?;
     Ok(StoredEvent {
@@ -77,13 +122,7 @@ fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
 /// to the run with the greatest start at or before the range, then forward.
 fn runs_overlapping(conn: &Connection, id: i64, range: Interval) -> Result<Vec<Interval>> {
     let (start, end) = (range.start().as_micros(), range.end().as_micros());
-    let mut stmt = conn.prepare_cached(
-        "SELECT start_us, end_us FROM coverage_runs \
-         WHERE asset_id = ?1 AND start_us < ?3 AND start_us >= coalesce( \
-             (SELECT start_us FROM coverage_runs WHERE asset_id = ?1 AND start_us <= ?2 \
-              ORDER BY start_us DESC LIMIT 1), ?2) \
-         ORDER BY start_us",
-    )?;
+    let mut stmt = conn.prepare_cached(RUNS_OVERLAPPING)?;
     let mut rows = stmt.query(params![id, start, end])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
@@ -111,11 +150,7 @@ pub(crate) fn run_containing(
     t: Instant,
 ) -> Result<Option<Interval>> {
     let run: Option<(i64, i64)> = conn
-        .prepare_cached(
-            "SELECT start_us, end_us FROM coverage_runs \
-             WHERE asset_id = (SELECT id FROM assets WHERE name = ?1) AND start_us <= ?2 \
-             ORDER BY start_us DESC LIMIT 1",
-        )?
+        .prepare_cached(RUN_AT_OR_BEFORE)?
         .query_row(params![asset, t.as_micros()], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
@@ -190,12 +225,7 @@ pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> 
     {
         let mut rows = match plan(&stats, total, query.range, limit) {
             Plan::Walk => {
-                let mut stmt = tx.prepare_cached(&format!(
-                    "SELECT {EVENT_COLUMNS} FROM events NOT INDEXED \
-                     WHERE seq > ?2 AND asset_id = ?1 AND (?3 IS NULL OR kind = ?3) \
-                     AND start_us < ?6 AND end_us > ?5 \
-                     ORDER BY seq LIMIT ?4"
-                ))?;
+                let mut stmt = tx.prepare_cached(EVENTS_WALK)?;
                 let rows = collect_events(stmt.query(params![
                     stats.id,
                     after,
@@ -207,12 +237,7 @@ pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> 
                 rows
             }
             Plan::Seek => {
-                let mut stmt = tx.prepare_cached(&format!(
-                    "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_start \
-                     WHERE asset_id = ?1 AND start_us >= ?7 AND start_us < ?6 \
-                     AND end_us > ?5 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
-                     ORDER BY seq LIMIT ?4"
-                ))?;
+                let mut stmt = tx.prepare_cached(EVENTS_SEEK)?;
                 let rows = collect_events(stmt.query(params![
                     stats.id,
                     after,
@@ -253,11 +278,7 @@ pub(crate) fn events_overlapping(
         return Ok(Vec::new());
     };
     let (start, end) = (range.start().as_micros(), range.end().as_micros());
-    let mut stmt = tx.prepare_cached(&format!(
-        "SELECT {EVENT_COLUMNS} FROM events INDEXED BY events_asset_start \
-         WHERE asset_id = ?1 AND start_us >= ?4 AND start_us < ?3 AND end_us > ?2 \
-         ORDER BY seq"
-    ))?;
+    let mut stmt = tx.prepare_cached(EVENTS_OVERLAPPING)?;
     let mut rows = stmt.query(params![stats.id, start, end, start - stats.max_len])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {

