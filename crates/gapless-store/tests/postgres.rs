@@ -132,6 +132,33 @@ fn store_is_send_and_sync() {
     check::<PostgresStore>();
 }
 
+/// A server opens the store, uses it from blocking tasks and drops it at the
+/// end of its async `main`: no panic (the client's own runtime must not run
+/// on a runtime thread).
+#[test]
+fn usable_from_blocking_tasks_and_droppable_in_async_code() {
+    let schema = Schema::new("tokio");
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        let store = std::sync::Arc::new(schema.open());
+        let s = store.clone();
+        let got = tokio::task::spawn_blocking(move || s.append(&[landed("A", 0, 1)], received()))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(got.accepted, 1);
+        let s = store.clone();
+        let n = tokio::task::spawn_blocking(move || all_events(&*s, "A", 10).len())
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        drop(store);
+    });
+}
+
 #[test]
 fn run_all_via_open() {
     let schemas = std::sync::Mutex::new(Vec::new());

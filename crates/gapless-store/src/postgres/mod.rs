@@ -22,9 +22,11 @@
 //! # Threads and async
 //!
 //! The store is synchronous and `Send + Sync`; connections are pooled. The
-//! `postgres` client runs its own small runtime, so it must not be called
-//! from a thread that drives a tokio runtime (it panics there): async callers
-//! use `tokio::task::spawn_blocking`.
+//! `postgres` client runs its own small runtime, so the [`crate::Store`]
+//! methods must not be called from a thread that drives a tokio runtime (the
+//! client panics there): async callers use `tokio::task::spawn_blocking`.
+//! Opening and dropping the store are safe anywhere (they connect and close
+//! on a thread of their own).
 //!
 //! # Connecting
 //!
@@ -349,7 +351,19 @@ impl PostgresStore {
         Self::open_with(&url, location, schema.to_string())
     }
 
+    /// Opening connects (the client's own runtime), so it runs on a thread of
+    /// its own: callers may open the store from async code.
     fn open_with(url: &str, location: String, schema: String) -> Result<PostgresStore> {
+        std::thread::scope(|s| {
+            let opening = s.spawn(|| Self::open_here(url, location, schema));
+            match opening.join() {
+                Ok(r) => r,
+                Err(panic) => std::panic::resume_unwind(panic),
+            }
+        })
+    }
+
+    fn open_here(url: &str, location: String, schema: String) -> Result<PostgresStore> {
         check_schema_name(&location, &schema)?;
         let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
             schema::open_error(&location, format!("invalid URL: {}", describe_open(&e)))
@@ -457,6 +471,25 @@ impl PostgresStore {
                 }
                 Err(f) => return Err(f.into()),
             }
+        }
+    }
+}
+
+/// The `postgres` client closes a connection by running its own runtime,
+/// which panics on a thread that drives a tokio runtime (a server dropping
+/// its store at the end of an async `main`): close them on a thread of
+/// their own.
+impl Drop for PostgresStore {
+    fn drop(&mut self) {
+        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        if idle.is_empty() {
+            return;
+        }
+        let closing = std::thread::Builder::new()
+            .name("gapless-pg-close".into())
+            .spawn(move || drop(idle));
+        if let Ok(handle) = closing {
+            let _ = handle.join();
         }
     }
 }
