@@ -92,7 +92,10 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let total: u64 = std::env::var("GAPLESS_BENCH_EVENTS").ok().and_then(|v| v.parse().ok()).unwrap_or(10_000_000);
+    let total: u64 = std::env::var("GAPLESS_BENCH_EVENTS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000_000);
     let bin = env!("CARGO_BIN_EXE_gapless");
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("year.ndjson");
@@ -101,10 +104,22 @@ fn main() {
     let t = Instant::now();
     let n = generate(&data, total);
     let size = std::fs::metadata(&data).unwrap().len();
-    println!("generated {n} events ({:.0} MiB of NDJSON) in {:.1?}", size as f64 / 1048576.0, t.elapsed());
+    println!(
+        "generated {n} events ({:.0} MiB of NDJSON) in {:.1?}",
+        size as f64 / 1048576.0,
+        t.elapsed()
+    );
 
-    let (took, out) = timed(Command::new(bin).args(["ingest", data.to_str().unwrap(), "--json"]).env("GAPLESS_DB", &db));
-    assert!(out.status.success(), "ingest failed: {}", String::from_utf8_lossy(&out.stderr));
+    let (took, out) = timed(
+        Command::new(bin)
+            .args(["ingest", data.to_str().unwrap(), "--json"])
+            .env("GAPLESS_DB", &db),
+    );
+    assert!(
+        out.status.success(),
+        "ingest failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let ingest_peak = children_peak_mib();
     let rate = n as f64 / took.as_secs_f64();
     println!(
@@ -119,8 +134,18 @@ fn main() {
     let month = ["--start", "2025-06-01", "--end", "2025-07-01"];
     let mut check_times = Vec::new();
     for _ in 0..11 {
-        let (took, out) = timed(Command::new(bin).args(["check", "stream-2"]).args(month).arg("--json").env("GAPLESS_DB", &db));
-        assert!(out.status.code().is_some_and(|c| c <= 1), "check failed: {}", String::from_utf8_lossy(&out.stderr));
+        let (took, out) = timed(
+            Command::new(bin)
+                .args(["check", "stream-2"])
+                .args(month)
+                .arg("--json")
+                .env("GAPLESS_DB", &db),
+        );
+        assert!(
+            out.status.code().is_some_and(|c| c <= 1),
+            "check failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         check_times.push(took);
     }
     let check = median(check_times);
@@ -128,20 +153,47 @@ fn main() {
     println!(
         "check one month (whole process, median of 11): {:.1} ms (target < 50 ms: {})",
         check.as_secs_f64() * 1e3,
-        if check.as_millis() < 50 { "met" } else { "MISSED" }
+        if check.as_millis() < 50 {
+            "met"
+        } else {
+            "MISSED"
+        }
     );
-    let (_, out) = timed(Command::new("/usr/bin/time").args(["-f", "%M"]).arg(bin).args(["check", "stream-2"]).args(month).env("GAPLESS_DB", &db));
-    let rss = String::from_utf8_lossy(&out.stderr).lines().last().and_then(|l| l.trim().parse::<f64>().ok());
+    let (_, out) = timed(
+        Command::new("/usr/bin/time")
+            .args(["-f", "%M"])
+            .arg(bin)
+            .args(["check", "stream-2"])
+            .args(month)
+            .env("GAPLESS_DB", &db),
+    );
+    let rss = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .last()
+        .and_then(|l| l.trim().parse::<f64>().ok());
     match rss {
         Some(kib) => println!("check peak memory: {:.1} MiB", kib / 1024.0),
-        None => println!("check peak memory: (no /usr/bin/time; largest child so far {check_peak:.0} MiB)"),
+        None => println!(
+            "check peak memory: (no /usr/bin/time; largest child so far {check_peak:.0} MiB)"
+        ),
     }
 
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/bench/task_side.py");
     let mut py_times = Vec::new();
     for _ in 0..5 {
-        let (took, out) = timed(Command::new("python3").arg(&script).arg(&db).arg("stream-2").arg("2025-06-01T00:00:00Z").arg("2025-07-01T00:00:00Z"));
-        assert!(out.status.success(), "task-side script failed: {}", String::from_utf8_lossy(&out.stderr));
+        let (took, out) = timed(
+            Command::new("python3")
+                .arg(&script)
+                .arg(&db)
+                .arg("stream-2")
+                .arg("2025-06-01T00:00:00Z")
+                .arg("2025-07-01T00:00:00Z"),
+        );
+        assert!(
+            out.status.success(),
+            "task-side script failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         py_times.push(took);
     }
     let py = median(py_times);

@@ -169,6 +169,17 @@ pub enum Command {
     /// Declare or list assets.
     #[command(subcommand)]
     Asset(AssetCommand),
+    /// Run the HTTP server on this ledger (SPEC §4).
+    Serve {
+        /// Address to listen on (default 127.0.0.1:8080). A non-loopback
+        /// address needs access tokens.
+        #[arg(long)]
+        listen: Option<String>,
+        /// A tokens file (TOML); otherwise GAPLESS_TOKENS or
+        /// GAPLESS_TOKENS_FILE, or none (open, loopback only).
+        #[arg(long)]
+        tokens_file: Option<PathBuf>,
+    },
     /// List the assets (same as `asset list`).
     Assets {
         /// Print JSON.

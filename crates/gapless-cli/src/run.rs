@@ -7,6 +7,7 @@ use std::sync::Arc;
 use gapless_core::Instant;
 use gapless_ledger::ingest::Unit;
 use gapless_ledger::{params, Ledger, LedgerError};
+use gapless_server::client::Client;
 use serde::Serialize;
 
 use crate::cli::{AssetCommand, Cli, Command};
@@ -18,14 +19,19 @@ fn now() -> Instant {
     Instant::from_micros(ts.as_microsecond()).expect("the clock is within 0001-9999")
 }
 
-fn open(cli: &Cli) -> Result<Ledger, LedgerError> {
-    if cli.url.is_some() {
-        return Err(LedgerError::BadInput(
-            "--url: client mode is not available in this build; use --db".into(),
-        ));
+/// Where the questions go: a ledger this process opens, or a server.
+enum Target {
+    Embedded(Ledger),
+    Remote(Client),
+}
+
+fn open(cli: &Cli) -> Result<Target, LedgerError> {
+    if let Some(url) = &cli.url {
+        let token = std::env::var(gapless_server::client::TOKEN_ENV).ok();
+        return Ok(Target::Remote(Client::new(url)?.with_token(token)));
     }
     let store = gapless_store::open(&cli.db)?;
-    Ok(Ledger::new(Arc::from(store)))
+    Ok(Target::Embedded(Ledger::new(Arc::from(store))))
 }
 
 fn print_json(answer: &impl Serialize) -> Result<(), LedgerError> {
@@ -52,8 +58,16 @@ fn emit(
 
 /// Run one command; the exit code on success, or the error to report.
 pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
-    let ledger = open(&cli)?;
+    if let Command::Serve {
+        listen,
+        tokens_file,
+    } = &cli.command
+    {
+        return serve(&cli, listen.as_deref(), tokens_file.as_deref());
+    }
+    let target = open(&cli)?;
     match cli.command {
+        Command::Serve { .. } => unreachable!("handled above"),
         Command::Emit {
             asset,
             start,
@@ -86,12 +100,17 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
                 line.push_str(&extra);
                 line.push('}');
             }
-            let batch = ledger.parse(Unit::Single, [line.as_str()])?;
-            let answer = ledger.append(&batch, now())?;
+            let answer = match &target {
+                Target::Embedded(ledger) => {
+                    let batch = ledger.parse(Unit::Single, [line.as_str()])?;
+                    ledger.append(&batch, now())?
+                }
+                Target::Remote(client) => client.emit_json(&line)?,
+            };
             emit(json, &answer, || human::appended(&answer))?;
         }
         Command::Ingest { file, json } => {
-            let answer = ingest(&ledger, file.as_deref())?;
+            let answer = ingest(&target, file.as_deref())?;
             emit(json, &answer, || human::appended(&answer))?;
         }
         Command::Check {
@@ -101,10 +120,21 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             tz,
             json,
         } => {
-            let (zone, _) = params::time_zone(tz.as_deref())?;
-            let range = params::range(&range.start, &range.end, Some(&zone))?;
-            let policy = params::policy(policy.as_deref())?;
-            let answer = ledger.check(&asset, range, &policy)?;
+            let answer = match &target {
+                Target::Embedded(ledger) => {
+                    let (zone, _) = params::time_zone(tz.as_deref())?;
+                    let range = params::range(&range.start, &range.end, Some(&zone))?;
+                    let policy = params::policy(policy.as_deref())?;
+                    ledger.check(&asset, range, &policy)?
+                }
+                Target::Remote(client) => client.check(
+                    &asset,
+                    &range.start,
+                    &range.end,
+                    policy.as_deref(),
+                    tz.as_deref(),
+                )?,
+            };
             emit(json, &answer, || human::check(&answer))?;
             return Ok(if answer.complete {
                 ExitCode::SUCCESS
@@ -120,11 +150,23 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             policy,
             json,
         } => {
-            let (zone, tz_name) = params::time_zone(tz.as_deref())?;
-            let range = params::range(&range.start, &range.end, Some(&zone))?;
-            let grid = params::grid(&every)?;
-            let policy = params::policy(policy.as_deref())?;
-            let answer = ledger.windows(&asset, range, &grid, (&zone, &tz_name), &policy)?;
+            let answer = match &target {
+                Target::Embedded(ledger) => {
+                    let (zone, tz_name) = params::time_zone(tz.as_deref())?;
+                    let range = params::range(&range.start, &range.end, Some(&zone))?;
+                    let grid = params::grid(&every)?;
+                    let policy = params::policy(policy.as_deref())?;
+                    ledger.windows(&asset, range, &grid, (&zone, &tz_name), &policy)?
+                }
+                Target::Remote(client) => client.windows(
+                    &asset,
+                    &range.start,
+                    &range.end,
+                    &every,
+                    tz.as_deref(),
+                    policy.as_deref(),
+                )?,
+            };
             emit(json, &answer, || human::windows(&answer))?;
         }
         Command::Segments {
@@ -133,9 +175,16 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             tz,
             json,
         } => {
-            let (zone, _) = params::time_zone(tz.as_deref())?;
-            let range = params::range(&range.start, &range.end, Some(&zone))?;
-            let answer = ledger.segments(&asset, range)?;
+            let answer = match &target {
+                Target::Embedded(ledger) => {
+                    let (zone, _) = params::time_zone(tz.as_deref())?;
+                    let range = params::range(&range.start, &range.end, Some(&zone))?;
+                    ledger.segments(&asset, range)?
+                }
+                Target::Remote(client) => {
+                    client.segments(&asset, &range.start, &range.end, tz.as_deref())?
+                }
+            };
             emit(json, &answer, || human::segments(&answer))?;
         }
         Command::Events {
@@ -147,14 +196,29 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             tz,
             json,
         } => {
-            let (zone, _) = params::time_zone(tz.as_deref())?;
-            let range = match (range.start, range.end) {
-                (Some(s), Some(e)) => Some(params::range(&s, &e, Some(&zone))?),
-                _ => None,
+            let answer = match &target {
+                Target::Embedded(ledger) => {
+                    let (zone, _) = params::time_zone(tz.as_deref())?;
+                    let range = match (&range.start, &range.end) {
+                        (Some(s), Some(e)) => Some(params::range(s, e, Some(&zone))?),
+                        _ => None,
+                    };
+                    let kind = kind.as_deref().map(params::kind).transpose()?;
+                    let after = after.as_deref().map(params::cursor).transpose()?;
+                    ledger.events(&asset, range, kind, limit, after)?
+                }
+                Target::Remote(client) => {
+                    let range = range.start.as_deref().zip(range.end.as_deref());
+                    client.events(
+                        &asset,
+                        range,
+                        kind.as_deref(),
+                        limit,
+                        after.as_deref(),
+                        tz.as_deref(),
+                    )?
+                }
             };
-            let kind = kind.as_deref().map(params::kind).transpose()?;
-            let after = after.as_deref().map(params::cursor).transpose()?;
-            let answer = ledger.events(&asset, range, kind, limit, after)?;
             emit(json, &answer, || human::events(&answer))?;
         }
         Command::Frontier {
@@ -163,9 +227,14 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             tz,
             json,
         } => {
-            let (zone, _) = params::time_zone(tz.as_deref())?;
-            let origin = params::instant("origin", &origin, Some(&zone))?;
-            let answer = ledger.frontier(&asset, origin)?;
+            let answer = match &target {
+                Target::Embedded(ledger) => {
+                    let (zone, _) = params::time_zone(tz.as_deref())?;
+                    let origin = params::instant("origin", &origin, Some(&zone))?;
+                    ledger.frontier(&asset, origin)?
+                }
+                Target::Remote(client) => client.frontier(&asset, &origin, tz.as_deref())?,
+            };
             emit(json, &answer, || human::frontier(&answer))?;
         }
         Command::Asset(AssetCommand::Set {
@@ -174,20 +243,63 @@ pub fn run(cli: Cli) -> Result<ExitCode, LedgerError> {
             tz,
             json,
         }) => {
-            let answer = ledger.declare(&asset, key_span.as_deref(), tz.as_deref())?;
+            let answer = match &target {
+                Target::Embedded(ledger) => {
+                    ledger.declare(&asset, key_span.as_deref(), tz.as_deref())?
+                }
+                Target::Remote(client) => {
+                    client.declare(&asset, key_span.as_deref(), tz.as_deref())?
+                }
+            };
             emit(json, &answer, || human::decl(&answer))?;
         }
         Command::Asset(AssetCommand::List { json }) | Command::Assets { json } => {
-            let answer = ledger.assets()?;
+            let answer = match &target {
+                Target::Embedded(ledger) => ledger.assets()?,
+                Target::Remote(client) => client.assets()?,
+            };
             emit(json, &answer, || human::assets(&answer))?;
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
+/// `serve`: the HTTP server on this ledger until SIGTERM or ctrl-c.
+fn serve(
+    cli: &Cli,
+    listen: Option<&str>,
+    tokens_file: Option<&std::path::Path>,
+) -> Result<ExitCode, LedgerError> {
+    let config_error = |e: gapless_server::ServerError| LedgerError::BadInput(e.to_string());
+    if cli.url.is_some() {
+        return Err(LedgerError::BadInput(
+            "serve: --url makes no sense here; serve a ledger with --db".into(),
+        ));
+    }
+    let listen = listen.unwrap_or(gapless_server::DEFAULT_LISTEN);
+    let listen = listen
+        .parse()
+        .map_err(|e| LedgerError::BadInput(format!("--listen: invalid address {listen:?}: {e}")))?;
+    let tokens = match tokens_file {
+        Some(path) => Some(gapless_server::Tokens::load(path).map_err(config_error)?),
+        None => gapless_server::Tokens::from_env().map_err(config_error)?,
+    };
+    let config = gapless_server::ServerConfig {
+        listen,
+        tokens,
+        ..Default::default()
+    };
+    let store = gapless_store::open(&cli.db)?;
+    gapless_server::run(Ledger::new(Arc::from(store)), config).map_err(|e| match e {
+        gapless_server::ServerError::Config(m) => LedgerError::BadInput(m),
+        other => LedgerError::Unavailable(other.to_string()),
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `ingest`: the whole input is one atomic batch.
 fn ingest(
-    ledger: &Ledger,
+    target: &Target,
     file: Option<&std::path::Path>,
 ) -> Result<gapless_store::Appended, LedgerError> {
     let (name, text) = match file {
@@ -203,6 +315,11 @@ fn ingest(
                 .map_err(|e| LedgerError::BadInput(format!("cannot read standard input: {e}")))?;
             ("standard input".to_string(), text)
         }
+    };
+    let ledger = match target {
+        Target::Embedded(ledger) => ledger,
+        // The server parses and names bad lines itself.
+        Target::Remote(client) => return client.ingest_ndjson(&text),
     };
     // Hidden by indicatif when standard error is not a terminal.
     let bar = indicatif::ProgressBar::new(text.len() as u64);

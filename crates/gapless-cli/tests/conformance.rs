@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{conformance_cases, subset_mismatch, Gapless};
+use common::{conformance_cases, subset_mismatch, Gapless, Server};
 use serde_json::Value;
 
 fn query_args(q: &Value) -> Vec<String> {
@@ -19,16 +19,43 @@ fn query_args(q: &Value) -> Vec<String> {
     args
 }
 
+/// How the commands reach the ledger.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Mode {
+    /// `gapless --db FILE ...`
+    Embedded,
+    /// `gapless --url http://... ...` against `gapless serve` on that file.
+    Client,
+}
+
 #[test]
 fn every_case_through_the_cli() {
+    every_case(Mode::Embedded);
+}
+
+#[test]
+fn every_case_through_the_server() {
+    every_case(Mode::Client);
+}
+
+fn every_case(mode: Mode) {
     let cases = conformance_cases();
     let mut failures = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap_or("?").to_string();
-        let g = Gapless::new();
+        let mut g = Gapless::new();
+        let _server = (mode == Mode::Client).then(|| {
+            let server = Server::start(&g);
+            g.url = Some(server.url.clone());
+            server
+        });
         for step in case["setup"].as_array().into_iter().flatten() {
             assert_eq!(step["command"], "asset set", "{name}: unknown setup step");
-            let mut args = vec!["asset".to_string(), "set".into(), step["asset"].as_str().unwrap().into()];
+            let mut args = vec![
+                "asset".to_string(),
+                "set".into(),
+                step["asset"].as_str().unwrap().into(),
+            ];
             if let Some(span) = step["key_span"].as_str() {
                 args.extend(["--key-span".into(), span.into()]);
             }
@@ -42,7 +69,10 @@ fn every_case_through_the_cli() {
         if let Some(events) = case["events"].as_array() {
             let ndjson: String = events.iter().map(|e| format!("{e}\n")).collect();
             let out = g.run(&["ingest", "-", "--json"], Some(&ndjson));
-            let expect = case.get("expect_ingest").cloned().unwrap_or(serde_json::json!({"exit": 0}));
+            let expect = case
+                .get("expect_ingest")
+                .cloned()
+                .unwrap_or(serde_json::json!({"exit": 0}));
             if out.code != expect["exit"].as_i64().unwrap() as i32 {
                 failures.push(format!("{name}: ingest exit {} ({})", out.code, out.stderr));
                 continue;
@@ -58,10 +88,16 @@ fn every_case_through_the_cli() {
             let expect = &q["expect"];
             if let Some(code) = expect["exit"].as_i64() {
                 if out.code != code as i32 {
-                    failures.push(format!("{name}: {args:?}: exit {} not {code} ({})", out.code, out.stderr));
+                    failures.push(format!(
+                        "{name}: {args:?}: exit {} not {code} ({})",
+                        out.code, out.stderr
+                    ));
                 }
             } else if out.code != 0 {
-                failures.push(format!("{name}: {args:?}: exit {} ({})", out.code, out.stderr));
+                failures.push(format!(
+                    "{name}: {args:?}: exit {} ({})",
+                    out.code, out.stderr
+                ));
                 continue;
             }
             if let Some(m) = subset_mismatch(&strip_exit(expect), &out.json()) {
@@ -78,7 +114,9 @@ fn every_case_through_the_cli() {
                 }
                 let msg = out.stderr.trim_end();
                 if !msg.contains("line 2") || msg.contains('\n') {
-                    failures.push(format!("{name}: {line}: error is not one line naming line 2: {msg:?}"));
+                    failures.push(format!(
+                        "{name}: {line}: error is not one line naming line 2: {msg:?}"
+                    ));
                 }
                 let events = g.run(&["events", "orders", "--json"], None);
                 if events.json()["events"].as_array().map(Vec::len) != Some(0) {
@@ -87,7 +125,12 @@ fn every_case_through_the_cli() {
             }
         }
     }
-    assert!(failures.is_empty(), "{} conformance failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} conformance failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }
 
 fn strip_exit(expect: &Value) -> Value {

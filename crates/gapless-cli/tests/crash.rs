@@ -36,7 +36,11 @@ fn batch_text(round: usize, rng: &mut XorShift) -> String {
         // Overlapping minute-aligned slices over ten days, a few retracted.
         let start = DAY0 + rng.below(10 * 1440) as i64 * 60_000_000;
         let end = start + (1 + rng.below(30)) as i64 * 60_000_000;
-        let kind = if rng.below(10) == 0 { "retracted" } else { "landed" };
+        let kind = if rng.below(10) == 0 {
+            "retracted"
+        } else {
+            "landed"
+        };
         let iv = Interval::from_micros(start, end).unwrap();
         text.push_str(&format!(
             "{{\"asset\":\"crash\",\"id\":\"r{round}-{j}\",\"start\":\"{}\",\"end\":\"{}\",\"kind\":\"{kind}\"}}\n",
@@ -51,7 +55,13 @@ fn all_events(g: &Gapless) -> Vec<Value> {
     let mut events = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let mut args = vec!["events".to_string(), "crash".into(), "--json".into(), "--limit".into(), "10000".into()];
+        let mut args = vec![
+            "events".to_string(),
+            "crash".into(),
+            "--json".into(),
+            "--limit".into(),
+            "10000".into(),
+        ];
         if let Some(a) = &after {
             args.extend(["--after".into(), a.clone()]);
         }
@@ -95,7 +105,10 @@ fn sigkill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_batch(
             acknowledged.push(round);
         }
     }
-    assert!(killed > 0 && !acknowledged.is_empty(), "the test must both kill and let finish ({killed} killed)");
+    assert!(
+        killed > 0 && !acknowledged.is_empty(),
+        "the test must both kill and let finish ({killed} killed)"
+    );
 
     let events = all_events(&g);
     let mut per_round = vec![0usize; ROUNDS];
@@ -105,7 +118,10 @@ fn sigkill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_batch(
         per_round[round] += 1;
     }
     for (round, &n) in per_round.iter().enumerate() {
-        assert!(n == 0 || n == BATCH, "round {round} is partially stored: {n} of {BATCH}");
+        assert!(
+            n == 0 || n == BATCH,
+            "round {round} is partially stored: {n} of {BATCH}"
+        );
         if acknowledged.contains(&round) {
             assert_eq!(n, BATCH, "round {round} was acknowledged but is missing");
         }
@@ -114,18 +130,39 @@ fn sigkill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_batch(
     // The coverage kept with each commit equals the event log replayed.
     let mut replay = Coverage::new();
     let mut seqs: Vec<i64> = events.iter().map(|e| e["seq"].as_i64().unwrap()).collect();
-    assert!(seqs.windows(2).all(|w| w[0] < w[1]), "events come in sequence order");
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "events come in sequence order"
+    );
     seqs.dedup();
     for e in &events {
-        let iv: Interval = serde_json::from_value(serde_json::json!({"start": e["start"], "end": e["end"]})).unwrap();
-        let kind = if e["kind"] == "retracted" { EventKind::Retracted } else { EventKind::Landed };
+        let iv: Interval =
+            serde_json::from_value(serde_json::json!({"start": e["start"], "end": e["end"]}))
+                .unwrap();
+        let kind = if e["kind"] == "retracted" {
+            EventKind::Retracted
+        } else {
+            EventKind::Landed
+        };
         replay.apply(kind, iv);
     }
     let range = Interval::from_micros(DAY0 - 86_400_000_000, DAY0 + 12 * 86_400_000_000).unwrap();
     let out = g.run(
-        &["check", "crash", "--start", &range.start().to_string(), "--end", &range.end().to_string(), "--json"],
+        &[
+            "check",
+            "crash",
+            "--start",
+            &range.start().to_string(),
+            "--end",
+            &range.end().to_string(),
+            "--json",
+        ],
         None,
     );
     let kept: Vec<Interval> = serde_json::from_value(out.json()["missing"].clone()).unwrap();
-    assert_eq!(kept, replay.report(range).missing, "kept coverage differs from the replayed log");
+    assert_eq!(
+        kept,
+        replay.report(range).missing,
+        "kept coverage differs from the replayed log"
+    );
 }

@@ -11,6 +11,8 @@ use serde_json::Value;
 pub struct Gapless {
     pub dir: tempfile::TempDir,
     pub db: PathBuf,
+    /// When set, commands run in client mode against this server.
+    pub url: Option<String>,
 }
 
 /// What one run printed and returned.
@@ -23,8 +25,12 @@ pub struct Output {
 
 impl Output {
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.stdout)
-            .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {:?} / {:?}", self.stdout, self.stderr))
+        serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON object ({e}): {:?} / {:?}",
+                self.stdout, self.stderr
+            )
+        })
     }
 }
 
@@ -32,7 +38,7 @@ impl Gapless {
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("ledger.db");
-        Gapless { dir, db }
+        Gapless { dir, db, url: None }
     }
 
     pub fn command(&self) -> Command {
@@ -44,7 +50,11 @@ impl Gapless {
     }
 
     pub fn run<S: AsRef<std::ffi::OsStr>>(&self, args: &[S], stdin: Option<&str>) -> Output {
-        run(self.command().args(args), stdin)
+        let mut cmd = self.command();
+        if let Some(url) = &self.url {
+            cmd.env("GAPLESS_URL", url);
+        }
+        run(cmd.args(args), stdin)
     }
 }
 
@@ -72,11 +82,17 @@ pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
 /// The worked examples: `shared/conformance/cases.json` beside the repository
 /// (or `GAPLESS_CONFORMANCE`).
 pub fn conformance_cases() -> Vec<Value> {
-    let path = std::env::var_os("GAPLESS_CONFORMANCE").map(PathBuf::from).unwrap_or_else(|| {
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/cases.json")
+    let path = std::env::var_os("GAPLESS_CONFORMANCE")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/cases.json")
+        });
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!(
+            "cannot read the conformance cases at {}: {e}",
+            path.display()
+        )
     });
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read the conformance cases at {}: {e}", path.display()));
     let doc: Value = serde_json::from_str(&text).expect("cases.json is JSON");
     let cases = doc["cases"].as_array().expect("cases").clone();
     assert!(!cases.is_empty(), "no conformance cases");
@@ -95,11 +111,61 @@ pub fn subset_mismatch(expected: &Value, actual: &Value) -> Option<String> {
             if e.len() != a.len() {
                 return Some(format!("{} items, expected {}: {actual}", a.len(), e.len()));
             }
-            e.iter().zip(a).enumerate().find_map(|(i, (ev, av))| subset_mismatch(ev, av).map(|m| format!("[{i}] {m}")))
+            e.iter()
+                .zip(a)
+                .enumerate()
+                .find_map(|(i, (ev, av))| subset_mismatch(ev, av).map(|m| format!("[{i}] {m}")))
         }
         (Value::Number(e), Value::Number(a)) => {
             (e.as_f64() != a.as_f64()).then(|| format!("{a}, expected {e}"))
         }
         (e, a) => (e != a).then(|| format!("{a}, expected {e}")),
+    }
+}
+
+/// A `gapless serve` process on a loopback port of its own, killed on drop.
+pub struct Server {
+    child: std::process::Child,
+    pub url: String,
+}
+
+impl Server {
+    /// Serve `g`'s ledger.
+    pub fn start(g: &Gapless) -> Server {
+        Server::start_with(g, |_| {})
+    }
+
+    /// Serve `g`'s ledger with extra settings on the command.
+    pub fn start_with(g: &Gapless, configure: impl FnOnce(&mut Command)) -> Server {
+        use std::io::BufRead;
+        let mut cmd = g.command();
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        configure(&mut cmd);
+        let mut child = cmd.spawn().expect("spawn gapless serve");
+        let stderr = child.stderr.take().unwrap();
+        let mut lines = std::io::BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("gapless serve exited before listening")
+                .expect("read stderr");
+            if let Some(rest) = line.strip_prefix("listening on ") {
+                break rest.trim().to_string();
+            }
+        };
+        // Keep draining so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, url }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
