@@ -34,7 +34,7 @@ const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_runs \
 const EVENTS_BY_SEQ: &str = "SELECT seq, id, start_us, end_us, kind, extra, produced_at, \
      received_at FROM events \
      WHERE asset_id = $1 AND seq > $2 AND ($3::smallint IS NULL OR kind = $3) \
-     ORDER BY seq LIMIT $4";
+     ORDER BY asset_id, seq LIMIT $4";
 
 /// A page of a wide range: walk the sequence index, filter by range (`+ 0`
 /// keeps the planner off the start index).
@@ -42,7 +42,7 @@ const EVENTS_BY_SEQ_IN_RANGE: &str = "SELECT seq, id, start_us, end_us, kind, ex
      produced_at, received_at FROM events \
      WHERE asset_id = $1 AND seq > $2 AND ($3::smallint IS NULL OR kind = $3) \
      AND start_us + 0 < $6 AND end_us + 0 > $5 \
-     ORDER BY seq LIMIT $4";
+     ORDER BY asset_id, seq LIMIT $4";
 
 /// A page of a narrow range: seek the start index (no event starts earlier
 /// than the range start minus the longest event), then sort by sequence.

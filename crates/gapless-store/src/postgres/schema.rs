@@ -22,7 +22,7 @@
 //! );
 //! CREATE SEQUENCE events_seq;             -- the sequence numbers
 //! CREATE TABLE events (
-//!     seq         bigint PRIMARY KEY,     -- taken from events_seq under the asset's lock
+//!     seq         bigint NOT NULL,        -- from events_seq, under the asset's lock
 //!     asset_id    bigint NOT NULL,
 //!     id          text,                   -- the producer's idempotency key
 //!     start_us    bigint NOT NULL,
@@ -31,10 +31,10 @@
 //!     extra       text,                   -- the JSON text, byte for byte (not jsonb)
 //!     produced_at bigint,
 //!     received_at bigint NOT NULL,
-//!     UNIQUE (asset_id, id)               -- NULL ids never collide
+//!     PRIMARY KEY (asset_id, seq),        -- pages in sequence order
+//!     UNIQUE (asset_id, id)               -- idempotency; NULL ids never collide
 //! );
-//! CREATE INDEX events_asset_start ON events (asset_id, start_us);
-//! CREATE INDEX events_asset_seq ON events (asset_id, seq);
+//! CREATE INDEX events_asset_start ON events (asset_id, start_us); -- range seeks
 //! CREATE TABLE coverage_runs (
 //!     asset_id bigint NOT NULL, start_us bigint NOT NULL, end_us bigint NOT NULL,
 //!     PRIMARY KEY (asset_id, start_us)
@@ -80,7 +80,7 @@ CREATE TABLE assets (
 );
 CREATE SEQUENCE events_seq AS bigint;
 CREATE TABLE events (
-    seq         bigint PRIMARY KEY,
+    seq         bigint NOT NULL,
     asset_id    bigint NOT NULL,
     id          text,
     start_us    bigint NOT NULL,
@@ -90,10 +90,10 @@ CREATE TABLE events (
     produced_at bigint,
     received_at bigint NOT NULL,
     CHECK (start_us < end_us),
+    PRIMARY KEY (asset_id, seq),
     UNIQUE (asset_id, id)
 );
 CREATE INDEX events_asset_start ON events (asset_id, start_us);
-CREATE INDEX events_asset_seq ON events (asset_id, seq);
 CREATE TABLE coverage_runs (
     asset_id bigint NOT NULL,
     start_us bigint NOT NULL,
