@@ -376,3 +376,25 @@ fn killed_process_loses_no_acknowledged_event() {
         .unwrap();
     assert_eq!(page.events[0].interval, iv(0, 1));
 }
+
+#[test]
+fn bad_asset_name_is_invalid_and_stores_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(fresh(&dir, "ledger.db")).unwrap();
+    for bad in ["", "a\nb", &"x".repeat(513)] {
+        let err = store
+            .append(&[landed("ok", 0, 1), landed(bad, 0, 1)], received())
+            .unwrap_err();
+        assert!(matches!(err, StoreError::Invalid(_)), "{err:?}");
+        assert!(err.to_string().contains("event 1"), "{err}");
+    }
+    assert!(store.assets().unwrap().is_empty());
+    let decl = AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    assert!(matches!(
+        store.declare_asset("", &decl),
+        Err(StoreError::Invalid(_))
+    ));
+}

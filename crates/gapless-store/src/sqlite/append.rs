@@ -181,6 +181,8 @@ fn append_in(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Resul
                     let slot = match index_of.get(ev.asset.as_str()) {
                         Some(&slot) => slot,
                         None => {
+                            check_asset_name(&ev.asset)
+                                .map_err(|e| StoreError::Invalid(format!("event {index}: {e}")))?;
                             let id = asset_id(tx, &ev.asset)?;
                             assets.push(AssetBatch {
                                 id,

@@ -155,6 +155,13 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     // 64 MiB: big batches touch many index pages.
     configure(&conn, path, 64)?;
     let fail = |e: rusqlite::Error| open_error(path, open_reason(path, &e));
+    // SQLite quietly opens a write-protected file read-only.
+    if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
+        return Err(open_error(
+            path,
+            "the file is read-only (a ledger needs to write the file and its -wal and -shm files beside it)",
+        ));
+    }
 
     match recognise(&conn, path)? {
         Kind::Ledger => {}
