@@ -316,6 +316,49 @@ fn ratio_table(d: &Data) {
     );
 }
 
+/// Inserts in the middle alternating with one-day gap queries: the one
+/// workload where a sorted `Vec` pays a memmove per insert that a tree does
+/// not. Re-lands `holes` removed slots one by one on the 1M set, each followed
+/// by a query. Returns (gapless ms, rangemap ms), best of five, setup untimed.
+fn alternating(d: &Data, holes: usize) -> (f64, f64) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(7);
+    let mut relanded = d.arrival.clone();
+    relanded.shuffle(&mut rng);
+    relanded.truncate(holes);
+    let mut base = IntervalSet::from_intervals(d.arrival.iter().copied());
+    let mut rm_base = rangemap_insert(&d.arrival_ranges);
+    for iv in &relanded {
+        base.remove(*iv);
+        rm_base.remove(iv.start().as_micros()..iv.end().as_micros());
+    }
+    let day = |iv: &Interval| {
+        Interval::new(iv.start(), iv.start().checked_add_micros(DAY).unwrap()).unwrap()
+    };
+    let (mut ours, mut theirs) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..5 {
+        let mut set = base.clone();
+        let t = std::time::Instant::now();
+        for iv in &relanded {
+            set.insert(*iv);
+            black_box(set.gaps(day(iv)).len());
+        }
+        ours = ours.min(t.elapsed().as_secs_f64() * 1e3);
+        let mut rm = rm_base.clone();
+        let t = std::time::Instant::now();
+        for iv in &relanded {
+            rm.insert(iv.start().as_micros()..iv.end().as_micros());
+            let q = day(iv);
+            black_box(
+                rm.gaps(&(q.start().as_micros()..q.end().as_micros()))
+                    .count(),
+            );
+        }
+        theirs = theirs.min(t.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(set, IntervalSet::from_intervals(d.arrival.iter().copied()));
+    }
+    (ours, theirs)
+}
+
 fn main() {
     let d = data();
     let mut c = Criterion::default()
@@ -326,4 +369,13 @@ fn main() {
     bench(&mut c, &d);
     c.final_summary();
     ratio_table(&d);
+    for holes in [1_000, 10_000] {
+        let (ours, theirs) = alternating(&d, holes);
+        println!(
+            "{holes} middle inserts alternating with queries ({} to {} runs): gapless {ours:.1} ms, rangemap {theirs:.1} ms, ratio {:.1}x",
+            IntervalSet::from_intervals(d.arrival.iter().copied()).run_count(),
+            IntervalSet::from_intervals(d.arrival.iter().copied()).run_count() + holes,
+            theirs / ours
+        );
+    }
 }
