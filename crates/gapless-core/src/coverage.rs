@@ -80,9 +80,11 @@ impl CoverageReport {
     ///
     /// # Properties
     ///
-    /// For `0 <= covered <= total` and `total > 0`: the result is in `0.0..=1.0`,
-    /// exactly `1.0` only when `covered == total`, and depends only on the ratio
-    /// (`ratio(c * k, t * k) == ratio(c, t)`).
+    /// For `0 <= covered <= total` and `total > 0`: the result is in
+    /// `0.0..=1.0`, monotone in `covered`, and depends only on the quotient
+    /// (`ratio(c * k, t * k) == ratio(c, t)`). Like Python's, it can round to
+    /// `1.0` when less than 2^-54 of the range is missing (a microsecond in
+    /// more than 570 years): [`CoverageReport::covered`] is the exact answer.
     ///
     /// # Panics
     ///

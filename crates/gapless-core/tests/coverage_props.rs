@@ -213,12 +213,10 @@ fn empty_ledger() {
 
 #[test]
 fn ratio_rounds_once_for_huge_ranges() {
-    // (2^60 - 1) / (3 * 2^58): the operands are not exact as f64, the
-    // quotient 4/3 - 1/(3 * 2^58) rounds to the f64 nearest 4/3 - tiny, i.e.
-    // just below 4/3's nearest... compare with exact big-rational reasoning:
-    // covered = total - 1 over 2^58: the nearest f64 to 1 - 2^-58 is 1.0.
+    // One µs missing of 2^58: the nearest f64 to 1 - 2^-58 is 1.0 (as in
+    // Python); `covered` is what says the range is not complete.
     assert_eq!(CoverageReport::ratio((1 << 58) - 1, 1 << 58), 1.0);
-    // 1/3 of a huge range, off by one µs, still the f64 nearest 1/3.
+    // Exactly a third of a huge range: the f64 nearest 1/3.
     let total = 3 * (1i64 << 57);
     assert_eq!(CoverageReport::ratio(1 << 57, total), 1.0 / 3.0);
     // Naive division rounds both operands first and can be off by an ulp:
@@ -230,8 +228,8 @@ fn ratio_rounds_once_for_huge_ranges() {
 }
 
 /// Whether `r` is the f64 nearest to `c / t`, checked with exact integer
-/// arithmetic on the neighbours of `r` (all values here are below 1, with
-/// exponents that keep the products inside i128... via u128 shifts).
+/// arithmetic against the neighbours of `r` (for `r` in 2^-60..1 and
+/// `c, t < 2^60` every product below fits a u128).
 fn is_nearest(r: f64, c: i64, t: i64) -> bool {
     // distance |r - c/t| compared as |r*t - c| on a common power-of-two scale.
     let err = |x: f64| -> u128 {
