@@ -228,7 +228,7 @@ fn ratio_rounds_once_for_huge_ranges() {
 }
 
 /// Whether `r` is the f64 nearest to `c / t`, checked with exact integer
-/// arithmetic against the neighbours of `r` (for `r` in 2^-60..1 and
+/// arithmetic against the neighbours of `r` (for `r` in 1/256..1 and
 /// `c, t < 2^60` every product below fits a u128).
 fn is_nearest(r: f64, c: i64, t: i64) -> bool {
     // distance |r - c/t| compared as |r*t - c| on a common power-of-two scale.
