@@ -308,6 +308,62 @@ fn two_stores_on_one_file() {
     }
 }
 
+/// The child side of `two_processes_append_to_one_file`.
+#[test]
+fn writer_child() {
+    let Ok(path) = std::env::var("GAPLESS_WRITER_CHILD_DB") else {
+        return;
+    };
+    let store = SqliteStore::open(&path).unwrap();
+    for i in 0..100_i64 {
+        let m = i * 2 + 1;
+        store
+            .append(
+                &[with_id(landed("A", m, m + 1), &format!("child-{i}"))],
+                received(),
+            )
+            .unwrap();
+    }
+}
+
+/// Two processes appending to one file at once: every event stored once,
+/// coverage the replay of the log.
+#[test]
+fn two_processes_append_to_one_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "writer_child", "--test-threads=1"])
+        .env("GAPLESS_WRITER_CHILD_DB", &path)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    for i in 0..100_i64 {
+        let m = i * 2;
+        store
+            .append(
+                &[with_id(landed("A", m, m + 1), &format!("parent-{i}"))],
+                received(),
+            )
+            .unwrap();
+    }
+    assert!(child.wait().unwrap().success(), "the child failed");
+    let log = all_events(&store, "A", 1000);
+    assert_eq!(log.len(), 200);
+    assert_eq!(
+        store
+            .coverage("A", all_time())
+            .unwrap()
+            .runs()
+            .collect::<Vec<_>>(),
+        vec![iv(0, 200)]
+    );
+    assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&log));
+    assert_eq!(store.assets().unwrap()[0].events, 200);
+}
+
 /// The child side of `killed_process_loses_no_acknowledged_event`.
 #[test]
 fn crash_child() {
