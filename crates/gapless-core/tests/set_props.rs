@@ -467,3 +467,27 @@ fn alternating_inserts_and_queries() {
         assert_eq!(first, expected);
     }
 }
+
+/// Queries take `&self` behind a lazily built cache: the set must still be
+/// shareable across threads (the server holds ledgers in `Arc`s).
+#[test]
+fn interval_set_is_send_and_sync() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<IntervalSet>();
+    // Concurrent first queries on a set with buffered inserts agree.
+    let mut set = IntervalSet::with_buffer_limits(0, 1_000_000);
+    for i in (0..2000).rev() {
+        set.insert(iv(i * 3, i * 3 + 2));
+    }
+    let set = std::sync::Arc::new(set);
+    let counts: Vec<usize> = (0..4)
+        .map(|_| {
+            let set = set.clone();
+            std::thread::spawn(move || set.run_count())
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+    assert_eq!(counts, [2000; 4]);
+}
