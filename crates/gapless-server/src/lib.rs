@@ -70,6 +70,10 @@ use tokio::net::TcpListener;
 /// Serve `state` on `listener` until `shutdown` completes, then let the
 /// requests in flight finish and the writer commit what it holds.
 ///
+/// Keep a clone of the ledger outside the runtime and drop it there after
+/// the runtime: a store may own a runtime of its own (the PostgreSQL client
+/// does), which must not be dropped on a runtime thread. [`run`] does so.
+///
 /// # Errors
 ///
 /// [`ServerError::Config`] for an open server (no tokens) on a non-loopback
@@ -125,7 +129,11 @@ pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
             context: "cannot start the runtime".into(),
             source,
         })?;
-    runtime.block_on(async move {
+    // The ledger is dropped here, off the runtime: a store may own a runtime
+    // of its own (the PostgreSQL client does), which must not be dropped
+    // inside an async context.
+    let keep = ledger.clone();
+    let result = runtime.block_on(async move {
         let listener =
             TcpListener::bind(config.listen)
                 .await
@@ -141,7 +149,10 @@ pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
         tracing::info!(%addr, tokens = config.tokens.is_some(), "listening");
         let state = AppState::new(ledger, config);
         serve(listener, state, shutdown_signal()).await
-    })
+    });
+    drop(runtime);
+    drop(keep);
+    result
 }
 
 /// Completes on ctrl-c or, on Unix, SIGTERM.

@@ -41,7 +41,13 @@ impl TestServer {
 
     pub fn with_config(config: ServerConfig) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
-        let db = dir.path().join("ledger.db");
+        let ledger = ledger_at(&dir.path().join("ledger.db"));
+        TestServer::with_ledger(dir, ledger, config)
+    }
+
+    /// Serve `ledger` (opened on this thread: the PostgreSQL client must not
+    /// be opened or dropped on a runtime thread).
+    pub fn with_ledger(dir: tempfile::TempDir, ledger: Ledger, config: ServerConfig) -> TestServer {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         listener.set_nonblocking(true).unwrap();
         let addr = listener.local_addr().unwrap();
@@ -52,14 +58,18 @@ impl TestServer {
                 .enable_all()
                 .build()
                 .unwrap();
-            runtime.block_on(async move {
-                let state = AppState::new(ledger_at(&db), config);
+            let keep = ledger.clone();
+            let result = runtime.block_on(async move {
+                let state = AppState::new(ledger, config);
                 let listener = tokio::net::TcpListener::from_std(listener).unwrap();
                 gapless_server::serve(listener, state, async move {
                     let _ = rx.await;
                 })
                 .await
-            })
+            });
+            drop(runtime);
+            drop(keep);
+            result
         });
         TestServer {
             addr,

@@ -1,0 +1,103 @@
+//! The server over the PostgreSQL store: the synchronous client runs only on
+//! blocking threads, group commit keeps each request's counts and isolates a
+//! conflict. The server is `GAPLESS_TEST_PG` (default
+//! `postgres://postgres@127.0.0.1:5432/test`); the test works in its own
+//! schema and drops it.
+
+mod common;
+
+use std::sync::{Arc, Barrier};
+
+use common::{event, TestServer};
+use gapless_ledger::Ledger;
+use gapless_server::ServerConfig;
+use serde_json::json;
+
+fn url() -> (String, bool) {
+    match std::env::var("GAPLESS_TEST_PG") {
+        Ok(u) => (u, true),
+        Err(_) => ("postgres://postgres@127.0.0.1:5432/test".to_string(), false),
+    }
+}
+
+struct Schema(String);
+
+impl Drop for Schema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&url().0, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.0));
+        }
+    }
+}
+
+fn slot(i: usize) -> String {
+    format!("2025-06-01T{:02}:{:02}:00Z", 10 + i / 60, i % 60)
+}
+
+#[test]
+fn group_commit_over_postgres() {
+    let (url, required) = url();
+    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
+        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
+        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+        return;
+    }
+    let schema = Schema(format!("gs_server_{}", std::process::id()));
+    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
+    let ledger = Ledger::new(Arc::new(store));
+    let mut server = TestServer::with_ledger(
+        tempfile::tempdir().unwrap(),
+        ledger,
+        ServerConfig::default(),
+    );
+    let c = server.client();
+    let r = c.post_json(
+        "/v1/events",
+        &event("pg", &slot(200), &slot(201), Some("taken")),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+
+    const N: usize = 48;
+    let barrier = Arc::new(Barrier::new(N));
+    let threads: Vec<_> = (0..N)
+        .map(|i| {
+            let (c, barrier) = (c.clone(), barrier.clone());
+            std::thread::spawn(move || {
+                let body = if i == 5 {
+                    event("pg", &slot(200), &slot(202), Some("taken"))
+                } else {
+                    event("pg", &slot(i), &slot(i + 1), Some(&format!("e{i}")))
+                };
+                barrier.wait();
+                let r = c.post_json("/v1/events", &body);
+                (i, r.status, r.json())
+            })
+        })
+        .collect();
+    for t in threads {
+        let (i, status, v) = t.join().unwrap();
+        if i == 5 {
+            assert_eq!(status, 409, "{v}");
+        } else {
+            assert_eq!(
+                (status, v.clone()),
+                (200, json!({"accepted": 1, "duplicates": 0})),
+                "{i}: {v}"
+            );
+        }
+    }
+    let v = c
+        .get(&format!(
+            "/v1/assets/pg/coverage?start={}&end={}",
+            slot(0),
+            slot(N)
+        ))
+        .json();
+    assert_eq!(
+        v["missing"],
+        json!([{"start": slot(5), "end": slot(6)}]),
+        "{v}"
+    );
+    assert_eq!(c.get("/v1/assets").json()["assets"][0]["events"], N as u64);
+    server.stop().unwrap();
+}
