@@ -152,8 +152,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = Connection::open_with_flags(path, flags)
         .map_err(|e| open_error(path, open_reason(path, &e)))?;
-    // 64 MiB: big batches touch many index pages.
-    configure(&conn, path, 64)?;
+    configure(&conn, path, super::append::WRITER_CACHE_MIB)?;
     let fail = |e: rusqlite::Error| open_error(path, open_reason(path, &e));
     // SQLite quietly opens a write-protected file read-only.
     if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
