@@ -454,3 +454,36 @@ fn bad_asset_name_is_invalid_and_stores_nothing() {
         Err(StoreError::Invalid(_))
     ));
 }
+
+/// A big batch (a bigger page cache while it runs) stores the same as any
+/// other, and the cache is back to normal after, also after a conflict.
+#[test]
+fn big_batch_and_cache_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SqliteStore::open(fresh(&dir, "ledger.db")).unwrap();
+    let normal = store.pragma("cache_size").unwrap();
+    let mut batch: Vec<_> = (0..120_000_i64)
+        .map(|i| with_id(landed("A", i, i + 1), &i.to_string()))
+        .collect();
+    batch.push(with_id(landed("A", 0, 2), "0")); // conflicts with the first
+    let err = store.append(&batch, received()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { index: 120_000, .. }),
+        "{err:?}"
+    );
+    assert_eq!(store.pragma("cache_size").unwrap(), normal);
+    assert!(store.assets().unwrap().is_empty());
+    batch.pop();
+    let got = store.append(&batch, received()).unwrap();
+    assert_eq!((got.accepted, got.duplicates), (120_000, 0));
+    assert_eq!(store.pragma("cache_size").unwrap(), normal);
+    assert_eq!(
+        store
+            .coverage("A", all_time())
+            .unwrap()
+            .runs()
+            .collect::<Vec<_>>(),
+        vec![iv(0, 120_000)]
+    );
+    assert_eq!(store.assets().unwrap()[0].events, 120_000);
+}
