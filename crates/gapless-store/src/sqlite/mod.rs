@@ -13,6 +13,27 @@
 //! pool of read connections, opened on demand, so reads run beside a write
 //! (WAL readers see the last committed state). Other processes may use the
 //! same file: a write waits up to 30 s for their write lock.
+//!
+//! # Durability
+//!
+//! WAL mode with `synchronous = FULL`: the WAL is synced at every commit, so
+//! an acknowledged append survives a crash of the process or the machine.
+//! `append_many` shares one commit (one sync) among its batches, each in its
+//! own savepoint.
+//!
+//! # Costs
+//!
+//! - An append writes each new event to the table and two indexes and
+//!   rewrites only the coverage runs that its events touch; appends at the
+//!   end of an asset's time line touch one run.
+//! - `coverage` and `run_containing` read only the runs they answer with
+//!   (one index seek); nothing is replayed when a ledger is opened.
+//! - An event page walks the events in sequence order or seeks the start
+//!   index and sorts, whichever the asset's share of the events and the
+//!   range's share of its time line make cheaper. `limit` 0 means the
+//!   largest page (10,000).
+//! - The write connection keeps a 64 MiB page cache; a batch of 100,000
+//!   events or more may grow it to 1 GiB while it is appended.
 
 mod append;
 mod read;
