@@ -393,6 +393,44 @@ fn concurrent_groups_keep_coverage_exact() {
     assert_eq!(total, accepted.load(Ordering::Relaxed));
 }
 
+/// `pool_size` bounds the connections of one store: more concurrent calls
+/// wait for one and all succeed.
+#[test]
+fn pool_size_bounds_connections() {
+    let schema = Schema::new("pool");
+    let app = schema.name.clone();
+    let url = with_param(
+        &schema.url(),
+        &format!("pool_size=2&application_name={app}"),
+    );
+    let store = PostgresStore::open(&url).unwrap();
+    let most = std::sync::atomic::AtomicI64::new(0);
+    std::thread::scope(|s| {
+        for w in 0..8_i64 {
+            let (store, most, app) = (&store, &most, &app);
+            s.spawn(move || {
+                let mut admin = admin();
+                for i in 0..15_i64 {
+                    let m = (w * 15 + i) * 2;
+                    store.append(&[landed("A", m, m + 1)], received()).unwrap();
+                    assert!(store.run_containing("A", t(m)).unwrap().is_some());
+                    let n: i64 = admin
+                        .query_one(
+                            "SELECT count(*) FROM pg_stat_activity WHERE application_name = $1",
+                            &[app],
+                        )
+                        .unwrap()
+                        .get(0);
+                    most.fetch_max(n, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    assert_eq!(all_events(&store, "A", 1000).len(), 120);
+    let most = most.load(Ordering::Relaxed);
+    assert!((1..=2).contains(&most), "{most} connections");
+}
+
 /// Several processes starting at once on a new schema: one creates it, the
 /// others find it ready.
 #[test]

@@ -40,7 +40,7 @@ mod read;
 mod schema;
 
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
@@ -52,8 +52,10 @@ use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoreError, S
 /// The schema used when the URL names none.
 pub const DEFAULT_SCHEMA: &str = "gapless";
 
-/// Idle connections kept for reuse.
-const MAX_IDLE: usize = 8;
+/// Connections one store opens at most, unless the URL says `pool_size`.
+pub const DEFAULT_POOL_SIZE: usize = 16;
+/// How long a call waits for a connection when all are busy.
+const POOL_WAIT: Duration = Duration::from_secs(30);
 /// How long connecting may take unless the URL says `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// How often an append is tried when it deadlocks with another writer.
@@ -68,7 +70,18 @@ pub struct PostgresStore {
     location: String,
     schema: String,
     config: postgres::Config,
-    idle: Mutex<Vec<Conn>>,
+    pool: Mutex<Pool>,
+    /// Signalled when a connection is returned or closed.
+    freed: Condvar,
+    pool_size: usize,
+}
+
+/// The connections of a store.
+#[derive(Default)]
+struct Pool {
+    idle: Vec<Conn>,
+    /// Connections open, idle or in use.
+    open: usize,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -76,6 +89,7 @@ impl std::fmt::Debug for PostgresStore {
         f.debug_struct("PostgresStore")
             .field("location", &self.location)
             .field("schema", &self.schema)
+            .field("pool_size", &self.pool_size)
             .finish_non_exhaustive()
     }
 }
@@ -284,21 +298,34 @@ fn percent_decode(text: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// Take the `schema` parameter out of a URL: (URL without it, schema).
-fn split_schema(url: &str) -> Result<(String, Option<String>), String> {
+/// The URL parameters that gapless reads itself (PostgreSQL does not know
+/// them).
+#[derive(Debug, Default, PartialEq, Eq)]
+struct OwnParams {
+    schema: Option<String>,
+    pool_size: Option<usize>,
+}
+
+/// Take gapless's own parameters (`schema`, `pool_size`) out of a URL.
+fn split_params(url: &str) -> Result<(String, OwnParams), String> {
+    let mut own = OwnParams::default();
     let Some(q) = url.find('?') else {
-        return Ok((url.to_string(), None));
+        return Ok((url.to_string(), own));
     };
-    let mut schema = None;
     let mut kept = Vec::new();
     for kv in url[q + 1..].split('&') {
-        match kv.strip_prefix("schema=") {
-            Some(v) => {
-                schema = Some(
-                    percent_decode(v).ok_or_else(|| format!("invalid schema parameter {v:?}"))?,
-                );
-            }
-            None => kept.push(kv),
+        if let Some(v) = kv.strip_prefix("schema=") {
+            own.schema =
+                Some(percent_decode(v).ok_or_else(|| format!("invalid schema parameter {v:?}"))?);
+        } else if let Some(v) = kv.strip_prefix("pool_size=") {
+            own.pool_size = Some(
+                v.parse()
+                    .ok()
+                    .filter(|n| (1..=1000).contains(n))
+                    .ok_or_else(|| format!("invalid pool_size {v:?} (1 to 1000)"))?,
+            );
+        } else {
+            kept.push(kv);
         }
     }
     let base = &url[..q];
@@ -307,7 +334,7 @@ fn split_schema(url: &str) -> Result<(String, Option<String>), String> {
     } else {
         format!("{base}?{}", kept.join("&"))
     };
-    Ok((rebuilt, schema))
+    Ok((rebuilt, own))
 }
 
 fn check_schema_name(location: &str, schema: &str) -> Result<()> {
@@ -324,7 +351,8 @@ impl PostgresStore {
     /// Open the ledger at `url` (`postgres://` or `postgresql://`, or a
     /// `key=value` connection string), in the schema named by its `schema`
     /// parameter or [`DEFAULT_SCHEMA`], creating or migrating the schema
-    /// when needed.
+    /// when needed. At most `pool_size` connections (parameter, default
+    /// [`DEFAULT_POOL_SIZE`]) are open at once; more concurrent calls wait.
     ///
     /// # Errors
     ///
@@ -334,9 +362,9 @@ impl PostgresStore {
     /// its password.
     pub fn open(url: &str) -> Result<PostgresStore> {
         let location = redact(url);
-        let (url, schema) = split_schema(url).map_err(|r| schema::open_error(&location, r))?;
-        let schema = schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_string());
-        Self::open_with(&url, location, schema)
+        let (url, own) = split_params(url).map_err(|r| schema::open_error(&location, r))?;
+        let schema = own.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_string());
+        Self::open_with(&url, location, schema, own.pool_size)
     }
 
     /// Open the ledger at `url` in PostgreSQL schema `schema` (created when
@@ -347,15 +375,20 @@ impl PostgresStore {
     /// As [`PostgresStore::open`].
     pub fn open_in_schema(url: &str, schema: &str) -> Result<PostgresStore> {
         let location = redact(url);
-        let (url, _) = split_schema(url).map_err(|r| schema::open_error(&location, r))?;
-        Self::open_with(&url, location, schema.to_string())
+        let (url, own) = split_params(url).map_err(|r| schema::open_error(&location, r))?;
+        Self::open_with(&url, location, schema.to_string(), own.pool_size)
     }
 
     /// Opening connects (the client's own runtime), so it runs on a thread of
     /// its own: callers may open the store from async code.
-    fn open_with(url: &str, location: String, schema: String) -> Result<PostgresStore> {
+    fn open_with(
+        url: &str,
+        location: String,
+        schema: String,
+        pool_size: Option<usize>,
+    ) -> Result<PostgresStore> {
         std::thread::scope(|s| {
-            let opening = s.spawn(|| Self::open_here(url, location, schema));
+            let opening = s.spawn(|| Self::open_here(url, location, schema, pool_size));
             match opening.join() {
                 Ok(r) => r,
                 Err(panic) => std::panic::resume_unwind(panic),
@@ -363,7 +396,12 @@ impl PostgresStore {
         })
     }
 
-    fn open_here(url: &str, location: String, schema: String) -> Result<PostgresStore> {
+    fn open_here(
+        url: &str,
+        location: String,
+        schema: String,
+        pool_size: Option<usize>,
+    ) -> Result<PostgresStore> {
         check_schema_name(&location, &schema)?;
         let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
             schema::open_error(&location, format!("invalid URL: {}", describe_open(&e)))
@@ -382,14 +420,15 @@ impl PostgresStore {
             location,
             schema,
             config,
-            idle: Mutex::new(Vec::new()),
+            pool: Mutex::new(Pool::default()),
+            freed: Condvar::new(),
+            pool_size: pool_size.unwrap_or(DEFAULT_POOL_SIZE),
         };
         let conn = store.setup(client)?;
-        store
-            .idle
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .push(conn);
+        let mut pool = store.lock_pool();
+        pool.open = 1;
+        pool.idle.push(conn);
+        drop(pool);
         Ok(store)
     }
 
@@ -428,26 +467,63 @@ impl PostgresStore {
         self.setup(client)
     }
 
-    /// A pooled connection (`fresh`: `false`) or a new one.
+    fn lock_pool(&self) -> MutexGuard<'_, Pool> {
+        self.pool.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A pooled connection (`fresh`: `false`) or a new one, waiting while
+    /// `pool_size` are in use.
     fn checkout(&self) -> Result<(Conn, bool)> {
+        let deadline = std::time::Instant::now() + POOL_WAIT;
+        let mut pool = self.lock_pool();
         loop {
-            let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-            match pooled {
-                Some(c) if c.client.is_closed() => continue,
-                Some(c) => return Ok((c, false)),
-                None => return Ok((self.connect()?, true)),
+            if let Some(c) = pool.idle.pop() {
+                if c.client.is_closed() {
+                    pool.open -= 1;
+                    continue;
+                }
+                return Ok((c, false));
             }
+            if pool.open < self.pool_size {
+                pool.open += 1;
+                drop(pool);
+                return match self.connect() {
+                    Ok(c) => Ok((c, true)),
+                    Err(e) => {
+                        self.lock_pool().open -= 1;
+                        self.freed.notify_one();
+                        Err(e)
+                    }
+                };
+            }
+            let now = std::time::Instant::now();
+            if now >= deadline {
+                return Err(StoreError::Backend(format!(
+                    "all {} database connections stayed busy for {} s (raise pool_size?)",
+                    self.pool_size,
+                    POOL_WAIT.as_secs()
+                )));
+            }
+            pool = self
+                .freed
+                .wait_timeout(pool, deadline - now)
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
         }
     }
 
     fn checkin(&self, conn: Conn) {
+        let mut pool = self.lock_pool();
         if conn.client.is_closed() {
-            return;
+            pool.open -= 1;
+            drop(pool);
+            // Closing a dead connection does not wait for the server.
+            drop(conn);
+        } else {
+            pool.idle.push(conn);
+            drop(pool);
         }
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < MAX_IDLE {
-            idle.push(conn);
-        }
+        self.freed.notify_one();
     }
 
     /// Run `f` on a connection. When a pooled connection turns out to be
@@ -457,10 +533,16 @@ impl PostgresStore {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (mut conn, fresh) = self.checkout()?;
-            let out = f(&mut conn);
-            let closed = conn.client.is_closed();
-            self.checkin(conn);
+            let (conn, fresh) = self.checkout()?;
+            // Returned to the pool even when `f` panics (a transaction
+            // rolls back while unwinding).
+            let mut conn = Lent {
+                store: self,
+                conn: Some(conn),
+            };
+            let out = f(conn.conn.as_mut().expect("lent"));
+            let closed = conn.conn.as_ref().is_some_and(|c| c.client.is_closed());
+            drop(conn);
             match out {
                 Ok(v) => return Ok(v),
                 Err(Fail::Pg(e)) if closed && !fresh && tries == 1 => {
@@ -475,13 +557,28 @@ impl PostgresStore {
     }
 }
 
+/// A connection out of the pool, going back when dropped.
+struct Lent<'a> {
+    store: &'a PostgresStore,
+    conn: Option<Conn>,
+}
+
+impl Drop for Lent<'_> {
+    fn drop(&mut self) {
+        if let Some(c) = self.conn.take() {
+            self.store.checkin(c);
+        }
+    }
+}
+
 /// The `postgres` client closes a connection by running its own runtime,
 /// which panics on a thread that drives a tokio runtime (a server dropping
 /// its store at the end of an async `main`): close them on a thread of
 /// their own.
 impl Drop for PostgresStore {
     fn drop(&mut self) {
-        let idle = std::mem::take(self.idle.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let pool = self.pool.get_mut().unwrap_or_else(|e| e.into_inner());
+        let idle = std::mem::take(&mut pool.idle);
         if idle.is_empty() {
             return;
         }
@@ -565,23 +662,29 @@ mod tests {
     }
 
     #[test]
-    fn schema_parameter_is_taken_out() {
+    fn own_parameters_are_taken_out() {
+        let own = |schema: Option<&str>, pool_size| OwnParams {
+            schema: schema.map(str::to_string),
+            pool_size,
+        };
         assert_eq!(
-            split_schema("postgres://h/db?schema=a%20b&user=u").unwrap(),
+            split_params("postgres://h/db?schema=a%20b&user=u&pool_size=4").unwrap(),
             (
                 "postgres://h/db?user=u".to_string(),
-                Some("a b".to_string())
+                own(Some("a b"), Some(4))
             )
         );
         assert_eq!(
-            split_schema("postgres://h/db?schema=x").unwrap(),
-            ("postgres://h/db".to_string(), Some("x".to_string()))
+            split_params("postgres://h/db?schema=x").unwrap(),
+            ("postgres://h/db".to_string(), own(Some("x"), None))
         );
         assert_eq!(
-            split_schema("postgres://h/db").unwrap(),
-            ("postgres://h/db".to_string(), None)
+            split_params("postgres://h/db").unwrap(),
+            ("postgres://h/db".to_string(), own(None, None))
         );
-        assert!(split_schema("postgres://h/db?schema=%zz").is_err());
+        assert!(split_params("postgres://h/db?schema=%zz").is_err());
+        assert!(split_params("postgres://h/db?pool_size=0").is_err());
+        assert!(split_params("postgres://h/db?pool_size=x").is_err());
     }
 
     #[test]
