@@ -9,7 +9,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Router};
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
-use tower_http::trace::TraceLayer;
+use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tracing::Level;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
@@ -56,15 +57,26 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             metrics::track,
         ))
-        .layer(TraceLayer::new_for_http())
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        )
         .layer(SetSensitiveRequestHeadersLayer::new([AUTHORIZATION]))
         .with_state(state)
 }
 
 async fn not_found(method: Method, uri: Uri) -> ApiError {
+    let path = uri.path();
+    let hint = match path.strip_prefix("/v1/assets/") {
+        Some(rest) if rest.contains('/') => {
+            " (percent-encode the asset name in the path: a / is %2F, a : is %3A)"
+        }
+        _ => "",
+    };
     ApiError::new(
         StatusCode::NOT_FOUND,
-        format!("no such route: {method} {}", uri.path()),
+        format!("no such route: {method} {path}{hint}"),
     )
 }
 

@@ -388,6 +388,11 @@ fn bad_queries_are_4xx_with_the_cli_messages() {
         ("/v1/assets/a/events?start=2025-06-01", 400, "both"),
         ("/v1/assets/a/frontier?origin=later", 400, "origin"),
         ("/v1/nothing", 404, "no such route"),
+        (
+            "/v1/assets/s3://lake/orders/coverage",
+            404,
+            "percent-encode the asset name",
+        ),
     ];
     for (path, status, needle) in cases {
         let r = c.get(path);
