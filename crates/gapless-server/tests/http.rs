@@ -430,3 +430,34 @@ fn bodies_over_the_limit_are_413() {
     r.error();
     assert_eq!(stored(&c, "a"), 0);
 }
+
+#[test]
+fn slow_requests_time_out_with_503() {
+    let config = gapless_server::ServerConfig {
+        request_timeout: std::time::Duration::from_millis(5),
+        ..Default::default()
+    };
+    let server = TestServer::with_config(config);
+    let c = server.client();
+    let body: String = (0..20_000)
+        .map(|i| {
+            format!(
+                "{}\n",
+                event(
+                    "a",
+                    &format!("2025-06-01T00:00:00.{i:06}Z"),
+                    "2025-06-02T00:00:00Z",
+                    None
+                )
+            )
+        })
+        .collect();
+    let r = c.post_ndjson("/v1/events", &body);
+    assert_eq!(r.status, 503, "{}", r.text());
+    assert!(
+        r.error().contains("took longer than the server's limit"),
+        "{}",
+        r.text()
+    );
+    assert_eq!(c.get("/healthz").status, 200);
+}
