@@ -431,6 +431,38 @@ fn pool_size_bounds_connections() {
     assert!((1..=2).contains(&most), "{most} connections");
 }
 
+/// The server drops the store's connections (a restart, an administrator):
+/// the next calls reconnect by themselves.
+#[test]
+fn dropped_connections_are_replaced() {
+    let schema = Schema::new("reconnect");
+    let app = schema.name.clone();
+    let url = with_param(&schema.url(), &format!("application_name={app}"));
+    let store = PostgresStore::open(&url).unwrap();
+    std::thread::scope(|s| {
+        for w in 0..3_i64 {
+            let store = &store;
+            s.spawn(move || store.append(&[landed("A", w, w + 1)], received()).unwrap());
+        }
+    });
+    for round in 0..3_i64 {
+        let killed: i64 = admin()
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE application_name = $1",
+                &[&app],
+            )
+            .unwrap()
+            .get(0);
+        assert!(killed >= 1, "round {round}: no connection to drop");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let m = 10 + round * 2;
+        store.append(&[landed("A", m, m + 1)], received()).unwrap();
+        assert_eq!(store.run_containing("A", t(m)).unwrap(), Some(iv(m, m + 1)));
+    }
+    assert_eq!(all_events(&store, "A", 100).len(), 6);
+}
+
 /// Several processes starting at once on a new schema: one creates it, the
 /// others find it ready.
 #[test]

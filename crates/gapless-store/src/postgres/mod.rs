@@ -214,6 +214,30 @@ pub(crate) fn quote_ident(name: &str) -> String {
     format!("\"{}\"", name.replace('"', "\"\""))
 }
 
+/// Whether `e` means the connection is gone.
+fn is_broken(e: &postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    if let Some(db) = e.as_db_error() {
+        let code = db.code();
+        return *code == SqlState::ADMIN_SHUTDOWN
+            || *code == SqlState::CRASH_SHUTDOWN
+            || *code == SqlState::CANNOT_CONNECT_NOW
+            || db.severity() == "FATAL"
+            || db.severity() == "PANIC";
+    }
+    // An I/O error on the socket.
+    let mut src = std::error::Error::source(e);
+    while let Some(s) = src {
+        if s.is::<std::io::Error>() {
+            return true;
+        }
+        src = s.source();
+    }
+    false
+}
+
 /// Whether `e` is a transient conflict between writers, worth another try.
 fn retryable(e: &postgres::Error) -> bool {
     matches!(
@@ -526,6 +550,17 @@ impl PostgresStore {
         self.freed.notify_one();
     }
 
+    /// Drop `conn` (dead) and every idle connection.
+    fn discard(&self, conn: Option<Conn>) {
+        let mut pool = self.lock_pool();
+        let idle = std::mem::take(&mut pool.idle);
+        pool.open -= idle.len() + usize::from(conn.is_some());
+        drop(pool);
+        self.freed.notify_all();
+        drop(idle);
+        drop(conn);
+    }
+
     /// Run `f` on a connection. When a pooled connection turns out to be
     /// dead (the server restarted), `f` runs once more on a new one; when
     /// writers deadlock, up to [`APPEND_TRIES`] times.
@@ -541,11 +576,20 @@ impl PostgresStore {
                 conn: Some(conn),
             };
             let out = f(conn.conn.as_mut().expect("lent"));
-            let closed = conn.conn.as_ref().is_some_and(|c| c.client.is_closed());
+            let broken = conn.conn.as_ref().is_some_and(|c| c.client.is_closed())
+                || matches!(&out, Err(Fail::Pg(e) | Fail::Commit(e)) if is_broken(e));
+            if broken {
+                // The server went away (restart, administrator): its other
+                // connections in the pool are most likely dead too.
+                let dead = conn.conn.take();
+                self.discard(dead);
+            }
             drop(conn);
             match out {
                 Ok(v) => return Ok(v),
-                Err(Fail::Pg(e)) if closed && !fresh && tries == 1 => {
+                // Nothing was committed (the commit was not reached): again
+                // on a new connection.
+                Err(Fail::Pg(e)) if broken && !fresh && tries == 1 => {
                     tracing::debug!("retrying on a new connection: {}", describe(&e));
                 }
                 Err(Fail::Pg(e)) if retryable(&e) && tries < APPEND_TRIES => {
