@@ -42,7 +42,11 @@ fn group_commit_over_postgres() {
         eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
         return;
     }
-    let schema = Schema(format!("gs_server_{}", std::process::id()));
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = Schema(format!("gs_server_{}_{nanos}", std::process::id()));
     let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
     let ledger = Ledger::new(Arc::new(store));
     let mut server = TestServer::with_ledger(
