@@ -561,6 +561,13 @@ fn missing_database_is_an_open_error() {
 }
 
 #[test]
+fn tls_required_is_a_clear_open_error() {
+    let msg = open_err("postgres://u:pw@db.example/x?sslmode=require");
+    assert!(msg.contains("TLS"), "{msg}");
+    assert!(!msg.contains("pw"), "{msg}");
+}
+
+#[test]
 fn bad_url_is_an_open_error() {
     let msg = open_err("postgres://h/db?nonsense=1");
     assert!(msg.contains("invalid URL"), "{msg}");

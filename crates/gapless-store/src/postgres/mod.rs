@@ -16,8 +16,8 @@
 //! that commits later has higher sequence numbers (latest-wins order is commit
 //! order), and the coverage runs are read and replaced under the same lock,
 //! so they stay exact with several writers. Appends to different assets run
-//! in parallel. Reads are single statements (or take no lock at all), so
-//! every replica sees a commit as soon as it returns.
+//! in parallel. Reads take no locks and each answer is one statement (one
+//! snapshot), so every replica sees a commit as soon as it has returned.
 //!
 //! # Threads and async
 //!
@@ -30,10 +30,20 @@
 //!
 //! # Connecting
 //!
-//! `postgres://user:password@host:port/db?schema=NAME&...`: the usual
-//! libpq-style URL and parameters, plus `schema` (default `gapless`), the
-//! PostgreSQL schema that holds the ledger (created when missing). TLS is not
-//! supported yet: use a trusted network or a local socket.
+//! `postgres://user:password@host:port/db?schema=NAME&pool_size=N&...`: the
+//! usual libpq-style URL and parameters, plus two of gapless's own: `schema`
+//! (default `gapless`), the PostgreSQL schema that holds the ledger (created
+//! when missing, so several ledgers can share a database), and `pool_size`
+//! (default 16), the most connections one process opens. Messages name the
+//! URL without its password. TLS is not supported yet (`sslmode=require` is
+//! refused): use a trusted network or a local socket.
+//!
+//! # Failures
+//!
+//! A connection the server dropped (restart, administrator) is replaced, and
+//! a call that failed on it before committing anything runs once more; an
+//! append that deadlocks with other writers is retried. A failed commit is
+//! never retried (its outcome is unknown): the error is returned.
 
 mod append;
 mod read;
@@ -50,10 +60,10 @@ use postgres::{Client, GenericClient, NoTls, Statement};
 use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoreError, StoredEvent};
 
 /// The schema used when the URL names none.
-pub const DEFAULT_SCHEMA: &str = "gapless";
+pub(crate) const DEFAULT_SCHEMA: &str = "gapless";
 
 /// Connections one store opens at most, unless the URL says `pool_size`.
-pub const DEFAULT_POOL_SIZE: usize = 16;
+pub(crate) const DEFAULT_POOL_SIZE: usize = 16;
 /// How long a call waits for a connection when all are busy.
 const POOL_WAIT: Duration = Duration::from_secs(30);
 /// How long connecting may take unless the URL says `connect_timeout`.
@@ -374,9 +384,9 @@ fn check_schema_name(location: &str, schema: &str) -> Result<()> {
 impl PostgresStore {
     /// Open the ledger at `url` (`postgres://` or `postgresql://`, or a
     /// `key=value` connection string), in the schema named by its `schema`
-    /// parameter or [`DEFAULT_SCHEMA`], creating or migrating the schema
+    /// parameter or `gapless`, creating or migrating the schema
     /// when needed. At most `pool_size` connections (parameter, default
-    /// [`DEFAULT_POOL_SIZE`]) are open at once; more concurrent calls wait.
+    /// 16) are open at once; more concurrent calls wait.
     ///
     /// # Errors
     ///
@@ -430,6 +440,13 @@ impl PostgresStore {
         let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
             schema::open_error(&location, format!("invalid URL: {}", describe_open(&e)))
         })?;
+        if config.get_ssl_mode() == postgres::config::SslMode::Require {
+            return Err(schema::open_error(
+                &location,
+                "TLS (sslmode=require) is not supported yet: connect over a trusted network \
+                 or a local socket (sslmode=disable or prefer)",
+            ));
+        }
         if config.get_connect_timeout().is_none() {
             config.connect_timeout(CONNECT_TIMEOUT);
         }
