@@ -487,3 +487,19 @@ fn big_batch_and_cache_size() {
     );
     assert_eq!(store.assets().unwrap()[0].events, 120_000);
 }
+
+/// Closing the store checkpoints: no WAL is left beside the file.
+#[test]
+fn closing_removes_the_wal() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store.append(&[landed("A", 0, 1)], received()).unwrap();
+    assert_eq!(all_events(&store, "A", 10).len(), 1); // opens a reader
+    let wal = fresh(&dir, "ledger.db-wal");
+    assert!(wal.exists());
+    drop(store);
+    assert!(!wal.exists(), "WAL left behind");
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(all_events(&store, "A", 10).len(), 1);
+}

@@ -53,8 +53,10 @@ use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoreError, S
 #[derive(Debug)]
 pub struct SqliteStore {
     path: PathBuf,
-    writer: Mutex<Connection>,
+    // Fields drop in order: the readers close first, so that the writer is
+    // the last connection and checkpoints and removes the WAL on closing.
     readers: Mutex<Vec<Connection>>,
+    writer: Mutex<Connection>,
 }
 
 /// Read connections kept for reuse.
@@ -73,8 +75,8 @@ impl SqliteStore {
         let writer = schema::open_writer(&path)?;
         Ok(SqliteStore {
             path,
-            writer: Mutex::new(writer),
             readers: Mutex::new(Vec::new()),
+            writer: Mutex::new(writer),
         })
     }
 
