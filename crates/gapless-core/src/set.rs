@@ -2,14 +2,15 @@
 //!
 //! # Design
 //!
-//! The runs live in one sorted `Vec`: queries are binary searches over a
-//! contiguous slice, which beats a tree on every read. What a `Vec` does badly
-//! is inserting in the middle (a memmove of everything after the insertion
-//! point), so inserts take one of two paths:
+//! The runs live in sorted chunks of a few hundred (`Runs`): queries are
+//! binary searches over the chunks' last ends, then within one contiguous
+//! chunk, which beats a tree's pointer chasing on every read, and an edit in
+//! the middle moves at most one chunk, not every run after it. Inserts take
+//! one of two paths:
 //!
 //! - **eager**: when the interval lands at or near the end (what streaming
 //!   producers do almost always), or only extends one run in place, it is
-//!   applied to the runs at once: O(log n) plus a short memmove.
+//!   applied to the runs at once: O(log n) plus at most a chunk's memmove.
 //! - **buffered**: otherwise it is pushed to an unsorted pending buffer in
 //!   O(1). The buffer is folded into the runs (sort it, by radix while it
 //!   fits the cache, then one linear merge) when it grows as large as the
@@ -17,8 +18,8 @@
 //!   that needs the runs.
 //!
 //! When inserts and queries alternate, the first insert after a query is
-//! eager wherever it lands: one memmove is cheaper than a query copying all
-//! runs to merge one buffered interval.
+//! eager wherever it lands: a chunk's memmove is far cheaper than a query
+//! copying all runs to merge one buffered interval.
 //!
 //! Queries take `&self`, so the first query after buffered inserts cannot
 //! fold the buffer in place: it builds the merged runs once into a
@@ -52,6 +53,8 @@ struct Limits {
     /// The pending buffer is folded in once it holds at least this many
     /// intervals and at least as many as there are runs.
     compact_at: usize,
+    /// Runs per chunk when building; chunks split past twice this.
+    chunk: usize,
 }
 
 impl Default for Limits {
@@ -59,6 +62,7 @@ impl Default for Limits {
         Limits {
             eager_tail: 32,
             compact_at: 1 << 16,
+            chunk: 256,
         }
     }
 }
@@ -79,12 +83,8 @@ impl Default for Limits {
 /// - Queries take `&self` and are O(log n + k) for k runs in the answer.
 ///   Appends at or near the end are O(1) amortized; inserts anywhere else are
 ///   O(log k) amortized (buffered, merged on demand).
-/// - The one costly pattern: inserts in the middle of a set of many runs,
-///   each followed by a query, cost a memmove of the runs after the insert
-///   (O(n), about 3 µs per insert at 15,000 runs, where a B-tree such as
-///   `rangemap` takes 0.6 µs). Coverage sets have as many runs as they have
-///   gaps, and the ledger rebuilds them per request, so this stays cheap in
-///   practice.
+/// - An insert or remove in the middle moves at most one chunk of a few
+///   hundred runs, so edits and queries can alternate on large sets.
 ///
 /// [`from_sorted_runs`]: IntervalSet::from_sorted_runs
 /// [`from_intervals`]: IntervalSet::from_intervals
@@ -108,18 +108,18 @@ impl Default for Limits {
 #[derive(Default)]
 pub struct IntervalSet {
     /// Sorted, disjoint, non-adjacent. The whole set when `pending` is empty.
-    runs: Vec<Interval>,
+    runs: Runs,
     /// Inserted intervals not yet merged into `runs`: any order, may overlap.
     pending: Vec<Interval>,
     /// `runs ∪ pending`, built by the first query after a buffered insert.
     /// Only ever set while `pending` is not empty (so the hot append path
     /// need not look at it).
-    merged: OnceLock<Vec<Interval>>,
+    merged: OnceLock<Runs>,
     /// Set by every query, cleared by an insert that used it: whether the
     /// last operation was a read. Then the next insert in the middle is
     /// applied eagerly, because the query after it would otherwise copy all
     /// runs to merge one buffered interval: with inserts and queries
-    /// alternating, a memmove of the tail per insert is the cheaper price.
+    /// alternating, a chunk's memmove per insert is the cheaper price.
     /// Atomic only so that queries can take `&self` and the set stays `Sync`.
     queried: AtomicBool,
     limits: Limits,
@@ -140,19 +140,20 @@ impl IntervalSet {
     }
 
     /// An empty set with its own buffering limits: an insert is applied at
-    /// once when it would move at most `eager_tail` runs, and the pending
-    /// buffer is merged in once it holds `compact_at` intervals (and as many
-    /// as there are runs).
+    /// once when it would move at most `eager_tail` runs, the pending buffer
+    /// is merged in once it holds `compact_at` intervals (and as many as
+    /// there are runs), and runs are stored in chunks of about `chunk`.
     ///
     /// A testing knob: small limits drive small sets through the buffered
     /// paths that the defaults reserve for large ones. Results never depend on
     /// the limits, only speed does.
     #[doc(hidden)]
-    pub fn with_buffer_limits(eager_tail: usize, compact_at: usize) -> Self {
+    pub fn with_buffer_limits(eager_tail: usize, compact_at: usize, chunk: usize) -> Self {
         IntervalSet {
             limits: Limits {
                 eager_tail,
                 compact_at: compact_at.max(1),
+                chunk: chunk.max(1),
             },
             ..Self::default()
         }
@@ -198,7 +199,7 @@ impl IntervalSet {
             )));
         }
         Ok(IntervalSet {
-            runs,
+            runs: Runs::from_vec(runs, Limits::default().chunk),
             ..Self::default()
         })
     }
@@ -259,43 +260,28 @@ impl IntervalSet {
             }
         }
         // Fast path: at or after the start of the last run.
-        match self.runs.last_mut() {
-            None => {
-                self.runs.push(iv);
-                return;
-            }
-            Some(last) if iv.start() > last.end() => {
-                self.runs.push(iv);
-                return;
-            }
-            Some(last) if iv.start() >= last.start() => {
-                if iv.end() > last.end() {
-                    *last = span(last.start(), iv.end());
-                }
-                return;
-            }
-            Some(_) => {}
+        let chunk = self.limits.chunk;
+        if self.runs.try_append(iv, chunk) {
+            return;
         }
-        // Runs [i, j) overlap or touch `iv`.
-        let i = self.runs.partition_point(|r| r.end() < iv.start());
-        let j = i + self.runs[i..].partition_point(|r| r.start() <= iv.end());
-        if j == i + 1 {
-            // Only one run changes: replace in place, nothing moves.
-            let r = self.runs[i];
-            self.runs[i] = span(r.start().min(iv.start()), r.end().max(iv.end()));
-        } else if self.runs.len() - i <= self.limits.eager_tail
+        // Runs [a, b) overlap or touch `iv`; `p` is the first run ending
+        // after it, part of the merge when it starts at or before its end.
+        let a = self.runs.seek(iv.start(), true);
+        let p = self.runs.seek(iv.end(), false);
+        let (b, end) = match self.runs.get(p) {
+            Some(r) if r.start() <= iv.end() => (self.runs.next_pos(p), r.end()),
+            _ => (p, iv.end()),
+        };
+        let merged = match self.runs.get(a).filter(|_| a != b) {
+            Some(first) => span(first.start().min(iv.start()), end),
+            None => iv,
+        };
+        let in_place = a != b && self.runs.next_pos(a) == b;
+        if in_place
+            || self.runs.tail_from(a) <= self.limits.eager_tail
             || std::mem::take(self.queried.get_mut())
         {
-            if i == j {
-                self.runs.insert(i, iv);
-            } else {
-                let merged = span(
-                    self.runs[i].start().min(iv.start()),
-                    self.runs[j - 1].end().max(iv.end()),
-                );
-                self.runs[i] = merged;
-                self.runs.drain(i + 1..j);
-            }
+            self.runs.splice(a, b, &[merged], chunk);
         } else {
             self.push_pending(iv);
         }
@@ -321,16 +307,24 @@ impl IntervalSet {
     /// ```
     pub fn remove(&mut self, iv: Interval) {
         self.compact();
-        // Runs [i, j) share instants with `iv`; touching runs are untouched.
-        let i = self.runs.partition_point(|r| r.end() <= iv.start());
-        let j = i + self.runs[i..].partition_point(|r| r.start() < iv.end());
-        if i == j {
+        // Runs [a, b) share instants with `iv`; touching runs are untouched.
+        // `p` is the first run ending after `iv`: in [a, b) when it starts
+        // inside `iv`, and then the only one reaching past it.
+        let a = self.runs.seek(iv.start(), false);
+        let p = self.runs.seek(iv.end(), false);
+        let (b, right) = match self.runs.get(p) {
+            Some(r) if r.start() < iv.end() => {
+                (self.runs.next_pos(p), Some(span(iv.end(), r.end())))
+            }
+            _ => (p, None),
+        };
+        if a == b {
             return;
         }
-        let (first, last) = (self.runs[i], self.runs[j - 1]);
+        let first = self.runs.get(a).expect("a is before b");
         let left = (first.start() < iv.start()).then(|| span(first.start(), iv.start()));
-        let right = (last.end() > iv.end()).then(|| span(iv.end(), last.end()));
-        self.runs.splice(i..j, left.into_iter().chain(right));
+        let pieces: Vec<Interval> = left.into_iter().chain(right).collect();
+        self.runs.splice(a, b, &pieces, self.limits.chunk);
     }
 
     /// The runs in increasing order.
@@ -345,12 +339,7 @@ impl IntervalSet {
     /// assert_eq!(set.runs().collect::<Vec<_>>(), [iv(0, 2), iv(7, 9)]);
     /// ```
     pub fn runs(&self) -> impl Iterator<Item = Interval> + '_ {
-        self.view().iter().copied()
-    }
-
-    /// The runs as a sorted slice (the same runs as [`runs`](Self::runs)).
-    pub fn as_slice(&self) -> &[Interval] {
-        self.view()
+        self.view().iter()
     }
 
     /// The runs that share at least one instant with `range`, unclipped, in
@@ -368,21 +357,18 @@ impl IntervalSet {
     /// ```
     pub fn runs_overlapping(&self, range: Interval) -> impl Iterator<Item = Interval> + '_ {
         let runs = self.view();
-        let i = runs.partition_point(|r| r.end() <= range.start());
-        runs[i..]
-            .iter()
-            .copied()
+        runs.iter_from(runs.seek(range.start(), false))
             .take_while(move |r| r.start() < range.end())
     }
 
     /// Number of runs.
     pub fn run_count(&self) -> usize {
-        self.view().len()
+        self.view().len
     }
 
     /// Whether the set has no instant.
     pub fn is_empty(&self) -> bool {
-        self.runs.is_empty() && self.pending.is_empty()
+        self.runs.len == 0 && self.pending.is_empty()
     }
 
     /// Total microseconds in the set (an `i128`: the runs of 0001–9999 can
@@ -485,7 +471,7 @@ impl IntervalSet {
     pub fn complement(&self, range: Interval) -> IntervalSet {
         // Gaps are separated by runs of the set, so never adjacent.
         IntervalSet {
-            runs: self.gaps(range),
+            runs: Runs::from_vec(self.gaps(range), self.limits.chunk),
             ..Self::default()
         }
     }
@@ -514,7 +500,7 @@ impl IntervalSet {
         let Some(first) = sets.next() else {
             return IntervalSet::new();
         };
-        let mut acc = first.view().to_vec();
+        let mut acc: Vec<Interval> = first.runs().collect();
         for set in sets {
             if acc.is_empty() {
                 break;
@@ -522,7 +508,7 @@ impl IntervalSet {
             acc = intersect_runs(&acc, set.view());
         }
         IntervalSet {
-            runs: acc,
+            runs: Runs::from_vec(acc, Limits::default().chunk),
             ..Self::default()
         }
     }
@@ -542,8 +528,7 @@ impl IntervalSet {
     /// ```
     pub fn run_containing(&self, t: Instant) -> Option<Interval> {
         let runs = self.view();
-        let i = runs.partition_point(|r| r.start() <= t);
-        runs[..i].last().copied().filter(|r| t < r.end())
+        runs.get(runs.seek(t, false)).filter(|r| r.start() <= t)
     }
 
     /// Whether `t` is in the set. O(log n).
@@ -576,7 +561,7 @@ impl IntervalSet {
     }
 
     /// The sorted runs: `runs` itself, or the cached merge with the buffer.
-    fn view(&self) -> &[Interval] {
+    fn view(&self) -> &Runs {
         // Load first: readers on many threads then do not all write the flag.
         if !self.queried.load(Ordering::Relaxed) {
             self.queried.store(true, Ordering::Relaxed);
@@ -587,7 +572,7 @@ impl IntervalSet {
             self.merged.get_or_init(|| {
                 // `&self` cannot sort the buffer in place: sort a copy.
                 let mut pending = self.pending.clone();
-                merge_into(&self.runs, &mut pending)
+                merge_into(&self.runs, &mut pending, self.limits.chunk)
             })
         }
     }
@@ -605,7 +590,7 @@ impl IntervalSet {
         // Fold in once the buffer is as large as the runs: the linear merge
         // then costs at most one step per buffered insert (amortized O(1)),
         // and the buffer never holds more than max(compact_at, runs) items.
-        if self.pending.len() >= self.limits.compact_at.max(self.runs.len()) {
+        if self.pending.len() >= self.limits.compact_at.max(self.runs.len) {
             self.compact();
         }
     }
@@ -614,17 +599,18 @@ impl IntervalSet {
     fn compact(&mut self) {
         self.adopt_merged();
         if !self.pending.is_empty() {
-            self.runs = merge_into(&self.runs, &mut self.pending);
+            self.runs = merge_into(&self.runs, &mut self.pending, self.limits.chunk);
             self.pending.clear();
         }
     }
 }
 
 /// `runs ∪ pending` as sorted, disjoint, non-adjacent runs; sorts `pending`.
-fn merge_into(runs: &[Interval], pending: &mut [Interval]) -> Vec<Interval> {
+fn merge_into(runs: &Runs, pending: &mut [Interval], chunk: usize) -> Runs {
     sort_by_start(pending);
-    let mut out: Vec<Interval> = Vec::with_capacity(runs.len() + pending.len().min(1 << 20));
-    let (mut a, mut b) = (runs.iter().peekable(), pending.iter().peekable());
+    // Merge into one flat `Vec` (the tightest loop), then cut it in chunks.
+    let mut out: Vec<Interval> = Vec::with_capacity(runs.len + pending.len().min(1 << 20));
+    let (mut a, mut b) = (runs.iter().peekable(), pending.iter().copied().peekable());
     loop {
         let next = match (a.peek(), b.peek()) {
             (Some(x), Some(y)) if x.start() <= y.start() => a.next(),
@@ -633,7 +619,7 @@ fn merge_into(runs: &[Interval], pending: &mut [Interval]) -> Vec<Interval> {
             (None, Some(_)) => b.next(),
             (None, None) => break,
         };
-        let iv = *next.expect("peeked");
+        let iv = next.expect("peeked");
         match out.last_mut() {
             // Overlapping or touching the last run: extend it.
             Some(last) if iv.start() <= last.end() => {
@@ -644,7 +630,7 @@ fn merge_into(runs: &[Interval], pending: &mut [Interval]) -> Vec<Interval> {
             _ => out.push(iv),
         }
     }
-    out
+    Runs::from_vec(out, chunk)
 }
 
 /// Below this many intervals a comparison sort wins over radix passes.
@@ -722,27 +708,245 @@ fn radix_pass(from: &[Interval], to: &mut [Interval], digit: impl Fn(&Interval) 
     }
 }
 
-/// Intersection of two sorted, disjoint, non-adjacent run lists.
-fn intersect_runs(a: &[Interval], b: &[Interval]) -> Vec<Interval> {
-    let (small, large) = if a.len() <= b.len() { (a, b) } else { (b, a) };
+/// Intersection of sorted, disjoint, non-adjacent runs: walks the smaller
+/// side, binary-searches the larger.
+fn intersect_runs(a: &[Interval], b: &Runs) -> Vec<Interval> {
     let mut out = Vec::new();
-    let mut lo = 0;
-    for &r in small {
-        lo += large[lo..].partition_point(|s| s.end() <= r.start());
-        for s in large[lo..].iter().take_while(|s| s.start() < r.end()) {
-            // Pieces of one `r` are split by gaps of `large`, pieces of
-            // different `r`s by gaps of `small`: never adjacent.
-            out.push(span(r.start().max(s.start()), r.end().min(s.end())));
+    // Pieces of one run are split by gaps of the other side, pieces of
+    // different runs by gaps of their own side: never adjacent.
+    let mut clip = |r: Interval, s: Interval| {
+        out.push(span(r.start().max(s.start()), r.end().min(s.end())));
+    };
+    if a.len() <= b.len {
+        for &r in a {
+            for s in b
+                .iter_from(b.seek(r.start(), false))
+                .take_while(|s| s.start() < r.end())
+            {
+                clip(r, s);
+            }
+        }
+    } else {
+        let mut lo = 0;
+        for s in b.iter() {
+            lo += a[lo..].partition_point(|r| r.end() <= s.start());
+            for &r in a[lo..].iter().take_while(|r| r.start() < s.end()) {
+                clip(r, s);
+            }
         }
     }
     out
+}
+
+/// Sorted, disjoint, non-adjacent runs, stored in chunks so that an edit in
+/// the middle moves at most a chunk, not every run after it.
+///
+/// Invariants: no chunk is empty; `ends[c]` is the end of the last run of
+/// chunk `c` (the key the chunk search uses); `len` counts all runs; the
+/// chunks in order are sorted, disjoint and non-adjacent as a whole.
+#[derive(Debug, Clone, Default)]
+struct Runs {
+    chunks: Vec<Vec<Interval>>,
+    ends: Vec<Instant>,
+    len: usize,
+}
+
+/// A position in [`Runs`]: chunk, then index in it; always a run, or
+/// `(chunks.len(), 0)` for the end, so positions compare with `==`.
+type Pos = (usize, usize);
+
+impl Runs {
+    /// `runs` (already sorted, disjoint, non-adjacent) in chunks.
+    fn from_vec(runs: Vec<Interval>, chunk: usize) -> Runs {
+        let len = runs.len();
+        let chunks: Vec<Vec<Interval>> = if len == 0 {
+            Vec::new()
+        } else if len <= 2 * chunk {
+            vec![runs] // no copy
+        } else {
+            runs.chunks(chunk).map(<[Interval]>::to_vec).collect()
+        };
+        let ends = chunks.iter().map(|c| c[c.len() - 1].end()).collect();
+        Runs { chunks, ends, len }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = Interval> + '_ {
+        self.chunks.iter().flatten().copied()
+    }
+
+    fn first(&self) -> Option<Interval> {
+        self.chunks.first().map(|c| c[0])
+    }
+
+    fn last(&self) -> Option<Interval> {
+        self.chunks.last().map(|c| c[c.len() - 1])
+    }
+
+    /// The first run ending after `t`, or at `t` too when `touching`.
+    fn seek(&self, t: Instant, touching: bool) -> Pos {
+        let before = |end: Instant| if touching { end < t } else { end <= t };
+        let c = self.ends.partition_point(|&e| before(e));
+        // `ends[c]` is not before `t`, so the search stops inside chunk `c`.
+        let i = self
+            .chunks
+            .get(c)
+            .map_or(0, |ch| ch.partition_point(|r| before(r.end())));
+        (c, i)
+    }
+
+    fn get(&self, (c, i): Pos) -> Option<Interval> {
+        self.chunks.get(c).and_then(|ch| ch.get(i)).copied()
+    }
+
+    fn next_pos(&self, (c, i): Pos) -> Pos {
+        if i + 1 < self.chunks[c].len() {
+            (c, i + 1)
+        } else {
+            (c + 1, 0)
+        }
+    }
+
+    /// How many runs an insert at `p` counts as moving: those after it in
+    /// its chunk when that is the last chunk, else all of them (an edit
+    /// there is cheap too, but for a bulk load the buffer is cheaper).
+    fn tail_from(&self, (c, i): Pos) -> usize {
+        if c + 1 >= self.chunks.len() {
+            self.chunks.get(c).map_or(0, |ch| ch.len() - i)
+        } else {
+            self.len
+        }
+    }
+
+    fn iter_from(&self, (c, i): Pos) -> impl Iterator<Item = Interval> + '_ {
+        let head: &[Interval] = self.chunks.get(c).map_or(&[], |ch| &ch[i..]);
+        let rest: &[Vec<Interval>] = self.chunks.get(c + 1..).unwrap_or(&[]);
+        head.iter().chain(rest.iter().flatten()).copied()
+    }
+
+    /// Appends a run that starts after the last run ends.
+    fn push(&mut self, iv: Interval, chunk: usize) {
+        match self.chunks.last_mut() {
+            Some(ch) if ch.len() < chunk => {
+                ch.push(iv);
+                *self.ends.last_mut().expect("one end per chunk") = iv.end();
+            }
+            _ => {
+                let mut ch = Vec::with_capacity(chunk);
+                ch.push(iv);
+                self.chunks.push(ch);
+                self.ends.push(iv.end());
+            }
+        }
+        self.len += 1;
+    }
+
+    /// Applies `iv` when it starts at or after the last run's start (the
+    /// streaming producer's case): appended, or merged into the last run
+    /// when they overlap or touch. `false`, untouched, otherwise.
+    #[inline]
+    fn try_append(&mut self, iv: Interval, chunk: usize) -> bool {
+        if let Some(ch) = self.chunks.last_mut() {
+            let last = ch.last_mut().expect("chunks are never empty");
+            if iv.start() < last.start() {
+                return false;
+            }
+            if iv.start() <= last.end() {
+                if iv.end() > last.end() {
+                    *last = span(last.start(), iv.end());
+                    *self.ends.last_mut().expect("one end per chunk") = iv.end();
+                }
+                return true;
+            }
+        }
+        self.push(iv, chunk);
+        true
+    }
+
+    /// Replaces the runs in `[a, b)` by `with`, which must fit, sorted,
+    /// between the runs before `a` and from `b` on.
+    fn splice(&mut self, a: Pos, b: Pos, with: &[Interval], chunk: usize) {
+        let ((ca, ia), (cb, ib)) = (a, b);
+        if ca == self.chunks.len() {
+            for &iv in with {
+                self.push(iv, chunk);
+            }
+            return;
+        }
+        let removed;
+        if ca == cb {
+            removed = ib - ia;
+            self.chunks[ca].splice(ia..ib, with.iter().copied());
+        } else {
+            removed = self.chunks[ca].len() - ia
+                + self.chunks[ca + 1..cb].iter().map(Vec::len).sum::<usize>()
+                + ib;
+            self.chunks[ca].truncate(ia);
+            self.chunks[ca].extend_from_slice(with);
+            if cb < self.chunks.len() {
+                self.chunks[cb].drain(..ib);
+            }
+            self.chunks.drain(ca + 1..cb);
+            self.ends.drain(ca + 1..cb);
+            // The former chunk `cb`, now right after `ca`, lost its head.
+            self.repair(ca + 1, chunk);
+        }
+        self.len = self.len - removed + with.len();
+        self.repair(ca, chunk);
+        // Checked in debug builds on small sets only, to keep edits O(chunk).
+        debug_assert!(self.len > 4096 || self.invariants_hold(), "{self:?}");
+    }
+
+    /// The invariants of the type (for debug assertions).
+    fn invariants_hold(&self) -> bool {
+        let sizes_ok = self.chunks.len() == self.ends.len()
+            && self.chunks.iter().all(|c| !c.is_empty())
+            && self.chunks.iter().map(Vec::len).sum::<usize>() == self.len;
+        let ends_ok = self
+            .chunks
+            .iter()
+            .zip(&self.ends)
+            .all(|(c, &e)| c[c.len() - 1].end() == e);
+        let runs: Vec<Interval> = self.iter().collect();
+        sizes_ok && ends_ok && runs.windows(2).all(|w| w[0].end() < w[1].start())
+    }
+
+    /// Restores the invariants of chunk `c` after an edit: drops it when
+    /// empty, splits it past twice the chunk size, absorbs its successor when
+    /// both are small (so removals cannot leave a trail of tiny chunks), and
+    /// refreshes its end.
+    fn repair(&mut self, c: usize, chunk: usize) {
+        let Some(n) = self.chunks.get(c).map(Vec::len) else {
+            return;
+        };
+        if n == 0 {
+            self.chunks.remove(c);
+            self.ends.remove(c);
+            return;
+        }
+        if n > 2 * chunk {
+            let tail = self.chunks[c].split_off(n / 2);
+            self.ends.insert(c + 1, tail[tail.len() - 1].end());
+            self.chunks.insert(c + 1, tail);
+        } else if n <= chunk / 4
+            && self
+                .chunks
+                .get(c + 1)
+                .is_some_and(|next| n + next.len() <= chunk)
+        {
+            let next = self.chunks.remove(c + 1);
+            self.ends.remove(c + 1);
+            self.chunks[c].extend(next);
+        }
+        let ch = &self.chunks[c];
+        self.ends[c] = ch[ch.len() - 1].end();
+    }
 }
 
 impl Clone for IntervalSet {
     /// Clones the merged runs, not the buffer.
     fn clone(&self) -> Self {
         IntervalSet {
-            runs: self.view().to_vec(),
+            runs: self.view().clone(),
             limits: self.limits,
             ..Self::default()
         }
@@ -752,7 +956,7 @@ impl Clone for IntervalSet {
 impl PartialEq for IntervalSet {
     /// Same instants (buffering state and limits do not matter).
     fn eq(&self, other: &Self) -> bool {
-        self.view() == other.view()
+        self.view().iter().eq(other.view().iter())
     }
 }
 
@@ -761,7 +965,7 @@ impl Eq for IntervalSet {}
 impl fmt::Debug for IntervalSet {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("IntervalSet")
-            .field("runs", &self.view())
+            .field("runs", &self.view().iter().collect::<Vec<_>>())
             .finish()
     }
 }

@@ -65,7 +65,7 @@ proptest! {
     fn latest_wins(events in prop::collection::vec(event(), 0..40), range in interval(),
                    origin in -1..=TICKS, small_limits in any::<bool>()) {
         let line = paint(&events);
-        let start = if small_limits { Coverage::from_set(IntervalSet::with_buffer_limits(1, 2)) } else { Coverage::new() };
+        let start = if small_limits { Coverage::from_set(IntervalSet::with_buffer_limits(1, 2, 2)) } else { Coverage::new() };
         let cov = apply_all(start, &events);
 
         let report = cov.report(iv(range.0, range.1));
