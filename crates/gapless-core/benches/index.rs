@@ -316,10 +316,11 @@ fn ratio_table(d: &Data) {
     );
 }
 
-/// Inserts in the middle alternating with one-day gap queries: the one
-/// workload where a sorted `Vec` pays a memmove per insert that a tree does
-/// not. Re-lands `holes` removed slots one by one on the 1M set, each followed
-/// by a query. Returns (gapless ms, rangemap ms), best of five, setup untimed.
+/// Inserts in the middle alternating with one-day gap queries: the workload
+/// a flat sorted `Vec` is bad at (a memmove of every later run per insert)
+/// and a tree is good at; the chunked runs bound the memmove to one chunk.
+/// Re-lands `holes` removed slots one by one on the 1M set, each followed by
+/// a query. Returns (gapless ms, rangemap ms), best of five, setup untimed.
 fn alternating(d: &Data, holes: usize) -> (f64, f64) {
     let mut rng = rand::rngs::StdRng::seed_from_u64(7);
     let mut relanded = d.arrival.clone();

@@ -84,7 +84,8 @@ impl Default for Limits {
 ///   Appends at or near the end are O(1) amortized; inserts anywhere else are
 ///   O(log k) amortized (buffered, merged on demand).
 /// - An insert or remove in the middle moves at most one chunk of a few
-///   hundred runs, so edits and queries can alternate on large sets.
+///   hundred runs (and, when a chunk splits or empties, the chunk index), so
+///   edits and queries can alternate on large sets.
 ///
 /// [`from_sorted_runs`]: IntervalSet::from_sorted_runs
 /// [`from_intervals`]: IntervalSet::from_intervals
@@ -235,8 +236,10 @@ impl IntervalSet {
     /// # Properties
     ///
     /// O(1) amortized when `iv` starts at or after the start of the last run
-    /// (streaming producers extending the end); otherwise O(log n) when only
-    /// a few runs follow it, else O(log k) amortized via the pending buffer.
+    /// (streaming producers extending the end). Elsewhere O(log n) plus at
+    /// most a chunk's memmove when it lands near the end, changes a single
+    /// run, or follows a query; else O(log k) amortized via the pending
+    /// buffer (bulk loads in any order).
     ///
     /// # Example
     ///
@@ -291,8 +294,9 @@ impl IntervalSet {
     ///
     /// # Properties
     ///
-    /// O(log n) plus moving the runs after `iv`; first merges any buffered
-    /// inserts, because a removal must not be undone by an earlier insert.
+    /// O(log n) plus at most a chunk's memmove. It first merges any buffered
+    /// inserts, because a removal must not be undone by an earlier insert:
+    /// the first removal after a bulk load pays for that merge.
     ///
     /// # Example
     ///
