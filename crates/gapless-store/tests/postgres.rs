@@ -734,4 +734,24 @@ fn bench_append() {
             secs * 1000.0 / batches as f64
         );
     }
+    // The server's group commit: 16 one-event requests per transaction.
+    let start = std::time::Instant::now();
+    for g in 0..125_i64 {
+        let batches: Vec<Vec<NewEvent>> = (0..16)
+            .map(|i| {
+                let k = 1_000_000 + g * 16 + i;
+                vec![with_id(landed("G", k * 5, k * 5 + 5), &format!("g-{k}"))]
+            })
+            .collect();
+        let refs: Vec<&[NewEvent]> = batches.iter().map(Vec::as_slice).collect();
+        for r in store.append_many(&refs, received()) {
+            r.unwrap();
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    eprintln!(
+        "append_many 125 x 16 x 1: {:.0} requests/s, {:.2} ms/group",
+        2000.0 / secs,
+        secs * 1000.0 / 125.0
+    );
 }
