@@ -18,10 +18,10 @@ mod open;
 mod postgres;
 mod sqlite;
 
+pub use self::postgres::PostgresStore;
 pub use error::StoreError;
 pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
 pub use open::open;
-pub use self::postgres::PostgresStore;
 pub use sqlite::SqliteStore;
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
@@ -59,7 +59,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// savepoint per batch, rolling back to the savepoint on a conflict. When
     /// that shared commit itself fails, every batch's result is the error.
     fn append_many(&self, batches: &[&[NewEvent]], received_at: Instant) -> Vec<Result<Appended>> {
-        batches.iter().map(|batch| self.append(batch, received_at)).collect()
+        batches
+            .iter()
+            .map(|batch| self.append(batch, received_at))
+            .collect()
     }
 
     /// The covered instants of `asset` in runs that overlap `range`
