@@ -275,3 +275,23 @@ fn naive_differs() -> (i64, i64) {
         t += 7;
     }
 }
+
+#[test]
+fn conformance_touching_and_overlapping_events_merge() {
+    let m = |x: i64| x * 60_000_000; // minutes after 10:00
+    let mut cov = Coverage::new();
+    cov.apply(EventKind::Landed, iv(m(0), m(5)));
+    cov.apply(EventKind::Landed, iv(m(5), m(10)));
+    cov.apply(EventKind::Landed, iv(m(8), m(20)));
+    let report = cov.report(iv(m(0), m(30)));
+    assert_eq!(report.covered_ratio, 0.6666666666666666);
+    assert_eq!(report.missing, [iv(m(20), m(30))]);
+    assert!(cov.report(iv(m(0), m(20))).covered);
+    let before = cov.report(iv(-m(60), -m(30)));
+    assert_eq!(
+        (before.covered_ratio, before.missing),
+        (0.0, vec![iv(-m(60), -m(30))])
+    );
+    assert_eq!(cov.frontier(t(m(0))), t(m(20)));
+    assert_eq!(cov.set().run_count(), 1);
+}
