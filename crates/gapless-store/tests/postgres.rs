@@ -463,6 +463,25 @@ fn dropped_connections_are_replaced() {
     assert_eq!(all_events(&store, "A", 100).len(), 6);
 }
 
+/// Sessions are durable and bounded: synchronous commits, a lock timeout,
+/// and an idle-in-transaction timeout so that a hung process cannot hold an
+/// asset forever.
+#[test]
+fn session_settings() {
+    let schema = Schema::new("settings");
+    let store = schema.open();
+    assert_eq!(store.setting("synchronous_commit").unwrap(), "on");
+    assert_eq!(store.setting("lock_timeout").unwrap(), "30s");
+    assert_eq!(
+        store
+            .setting("idle_in_transaction_session_timeout")
+            .unwrap(),
+        "1min"
+    );
+    assert_eq!(store.setting("search_path").unwrap(), schema.name);
+    assert!(store.setting("no_such_setting").is_err());
+}
+
 /// Several processes starting at once on a new schema: one creates it, the
 /// others find it ready.
 #[test]

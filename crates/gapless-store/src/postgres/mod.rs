@@ -68,6 +68,11 @@ pub(crate) const DEFAULT_POOL_SIZE: usize = 16;
 const POOL_WAIT: Duration = Duration::from_secs(30);
 /// How long connecting may take unless the URL says `connect_timeout`.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a write waits for another writer of the same asset.
+const LOCK_TIMEOUT: Duration = Duration::from_secs(30);
+/// A transaction of this process that stays idle this long (the process
+/// hangs) is ended by the server, so that it cannot hold assets forever.
+const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often an append is tried when it deadlocks with another writer.
 const APPEND_TRIES: u32 = 5;
 
@@ -192,6 +197,11 @@ pub(crate) fn describe(e: &postgres::Error) -> String {
             "the database server is shutting down or restarting".into()
         } else if *code == SqlState::T_R_DEADLOCK_DETECTED {
             format!("deadlock with other writers (tried {APPEND_TRIES} times)")
+        } else if *code == SqlState::LOCK_NOT_AVAILABLE {
+            format!(
+                "another writer held the asset for more than {} s",
+                LOCK_TIMEOUT.as_secs()
+            )
         } else if *code == SqlState::QUERY_CANCELED {
             "the statement was cancelled (statement_timeout or an administrator)".into()
         } else if *code == SqlState::READ_ONLY_SQL_TRANSACTION {
@@ -483,12 +493,28 @@ impl PostgresStore {
         &self.schema
     }
 
+    /// The value of a PostgreSQL setting in the store's sessions (for tests
+    /// and diagnostics).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] for an unknown setting.
+    pub fn setting(&self, name: &str) -> Result<String> {
+        self.run(|c| {
+            let row = c.client.query_one("SELECT current_setting($1)", &[&name])?;
+            Ok(row.get(0))
+        })
+    }
+
     /// Session settings of a new connection.
     fn setup(&self, mut client: Client) -> Result<Conn> {
         client
             .batch_execute(&format!(
-                "SET search_path TO {}; SET synchronous_commit TO on",
-                quote_ident(&self.schema)
+                "SET search_path TO {}; SET synchronous_commit TO on; \
+                 SET lock_timeout TO '{}s'; SET idle_in_transaction_session_timeout TO '{}s'",
+                quote_ident(&self.schema),
+                LOCK_TIMEOUT.as_secs(),
+                IDLE_IN_TRANSACTION_TIMEOUT.as_secs()
             ))
             .map_err(|e| StoreError::Backend(describe(&e)))?;
         Ok(Conn {
