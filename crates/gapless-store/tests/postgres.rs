@@ -587,6 +587,30 @@ fn tls_required_is_a_clear_open_error() {
 }
 
 #[test]
+fn non_utf8_database_is_refused() {
+    let db = Schema::new("latin1").name.clone();
+    let mut admin = admin();
+    admin
+        .batch_execute(&format!(
+            "CREATE DATABASE {db} ENCODING 'LATIN1' LC_COLLATE 'C' LC_CTYPE 'C' TEMPLATE template0"
+        ))
+        .unwrap();
+    let base = url();
+    let scheme_end = base.find("://").unwrap() + 3;
+    let path = base[scheme_end..].find('/').map(|i| scheme_end + i);
+    let other = match path {
+        Some(i) => {
+            let rest = base[i + 1..].find('?').map_or("", |q| &base[i + 1 + q..]);
+            format!("{}/{db}{rest}", &base[..i])
+        }
+        None => format!("{base}/{db}"),
+    };
+    let msg = open_err(&other);
+    admin.batch_execute(&format!("DROP DATABASE {db}")).unwrap();
+    assert!(msg.contains("UTF8"), "{msg}");
+}
+
+#[test]
 fn bad_url_is_an_open_error() {
     let msg = open_err("postgres://h/db?nonsense=1");
     assert!(msg.contains("invalid URL"), "{msg}");

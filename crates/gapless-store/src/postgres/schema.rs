@@ -109,6 +109,20 @@ CREATE TABLE coverage_runs (
 pub(crate) fn migrate(client: &mut Client, location: &str, schema: &str) -> Result<()> {
     let fail = |e: postgres::Error| open_error(location, describe_open(&e));
     let quoted = quote_ident(schema);
+    // Asset names, ids and `extra` are any UTF-8: a database in another
+    // encoding would refuse or change some of them.
+    let encoding: String = client
+        .query_one("SELECT current_setting('server_encoding')", &[])
+        .map_err(fail)?
+        .get(0);
+    if encoding != "UTF8" {
+        return Err(open_error(
+            location,
+            format!(
+                "the database uses encoding {encoding}; a gapless ledger needs a UTF8 database"
+            ),
+        ));
+    }
     let mut tx = client.transaction().map_err(fail)?;
     // One opener at a time per schema; released at commit or rollback.
     tx.execute(
