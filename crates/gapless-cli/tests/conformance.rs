@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{conformance_cases, subset_mismatch, Gapless, Server};
+use common::{conformance_cases, subset_mismatch, Gapless, PgSchema, Server};
 use serde_json::Value;
 
 fn query_args(q: &Value) -> Vec<String> {
@@ -24,26 +24,47 @@ fn query_args(q: &Value) -> Vec<String> {
 enum Mode {
     /// `gapless --db FILE ...`
     Embedded,
-    /// `gapless --url http://... ...` against `gapless serve` on that file.
+    /// `gapless --url http://... ...` against `gapless serve` on that ledger.
     Client,
+}
+
+/// Which backend holds the ledger.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Backend {
+    Sqlite,
+    Postgres,
 }
 
 #[test]
 fn every_case_through_the_cli() {
-    every_case(Mode::Embedded);
+    every_case(Mode::Embedded, Backend::Sqlite);
 }
 
 #[test]
 fn every_case_through_the_server() {
-    every_case(Mode::Client);
+    every_case(Mode::Client, Backend::Sqlite);
 }
 
-fn every_case(mode: Mode) {
+#[test]
+fn every_case_through_the_cli_on_postgres() {
+    every_case(Mode::Embedded, Backend::Postgres);
+}
+
+#[test]
+fn every_case_through_the_server_on_postgres() {
+    every_case(Mode::Client, Backend::Postgres);
+}
+
+fn every_case(mode: Mode, backend: Backend) {
     let cases = conformance_cases();
     let mut failures = Vec::new();
     for case in cases {
         let name = case["name"].as_str().unwrap_or("?").to_string();
-        let mut g = Gapless::new();
+        let schema = (backend == Backend::Postgres).then(PgSchema::new);
+        let mut g = match &schema {
+            Some(schema) => Gapless::postgres(schema),
+            None => Gapless::new(),
+        };
         let _server = (mode == Mode::Client).then(|| {
             let server = Server::start(&g);
             g.url = Some(server.url.clone());

@@ -10,6 +10,7 @@ use serde_json::Value;
 /// A fresh working directory with its own ledger.
 pub struct Gapless {
     pub dir: tempfile::TempDir,
+    /// The `--db` value: a SQLite file in `dir`, or a PostgreSQL URL.
     pub db: PathBuf,
     /// When set, commands run in client mode against this server.
     pub url: Option<String>,
@@ -39,6 +40,13 @@ impl Gapless {
         let dir = tempfile::tempdir().expect("temp dir");
         let db = dir.path().join("ledger.db");
         Gapless { dir, db, url: None }
+    }
+
+    /// A ledger in a PostgreSQL schema instead of a SQLite file.
+    pub fn postgres(schema: &PgSchema) -> Self {
+        let mut g = Gapless::new();
+        g.db = PathBuf::from(schema.url());
+        g
     }
 
     pub fn command(&self) -> Command {
@@ -167,5 +175,45 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+}
+
+/// A uniquely named PostgreSQL schema on the test server (`GAPLESS_TEST_PG`,
+/// default `postgres://postgres@127.0.0.1:5432/test`), dropped on drop.
+pub struct PgSchema {
+    base: String,
+    pub name: String,
+}
+
+impl PgSchema {
+    pub fn new() -> PgSchema {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static NEXT: AtomicUsize = AtomicUsize::new(0);
+        let base = std::env::var("GAPLESS_TEST_PG")
+            .unwrap_or_else(|_| "postgres://postgres@127.0.0.1:5432/test".to_string());
+        let name = format!(
+            "gapless_cli_{}_{}_{}",
+            std::process::id(),
+            NEXT.fetch_add(1, Ordering::Relaxed),
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .subsec_nanos()
+        );
+        PgSchema { base, name }
+    }
+
+    /// The `--db` URL of a ledger in this schema.
+    pub fn url(&self) -> String {
+        let sep = if self.base.contains('?') { '&' } else { '?' };
+        format!("{}{sep}schema={}", self.base, self.name)
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.base, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {} CASCADE", self.name));
+        }
     }
 }
