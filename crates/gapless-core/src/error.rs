@@ -14,7 +14,9 @@ pub struct Error {
 impl Error {
     /// An error with the given one-line message.
     pub fn new(message: impl Into<String>) -> Self {
-        Error { message: message.into() }
+        Error {
+            message: message.into(),
+        }
     }
 
     /// An error about the text `input`: `invalid {what} "{input}": {reason}`.
