@@ -47,6 +47,27 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// nothing stored either. The acknowledged batch is durable on return.
     fn append(&self, batch: &[NewEvent], received_at: Instant) -> Result<Appended>;
 
+    /// Append one atomic batch that arrives in chunks (e.g. while a file is
+    /// still being parsed): the same as [`Store::append`] of all the chunks
+    /// concatenated, `Conflict` indexes counting from the batch's first
+    /// event. A chunk that is an `Err` aborts the batch: nothing of it is
+    /// stored and that error is returned.
+    ///
+    /// The default collects the chunks, then appends them. A backend may
+    /// store each chunk as it comes, so that the caller's parsing (on
+    /// another thread) and storing overlap.
+    fn append_chunks(
+        &self,
+        chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
+        received_at: Instant,
+    ) -> Result<Appended> {
+        let mut all = Vec::new();
+        for chunk in chunks {
+            all.extend(chunk?);
+        }
+        self.append(&all, received_at)
+    }
+
     /// Append several independent batches (the server's group commit), each
     /// atomically on its own, with one result per batch in order: its own
     /// counts, or its own error with nothing of *that* batch stored (a

@@ -124,6 +124,7 @@ story_tests!(
     extra_byte_for_byte,
     concurrent_appends_and_reads,
     append_many_batches_are_independent,
+    append_chunks_is_one_atomic_batch,
 );
 
 #[test]

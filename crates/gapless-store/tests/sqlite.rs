@@ -64,6 +64,7 @@ story_tests!(
     extra_byte_for_byte,
     concurrent_appends_and_reads,
     append_many_batches_are_independent,
+    append_chunks_is_one_atomic_batch,
 );
 
 #[test]
@@ -486,6 +487,24 @@ fn big_batch_and_cache_size() {
         vec![iv(0, 120_000)]
     );
     assert_eq!(store.assets().unwrap()[0].events, 120_000);
+
+    // The same in chunks: the cache grows once past the threshold.
+    let mut chunks = (0..12_i64).map(|c| {
+        Ok((0..10_000_i64)
+            .map(|i| landed("B", c * 10_000 + i, c * 10_000 + i + 1))
+            .collect::<Vec<_>>())
+    });
+    let got = store.append_chunks(&mut chunks, received()).unwrap();
+    assert_eq!((got.accepted, got.duplicates), (120_000, 0));
+    assert_eq!(store.pragma("cache_size").unwrap(), normal);
+    assert_eq!(
+        store
+            .coverage("B", all_time())
+            .unwrap()
+            .runs()
+            .collect::<Vec<_>>(),
+        vec![iv(0, 120_000)]
+    );
 }
 
 /// Closing the store checkpoints: no WAL is left beside the file.

@@ -70,6 +70,7 @@ pub(crate) fn kind_of(code: i64) -> Result<EventKind> {
 
 /// What one append does to one asset.
 struct AssetBatch {
+    name: String,
     id: i64,
     /// The new (not duplicate) events, in batch order.
     events: Vec<(EventKind, Interval)>,
@@ -189,42 +190,109 @@ pub(crate) fn append_many(
 
 /// The work of one append inside an open transaction or savepoint.
 fn append_in(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {
-    let received = received_at.as_micros();
-    let mut out = Appended::default();
-    let mut assets: Vec<AssetBatch> = Vec::new();
-    let mut index_of: HashMap<&str, usize> = HashMap::new();
-    {
+    let mut appender = Appender::new(received_at);
+    appender.push(tx, batch)?;
+    appender.finish(tx)
+}
+
+/// Append one atomic batch that arrives in chunks: each chunk is stored as
+/// it comes, the coverage once at the end, one commit.
+pub(crate) fn append_chunks(
+    conn: &mut Connection,
+    chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
+    received_at: Instant,
+) -> Result<Appended> {
+    let mut big = false;
+    let out = (|| {
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+        let mut appender = Appender::new(received_at);
+        for chunk in chunks {
+            // An error (of the chunks' source or of storing) drops the
+            // transaction: nothing of the batch is stored.
+            appender.push(&tx, &chunk?)?;
+            if !big && appender.seen >= BIG_BATCH {
+                big = true;
+                tx.pragma_update(None, "cache_size", -1024 * BIG_BATCH_CACHE_MIB)?;
+            }
+        }
+        let out = appender.finish(&tx)?;
+        tx.commit()?;
+        Ok(out)
+    })();
+    if big {
+        conn.pragma_update(None, "cache_size", -1024 * WRITER_CACHE_MIB)?;
+    }
+    out
+}
+
+/// One append in progress: events stored so far, per asset what the
+/// coverage update at the end needs.
+struct Appender {
+    received: i64,
+    out: Appended,
+    assets: Vec<AssetBatch>,
+    slot_of: HashMap<String, usize>,
+    /// The slot of the previous event's asset: batches usually run long
+    /// stretches of one asset.
+    last: Option<usize>,
+    /// Events pushed before the current chunk (for `Conflict` indexes).
+    seen: usize,
+}
+
+impl Appender {
+    fn new(received_at: Instant) -> Appender {
+        Appender {
+            received: received_at.as_micros(),
+            out: Appended::default(),
+            assets: Vec::new(),
+            slot_of: HashMap::new(),
+            last: None,
+            seen: 0,
+        }
+    }
+
+    /// The slot of `ev`'s asset, created (and the asset too) when new.
+    fn slot(&mut self, tx: &Connection, index: usize, asset: &str) -> Result<usize> {
+        if let Some(slot) = self.last.filter(|&s| self.assets[s].name == asset) {
+            return Ok(slot);
+        }
+        let slot = match self.slot_of.get(asset) {
+            Some(&slot) => slot,
+            None => {
+                check_asset_name(asset)
+                    .map_err(|e| StoreError::Invalid(format!("event {index}: {e}")))?;
+                let id = asset_id(tx, asset)?;
+                self.assets.push(AssetBatch {
+                    name: asset.to_string(),
+                    id,
+                    events: Vec::new(),
+                    max_len: 0,
+                    min_start: i64::MAX,
+                    max_end: i64::MIN,
+                });
+                self.slot_of
+                    .insert(asset.to_string(), self.assets.len() - 1);
+                self.assets.len() - 1
+            }
+        };
+        self.last = Some(slot);
+        Ok(slot)
+    }
+
+    /// Store the new events of `chunk`, count the duplicates.
+    ///
+    /// # Errors
+    ///
+    /// `Conflict` with the event's position in the whole batch.
+    fn push(&mut self, tx: &Connection, chunk: &[NewEvent]) -> Result<()> {
         let mut insert_with_id = tx.prepare_cached(INSERT_WITH_ID)?;
         let mut insert_no_id = tx.prepare_cached(INSERT_NO_ID)?;
         let mut stored_by_id = tx.prepare_cached(STORED_BY_ID)?;
-        // Batches usually run long stretches of one asset.
-        let mut last: Option<(&str, usize)> = None;
-        for (index, ev) in batch.iter().enumerate() {
-            let slot = match last {
-                Some((name, slot)) if name == ev.asset => slot,
-                _ => {
-                    let slot = match index_of.get(ev.asset.as_str()) {
-                        Some(&slot) => slot,
-                        None => {
-                            check_asset_name(&ev.asset)
-                                .map_err(|e| StoreError::Invalid(format!("event {index}: {e}")))?;
-                            let id = asset_id(tx, &ev.asset)?;
-                            assets.push(AssetBatch {
-                                id,
-                                events: Vec::new(),
-                                max_len: 0,
-                                min_start: i64::MAX,
-                                max_end: i64::MIN,
-                            });
-                            index_of.insert(&ev.asset, assets.len() - 1);
-                            assets.len() - 1
-                        }
-                    };
-                    last = Some((&ev.asset, slot));
-                    slot
-                }
-            };
-            let a = &mut assets[slot];
+        let received = self.received;
+        for (i, ev) in chunk.iter().enumerate() {
+            let index = self.seen + i;
+            let slot = self.slot(tx, index, &ev.asset)?;
+            let a = &mut self.assets[slot];
             let start = ev.interval.start().as_micros();
             let end = ev.interval.end().as_micros();
             let kind = kind_code(ev.kind);
@@ -238,12 +306,11 @@ fn append_in(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Resul
                     if inserted == 0 {
                         let stored =
                             stored_by_id.query_row(params![a.id, id], stored_content)??;
-                        let same = stored.same_content(ev);
-                        if same {
-                            out.duplicates += 1;
+                        if stored.same_content(ev) {
+                            self.out.duplicates += 1;
                             continue;
                         }
-                        // Dropping the transaction rolls the batch back.
+                        // The caller drops the transaction: rolled back.
                         return Err(StoreError::Conflict {
                             index,
                             asset: ev.asset.clone(),
@@ -256,34 +323,40 @@ fn append_in(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Resul
                         .execute(params![a.id, start, end, kind, extra, produced, received])?;
                 }
             }
-            out.accepted += 1;
+            self.out.accepted += 1;
             a.events.push((ev.kind, ev.interval));
             a.max_len = a.max_len.max(end - start);
             a.min_start = a.min_start.min(start);
             a.max_end = a.max_end.max(end);
         }
+        self.seen += chunk.len();
+        Ok(())
     }
-    for a in &assets {
-        if a.events.is_empty() {
-            continue;
+
+    /// Bring each asset's coverage runs and statistics up to date.
+    fn finish(self, tx: &Connection) -> Result<Appended> {
+        for a in &self.assets {
+            if a.events.is_empty() {
+                continue;
+            }
+            update_coverage(tx, a)?;
+            tx.prepare_cached(
+                "UPDATE assets SET event_count = event_count + ?2, \
+                 max_len_us = max(max_len_us, ?3), \
+                 min_start_us = min(coalesce(min_start_us, ?4), ?4), \
+                 max_end_us = max(coalesce(max_end_us, ?5), ?5) \
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                a.id,
+                a.events.len() as i64,
+                a.max_len,
+                a.min_start,
+                a.max_end
+            ])?;
         }
-        update_coverage(tx, a)?;
-        tx.prepare_cached(
-            "UPDATE assets SET event_count = event_count + ?2, \
-             max_len_us = max(max_len_us, ?3), \
-             min_start_us = min(coalesce(min_start_us, ?4), ?4), \
-             max_end_us = max(coalesce(max_end_us, ?5), ?5) \
-             WHERE id = ?1",
-        )?
-        .execute(params![
-            a.id,
-            a.events.len() as i64,
-            a.max_len,
-            a.min_start,
-            a.max_end
-        ])?;
+        Ok(self.out)
     }
-    Ok(out)
 }
 
 /// Replace the asset's stored runs that touch the batch's hull by the result

@@ -176,6 +176,15 @@ impl crate::Store for SqliteStore {
         append::append(&mut conn, batch, received_at)
     }
 
+    fn append_chunks(
+        &self,
+        chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
+        received_at: Instant,
+    ) -> Result<Appended> {
+        let mut conn = self.writer();
+        append::append_chunks(&mut conn, chunks, received_at)
+    }
+
     fn append_many(&self, batches: &[&[NewEvent]], received_at: Instant) -> Vec<Result<Appended>> {
         if batches.iter().all(|b| b.is_empty()) {
             return batches.iter().map(|_| Ok(Appended::default())).collect();

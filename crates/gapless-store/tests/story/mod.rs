@@ -77,6 +77,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
         "append_many_batches_are_independent",
         append_many_batches_are_independent,
     ),
+    (
+        "append_chunks_is_one_atomic_batch",
+        append_chunks_is_one_atomic_batch,
+    ),
 ];
 
 /// Run every scenario, each on a fresh store from `make`.
@@ -1011,6 +1015,66 @@ pub fn append_many_batches_are_independent(store: &dyn Store) {
     assert_eq!(cover(store, "A"), vec![iv(0, 5), iv(6, 20)]);
     assert!(all_events(store, "B", 100).is_empty());
     assert_eq!(cover(store, "A"), runs(&replay(&log)));
+}
+
+/// `append_chunks`: one atomic batch in pieces, conflict indexes counted
+/// over the whole batch, an `Err` chunk or a conflict stores nothing.
+pub fn append_chunks_is_one_atomic_batch(store: &dyn Store) {
+    let chunk1 = vec![with_id(landed("A", 0, 10), "a"), landed("B", 0, 5)];
+    let chunk2 = vec![
+        with_id(landed("A", 0, 10), "a"), // duplicate of chunk 1
+        retracted("A", 2, 3),
+    ];
+    let chunk3 = vec![landed("A", 10, 20)];
+    let mut chunks = vec![Ok(chunk1.clone()), Ok(Vec::new()), Ok(chunk2), Ok(chunk3)].into_iter();
+    let got = store.append_chunks(&mut chunks, received()).unwrap();
+    assert_eq!((got.accepted, got.duplicates), (4, 1));
+    assert_eq!(cover(store, "A"), vec![iv(0, 2), iv(3, 20)]);
+    let before = all_events(store, "A", 100);
+    assert_eq!(before.len(), 3);
+    assert_strictly_increasing(&before);
+
+    // A conflict in a later chunk: its index counts from the batch's start.
+    let mut chunks = vec![
+        Ok(vec![landed("A", 30, 40), landed("C", 0, 1)]),
+        Ok(vec![landed("A", 40, 50), with_id(landed("A", 0, 11), "a")]),
+        Ok(vec![landed("A", 50, 60)]),
+    ]
+    .into_iter();
+    let err = store.append_chunks(&mut chunks, received()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { index: 3, .. }),
+        "{err:?}"
+    );
+
+    // An error from the source of the chunks.
+    let mut chunks = vec![
+        Ok(vec![landed("A", 30, 40), landed("D", 0, 1)]),
+        Err(StoreError::Invalid("line 3: bad".into())),
+        Ok(vec![landed("A", 50, 60)]),
+    ]
+    .into_iter();
+    let err = store.append_chunks(&mut chunks, received()).unwrap_err();
+    assert!(
+        matches!(&err, StoreError::Invalid(m) if m == "line 3: bad"),
+        "{err:?}"
+    );
+
+    assert_eq!(all_events(store, "A", 100), before);
+    assert_eq!(cover(store, "A"), vec![iv(0, 2), iv(3, 20)]);
+    let names: Vec<_> = store
+        .assets()
+        .unwrap()
+        .into_iter()
+        .map(|a| a.asset)
+        .collect();
+    assert!(!names.iter().any(|n| n == "C" || n == "D"), "{names:?}");
+
+    // No chunks at all.
+    let got = store
+        .append_chunks(&mut std::iter::empty(), received())
+        .unwrap();
+    assert_eq!((got.accepted, got.duplicates), (0, 0));
 }
 
 /// Threads appending and reading at once: every event stored once, the
