@@ -11,7 +11,7 @@
 
 use std::time::Instant as Clock;
 
-use gapless_core::{EventKind, Instant, Interval, NewEvent};
+use gapless_core::{EventKind, Instant, Interval, NewEvent, RawEvent};
 use gapless_store::{EventQuery, SqliteStore, Store};
 
 const ASSETS: [&str; 4] = [
@@ -72,6 +72,28 @@ impl Watch {
     }
 }
 
+/// `n` NDJSON lines as producers send them, from `offset_steps` on.
+fn ndjson(n: usize, offset_steps: i64) -> Vec<String> {
+    events(n, offset_steps, "j")
+        .into_iter()
+        .map(|e| {
+            format!(
+                r#"{{"asset":"{}","id":"{}","start":"{}","end":"{}","produced_at":"{}","extra":{}}}"#,
+                e.asset,
+                e.id.unwrap(),
+                e.interval.start(),
+                e.interval.end(),
+                e.produced_at.unwrap(),
+                e.extra.unwrap()
+            )
+        })
+        .collect()
+}
+
+fn parse(line: &str) -> NewEvent {
+    RawEvent::from_json(line).unwrap().resolve(None).unwrap()
+}
+
 fn main() {
     let args: Vec<String> = std::env::args()
         .skip(1)
@@ -113,6 +135,34 @@ fn main() {
     store.append(&data, received).unwrap();
     println!("append, one batch of {n}: {}", watch.rate(n));
     drop(data);
+
+    // NDJSON ingest as `gapless ingest` does it: parse every line, then
+    // append; and with parsing on a second thread, chunks appended as they
+    // are parsed (`append_chunks`).
+    let lines = ndjson(n, 2 * steps);
+    let watch = Watch::start();
+    let parsed: Vec<NewEvent> = lines.iter().map(|l| parse(l)).collect();
+    store.append(&parsed, received).unwrap();
+    println!("parse then append, {n} NDJSON lines: {}", watch.rate(n));
+    drop(parsed);
+    let lines = ndjson(n, 3 * steps);
+    let watch = Watch::start();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<NewEvent>>(4);
+    std::thread::scope(|s| {
+        let lines = &lines;
+        s.spawn(move || {
+            for chunk in lines.chunks(10_000) {
+                tx.send(chunk.iter().map(|l| parse(l)).collect()).unwrap();
+            }
+        });
+        let got = store
+            .append_chunks(&mut rx.into_iter().map(Ok), received)
+            .unwrap();
+        assert_eq!(got.accepted as usize, n);
+    });
+    // (CPU time here is the storing thread's only.)
+    println!("parse || append_chunks, {n} lines: {}", watch.rate(n));
+    drop(lines);
 
     // Reads.
     let all = Interval::from_micros(BASE_US, BASE_US + 2 * steps * FIVE_MIN_US).unwrap();
