@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::header::AUTHORIZATION;
+use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH};
 use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -52,6 +52,7 @@ pub fn app(state: AppState) -> Router {
         .method_not_allowed_fallback(method_not_allowed)
         .layer(Extension(ops::OpenApiJson(Arc::from(doc))))
         .layer(DefaultBodyLimit::max(state.config().body_limit))
+        .layer(middleware::from_fn_with_state(state.clone(), declared_size))
         .layer(middleware::from_fn_with_state(state.clone(), timeout))
         .layer(middleware::from_fn_with_state(
             state.clone(),
@@ -85,6 +86,26 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         StatusCode::METHOD_NOT_ALLOWED,
         format!("method {method} is not allowed on {}", uri.path()),
     )
+}
+
+/// Answer 413 at once when a request declares a body larger than the limit,
+/// before any of it is read: a client that sent `Expect: 100-continue` then
+/// gets the answer instead of a connection closed under a body it is still
+/// sending.
+async fn declared_size(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let declared = request
+        .headers()
+        .get(CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    match declared {
+        Some(n) if n > state.config().body_limit as u64 => ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "request body is larger than the server's limit",
+        )
+        .into_response(),
+        _ => next.run(request).await,
+    }
 }
 
 /// Answer 503 when a request takes longer than the configured timeout. A

@@ -3,12 +3,11 @@
 //! as the text the user typed (the server parses it, so errors carry the
 //! same messages), answered with the same types.
 //!
-//! Plain HTTP/1.1 over one connection per request; `https://` is not
-//! supported (put a TLS-terminating proxy in front and reach it over
-//! loopback or a private network).
+//! Plain HTTP/1.1 through [`ureq`], connections kept alive and reused by
+//! the clones of one client; `https://` is not supported (put a
+//! TLS-terminating proxy in front and reach it over loopback or a private
+//! network).
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::time::Duration;
 
 use gapless_ledger::{
@@ -22,6 +21,8 @@ use serde_json::json;
 /// The environment variable the command line may read a token from.
 pub const TOKEN_ENV: &str = "GAPLESS_TOKEN";
 
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
 /// A client of one server.
 #[derive(Clone)]
 pub struct Client {
@@ -30,6 +31,24 @@ pub struct Client {
     prefix: String,
     token: Option<String>,
     timeout: Duration,
+    agent: ureq::Agent,
+}
+
+/// Bodies at least this large ask `Expect: 100-continue` first, so that an
+/// answer given before the body is read (413, 401) comes back as that
+/// answer rather than as a broken connection.
+const EXPECT_CONTINUE_FROM: usize = 64 * 1024;
+
+/// The transport: no redirects followed, every status read as an answer,
+/// `timeout` for a whole request.
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .accept("application/json")
+        .timeout_global(Some(timeout))
+        .build()
+        .new_agent()
 }
 
 impl std::fmt::Debug for Client {
@@ -118,7 +137,8 @@ impl Client {
             port,
             prefix: prefix.to_string(),
             token: None,
-            timeout: Duration::from_secs(300),
+            timeout: DEFAULT_TIMEOUT,
+            agent: agent(DEFAULT_TIMEOUT),
         })
     }
 
@@ -133,6 +153,7 @@ impl Client {
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Client {
         self.timeout = timeout;
+        self.agent = agent(timeout);
         self
     }
 
@@ -329,53 +350,61 @@ impl Client {
         ))
     }
 
+    fn transport_error(&self, e: ureq::Error) -> LedgerError {
+        match e {
+            ureq::Error::Io(e) => self.unreachable(e),
+            ureq::Error::Timeout(_) => {
+                self.unreachable(format!("no answer within {:?}", self.timeout))
+            }
+            ureq::Error::Protocol(e) => self.unreachable(format!("not an HTTP answer: {e}")),
+            e => self.unreachable(e),
+        }
+    }
+
     fn call<T: DeserializeOwned>(
         &self,
         method: &str,
         path: &str,
         body: Option<(&str, &[u8])>,
     ) -> Result<T, LedgerError> {
-        let mut stream =
-            TcpStream::connect((self.host.as_str(), self.port)).map_err(|e| self.unreachable(e))?;
-        stream
-            .set_read_timeout(Some(self.timeout))
-            .map_err(|e| self.unreachable(e))?;
         let host = if self.host.contains(':') {
             format!("[{}]", self.host)
         } else {
             self.host.clone()
         };
-        let mut head = format!(
-            "{method} {}{path} HTTP/1.1\r\nHost: {host}:{}\r\nConnection: close\r\nAccept: application/json\r\n",
-            self.prefix, self.port
-        );
-        if let Some(t) = &self.token {
-            head.push_str(&format!("Authorization: Bearer {t}\r\n"));
-        }
-        let (content_type, bytes) = body.unwrap_or(("application/json", b""));
-        if body.is_some() {
-            head.push_str(&format!("Content-Type: {content_type}\r\n"));
-        }
-        head.push_str(&format!("Content-Length: {}\r\n\r\n", bytes.len()));
-        stream
-            .write_all(head.as_bytes())
-            .map_err(|e| self.unreachable(e))?;
-        // The server may answer (413, 401) before reading all of a body.
-        let sent = stream.write_all(bytes);
-        let mut raw = Vec::new();
-        if let Err(e) = stream.read_to_end(&mut raw) {
-            if raw.is_empty() {
-                return Err(self.unreachable(e));
+        let url = format!("http://{host}:{}{}{path}", self.port, self.prefix);
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let sent = match (method, body) {
+            ("GET", None) => {
+                let mut request = self.agent.get(&url);
+                if let Some(a) = &auth {
+                    request = request.header("Authorization", a);
+                }
+                request.call()
             }
-        }
-        if raw.is_empty() {
-            return Err(self.unreachable(
-                sent.err()
-                    .map_or("no answer".to_string(), |e| e.to_string()),
-            ));
-        }
-        let (status, body) =
-            parse_response(&raw).ok_or_else(|| self.unreachable("not an HTTP answer"))?;
+            (_, body) => {
+                let (content_type, bytes) = body.unwrap_or(("application/json", b""));
+                let mut request = if method == "PUT" {
+                    self.agent.put(&url)
+                } else {
+                    self.agent.post(&url)
+                };
+                if let Some(a) = &auth {
+                    request = request.header("Authorization", a);
+                }
+                if bytes.len() >= EXPECT_CONTINUE_FROM {
+                    request = request.header("Expect", "100-continue");
+                }
+                request.content_type(content_type).send(bytes)
+            }
+        };
+        let mut response = sent.map_err(|e| self.transport_error(e))?;
+        let status = response.status().as_u16();
+        let body = response
+            .body_mut()
+            .with_config()
+            .read_to_vec()
+            .map_err(|e| self.transport_error(e))?;
         if (200..300).contains(&status) {
             return serde_json::from_slice(&body).map_err(|e| {
                 LedgerError::Fault(format!("the server's answer is not what was expected: {e}"))
@@ -390,37 +419,6 @@ impl Client {
             503 => LedgerError::Unavailable(format!("server: {message}")),
             _ => LedgerError::Fault(format!("server: {message}")),
         })
-    }
-}
-
-/// The status and (de-chunked) body of a complete HTTP/1.1 response.
-fn parse_response(raw: &[u8]) -> Option<(u16, Vec<u8>)> {
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = std::str::from_utf8(&raw[..split]).ok()?;
-    let mut lines = head.split("\r\n");
-    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
-    let chunked = lines.any(|l| {
-        l.split_once(':').is_some_and(|(k, v)| {
-            k.trim().eq_ignore_ascii_case("transfer-encoding")
-                && v.trim().eq_ignore_ascii_case("chunked")
-        })
-    });
-    let body = &raw[split + 4..];
-    if !chunked {
-        return Some((status, body.to_vec()));
-    }
-    let mut out = Vec::new();
-    let mut rest = body;
-    loop {
-        let eol = rest.windows(2).position(|w| w == b"\r\n")?;
-        let size_text = std::str::from_utf8(&rest[..eol]).ok()?;
-        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
-        rest = &rest[eol + 2..];
-        if size == 0 {
-            return Some((status, out));
-        }
-        out.extend_from_slice(rest.get(..size)?);
-        rest = rest.get(size + 2..)?;
     }
 }
 
@@ -464,7 +462,7 @@ mod tests {
     }
 
     #[test]
-    fn encoding_and_chunks() {
+    fn encoding() {
         assert_eq!(
             percent_encode("s3://lake/ü x"),
             "s3%3A%2F%2Flake%2F%C3%BC%20x"
@@ -473,7 +471,5 @@ mod tests {
             query(&[("a", Some("ratio>=0.9")), ("b", None)]),
             "?a=ratio%3E%3D0.9"
         );
-        let raw = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n{\"a\r\n3\r\n\":1\r\n1\r\n}\r\n0\r\n\r\n";
-        assert_eq!(parse_response(raw), Some((200, b"{\"a\":1}".to_vec())));
     }
 }

@@ -150,3 +150,33 @@ fn tokens_and_unreachable_servers() {
     assert!(matches!(e, LedgerError::Unavailable(_)), "{e}");
     assert!(e.to_string().contains("cannot reach the server"), "{e}");
 }
+
+#[test]
+fn a_body_over_the_limit_is_the_servers_answer_not_a_broken_connection() {
+    let config = gapless_server::ServerConfig {
+        body_limit: 64 * 1024,
+        ..Default::default()
+    };
+    let server = TestServer::with_config(config);
+    let client = Client::new(&format!("http://{}", server.addr)).unwrap();
+    // Small enough to be sent whole, and large enough to ask for 100-continue.
+    for lines in [1_000, 40_000] {
+        let ndjson: String = (0..lines)
+            .map(|i| {
+                format!(
+                    "{{\"asset\": \"a\", \"id\": \"{i}\", \"start\": \"{}\", \"end\": \"{}\"}}\n",
+                    at(0),
+                    at(5)
+                )
+            })
+            .collect();
+        let e = client.ingest_ndjson(&ndjson).unwrap_err();
+        assert!(matches!(e, LedgerError::BadInput(_)), "{lines}: {e}");
+        assert!(
+            e.to_string().contains("larger than the server's limit"),
+            "{e}"
+        );
+    }
+    // The connection kept alive still serves the next question.
+    assert!(client.clone().assets().unwrap().assets.is_empty());
+}
