@@ -28,6 +28,7 @@ macro_rules! story_tests {
                 let dir = tempfile::tempdir().unwrap();
                 let store = SqliteStore::open(fresh(&dir, "ledger.db")).unwrap();
                 story::$name(&store);
+                store.verify().unwrap();
             }
         )*
         /// Every scenario is wired up above.
@@ -363,6 +364,7 @@ fn two_processes_append_to_one_file() {
     );
     assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&log));
     assert_eq!(store.assets().unwrap()[0].events, 200);
+    store.verify().unwrap();
 }
 
 /// The child side of `killed_process_loses_no_acknowledged_event`.
@@ -422,6 +424,7 @@ fn killed_process_loses_no_acknowledged_event() {
     );
     assert_eq!(log.len() % 50, 0, "a batch was stored in part");
     assert_eq!(store.coverage("A", all_time()).unwrap(), replay(&log));
+    store.verify().unwrap();
     let page = store
         .events(
             "A",
@@ -521,4 +524,26 @@ fn closing_removes_the_wal() {
     assert!(!wal.exists(), "WAL left behind");
     let store = SqliteStore::open(&path).unwrap();
     assert_eq!(all_events(&store, "A", 10).len(), 1);
+}
+
+/// `verify` notices a ledger whose runs or statistics disagree with its
+/// events.
+#[test]
+fn verify_finds_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .append(&[landed("A", 0, 10), retracted("A", 2, 3)], received())
+        .unwrap();
+    store.verify().unwrap();
+    let damage = |sql: &str, what: &str| {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(&format!("BEGIN; {sql}; COMMIT;")).unwrap();
+        let err = store.verify().unwrap_err().to_string();
+        assert!(err.contains(what), "{err}");
+    };
+    damage("UPDATE coverage_runs SET end_us = end_us + 1 WHERE start_us = (SELECT max(start_us) FROM coverage_runs)", "coverage");
+    damage("DELETE FROM coverage_runs", "coverage");
+    damage("UPDATE assets SET event_count = 5", "event count");
 }

@@ -85,6 +85,18 @@ impl SqliteStore {
         &self.path
     }
 
+    /// Check the ledger against itself: each asset's coverage runs equal a
+    /// replay of its events in sequence order, and its event count, longest
+    /// event and time hull match its events; plus SQLite's own integrity
+    /// check. Reads every event: for tests and repairs, not for serving.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Backend`] naming the first mismatch.
+    pub fn verify(&self) -> Result<()> {
+        self.read(read::verify)
+    }
+
     /// The value of SQLite pragma `name` on the write connection, as text
     /// (for diagnostics and tests: `journal_mode`, `synchronous`, ...).
     ///

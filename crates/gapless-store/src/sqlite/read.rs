@@ -329,6 +329,76 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
     Ok(out)
 }
 
+pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
+    let tx = conn.transaction()?;
+    let check: String = tx.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
+    if check != "ok" {
+        return Err(crate::StoreError::Backend(format!(
+            "the ledger file fails SQLite's integrity check: {check}"
+        )));
+    }
+    let assets: Vec<(i64, String, i64, i64, Option<i64>, Option<i64>)> = {
+        let mut stmt = tx.prepare(
+            "SELECT id, name, event_count, max_len_us, min_start_us, max_end_us FROM assets",
+        )?;
+        let rows = stmt.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
+                r.get(3)?,
+                r.get(4)?,
+                r.get(5)?,
+            ))
+        })?;
+        rows.collect::<rusqlite::Result<_>>()?
+    };
+    for (id, name, count, max_len, lo, hi) in assets {
+        let mismatch = |what: &str| {
+            Err(crate::StoreError::Backend(format!(
+                "asset {name:?}: {what} does not match its events"
+            )))
+        };
+        let mut cov = gapless_core::Coverage::new();
+        let (mut n, mut longest, mut hull) = (0_i64, 0_i64, None::<(i64, i64)>);
+        let mut stmt = tx.prepare(
+            "SELECT start_us, end_us, kind FROM events WHERE asset_id = ?1 ORDER BY seq",
+        )?;
+        let mut rows = stmt.query([id])?;
+        while let Some(r) = rows.next()? {
+            let (s, e): (i64, i64) = (r.get(0)?, r.get(1)?);
+            cov.apply(kind_of(r.get(2)?)?, interval(s, e, "event interval")?);
+            n += 1;
+            longest = longest.max(e - s);
+            hull = Some(hull.map_or((s, e), |(a, b)| (a.min(s), b.max(e))));
+        }
+        if n != count {
+            return mismatch("event count");
+        }
+        if longest != max_len {
+            return mismatch("longest event");
+        }
+        if hull != lo.zip(hi) {
+            return mismatch("time hull");
+        }
+        let mut stmt = tx.prepare(
+            "SELECT start_us, end_us FROM coverage_runs WHERE asset_id = ?1 ORDER BY start_us",
+        )?;
+        let runs = stmt
+            .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        let want: Vec<_> = cov
+            .set()
+            .runs()
+            .map(|iv| (iv.start().as_micros(), iv.end().as_micros()))
+            .collect();
+        if runs != want {
+            return mismatch("coverage");
+        }
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
