@@ -337,7 +337,9 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
             "the ledger file fails SQLite's integrity check: {check}"
         )));
     }
-    let assets: Vec<(i64, String, i64, i64, Option<i64>, Option<i64>)> = {
+    /// id, name, event count, longest event, hull start, hull end.
+    type Row = (i64, String, i64, i64, Option<i64>, Option<i64>);
+    let assets: Vec<Row> = {
         let mut stmt = tx.prepare(
             "SELECT id, name, event_count, max_len_us, min_start_us, max_end_us FROM assets",
         )?;
