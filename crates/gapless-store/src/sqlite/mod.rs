@@ -257,7 +257,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
         let conn = store.writer();
-        let cases: [(&str, &[&str]); 9] = [
+        let cases: [(&str, &[&str]); 10] = [
             (
                 read::RUNS_OVERLAPPING,
                 &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
@@ -277,6 +277,10 @@ mod tests {
             (
                 read::EVENTS_WALK,
                 &["SEARCH events USING INTEGER PRIMARY KEY (rowid>?)"],
+            ),
+            (
+                read::EVENTS_RETRACTED,
+                &["SEARCH events USING INDEX events_retracted (asset_id=? AND rowid>?)"],
             ),
             (
                 append::RUN_START_AT_OR_BEFORE,

@@ -3,7 +3,7 @@
 //! Each read that takes more than one statement runs in one read
 //! transaction, so it sees one committed state.
 
-use gapless_core::{AssetDecl, Duration, Instant, Interval, IntervalSet};
+use gapless_core::{AssetDecl, Duration, EventKind, Instant, Interval, IntervalSet};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use super::append::{kind_code, kind_of};
@@ -49,6 +49,15 @@ pub(super) const EVENTS_SEEK: &str = concat!(
      WHERE asset_id = ?1 AND start_us >= ?7 AND start_us < ?6 \
      AND end_us > ?5 AND seq > ?2 AND (?3 IS NULL OR kind = ?3) \
      ORDER BY seq LIMIT ?4"
+);
+
+/// A page of asset ?1's retractions after cursor ?2 overlapping [?4, ?5),
+/// at most ?3.
+pub(super) const EVENTS_RETRACTED: &str = concat!(
+    select_event!(),
+    "INDEXED BY events_retracted \
+     WHERE asset_id = ?1 AND kind = 1 AND seq > ?2 AND start_us < ?5 AND end_us > ?4 \
+     ORDER BY seq LIMIT ?3"
 );
 
 /// Every event of asset ?1 overlapping [?2, ?3), ?4 the range start less the
@@ -169,6 +178,9 @@ enum Plan {
     Walk,
     /// Seek the asset (and range) in the start index, sort by sequence.
     Seek,
+    /// Walk the asset's retractions (their own small index) in sequence
+    /// order.
+    Retractions,
 }
 
 /// Pick the cheaper plan for a page of `limit` events of an asset that has
@@ -223,7 +235,23 @@ pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> 
     });
     let mut events = Vec::new();
     {
-        let mut rows = match plan(&stats, total, query.range, limit) {
+        let plan = if query.kind == Some(EventKind::Retracted) {
+            Plan::Retractions
+        } else {
+            plan(&stats, total, query.range, limit)
+        };
+        let mut rows = match plan {
+            Plan::Retractions => {
+                let mut stmt = tx.prepare_cached(EVENTS_RETRACTED)?;
+                let rows = collect_events(stmt.query(params![
+                    stats.id,
+                    after,
+                    limit as i64,
+                    start,
+                    end
+                ])?)?;
+                rows
+            }
             Plan::Walk => {
                 let mut stmt = tx.prepare_cached(EVENTS_WALK)?;
                 let rows = collect_events(stmt.query(params![

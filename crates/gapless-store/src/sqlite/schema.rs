@@ -28,6 +28,8 @@
 //! );
 //! CREATE UNIQUE INDEX events_asset_id ON events (asset_id, id) WHERE id IS NOT NULL;
 //! CREATE INDEX events_asset_start ON events (asset_id, start_us);
+//! -- retractions are few: listing them by kind is a seek, not a scan
+//! CREATE INDEX events_retracted ON events (asset_id) WHERE kind = 1;
 //! CREATE TABLE coverage_runs (
 //!     asset_id INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER NOT NULL,
 //!     PRIMARY KEY (asset_id, start_us)
@@ -79,6 +81,7 @@ CREATE TABLE events (
 );
 CREATE UNIQUE INDEX events_asset_id ON events (asset_id, id) WHERE id IS NOT NULL;
 CREATE INDEX events_asset_start ON events (asset_id, start_us);
+CREATE INDEX events_retracted ON events (asset_id) WHERE kind = 1;
 CREATE TABLE coverage_runs (
     asset_id INTEGER NOT NULL,
     start_us INTEGER NOT NULL,

@@ -733,6 +733,14 @@ pub fn kind_and_range_filters(store: &dyn Store) {
             .cloned()
             .collect();
         assert_eq!(got, exp, "kind and range, limit {limit}");
+        let got = collect(Some(EventKind::Retracted), Some(range), limit);
+        let exp: Vec<_> = log
+            .iter()
+            .filter(|e| e.kind == EventKind::Retracted && e.interval.overlaps(range))
+            .cloned()
+            .collect();
+        assert_eq!(got, exp, "retracted in range, limit {limit}");
+        assert!(!got.is_empty());
     }
     // A range no event reaches.
     assert!(collect(None, Some(iv(5_000, 6_000)), 10).is_empty());
