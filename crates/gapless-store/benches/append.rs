@@ -148,19 +148,28 @@ fn main() {
     let lines = ndjson(n, 3 * steps);
     let watch = Watch::start();
     let (tx, rx) = std::sync::mpsc::sync_channel::<Vec<NewEvent>>(4);
-    std::thread::scope(|s| {
+    let parse_cpu = std::thread::scope(|s| {
         let lines = &lines;
-        s.spawn(move || {
+        let parser = s.spawn(move || {
+            let start = cpu();
             for chunk in lines.chunks(10_000) {
                 tx.send(chunk.iter().map(|l| parse(l)).collect()).unwrap();
             }
+            cpu().zip(start).map(|(b, a)| b - a)
         });
         let got = store
             .append_chunks(&mut rx.into_iter().map(Ok), received)
             .unwrap();
         assert_eq!(got.accepted as usize, n);
+        parser.join().unwrap()
     });
-    // (CPU time here is the storing thread's only.)
+    if let Some(c) = parse_cpu {
+        println!(
+            "  (the parsing thread: {:.2} CPU-s, {:.0} lines per CPU-second)",
+            c,
+            n as f64 / c
+        );
+    }
     println!("parse || append_chunks, {n} lines: {}", watch.rate(n));
     drop(lines);
 

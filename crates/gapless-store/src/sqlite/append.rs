@@ -206,10 +206,16 @@ pub(crate) fn append_chunks(
     let out = (|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         let mut appender = Appender::new(received_at);
+        // The chunks are freed after the commit, not while storing: freeing
+        // memory that another thread allocated (the parser's) contends
+        // for its allocator arena.
+        let mut done = Vec::new();
         for chunk in chunks {
             // An error (of the chunks' source or of storing) drops the
             // transaction: nothing of the batch is stored.
-            appender.push(&tx, &chunk?)?;
+            let chunk = chunk?;
+            appender.push(&tx, &chunk)?;
+            done.push(chunk);
             if !big && appender.seen >= BIG_BATCH {
                 big = true;
                 tx.pragma_update(None, "cache_size", -1024 * BIG_BATCH_CACHE_MIB)?;
