@@ -223,6 +223,9 @@ fn unopenable_paths_are_open_errors() {
     // A missing directory.
     let msg = open_err(&dir.path().join("missing/ledger.db"));
     assert!(msg.contains("does not exist"), "{msg}");
+    // No path; an in-memory database is no ledger.
+    assert!(open_err(Path::new("")).contains("empty"));
+    assert!(open_err(Path::new(":memory:")).contains("WAL"));
     // Below a file.
     std::fs::write(dir.path().join("file"), "x").unwrap();
     let msg = open_err(&dir.path().join("file/ledger.db"));

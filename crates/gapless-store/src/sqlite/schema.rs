@@ -150,6 +150,9 @@ fn configure(conn: &Connection, path: &Path, cache_mib: i64) -> Result<()> {
 /// Open `path` for writing, creating and initialising it when it is new or
 /// empty, and check that it is a gapless ledger.
 pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
+    if path.as_os_str().is_empty() {
+        return Err(open_error(path, "no file named (the path is empty)"));
+    }
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
