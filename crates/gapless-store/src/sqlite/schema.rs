@@ -112,8 +112,10 @@ fn open_reason(path: &Path, e: &rusqlite::Error) -> String {
         Some(C::CannotOpen) => {
             if path.is_dir() {
                 "it is a directory".into()
-            } else if !Path::new(&dir).is_dir() {
+            } else if !Path::new(&dir).exists() {
                 format!("directory {dir} does not exist")
+            } else if !Path::new(&dir).is_dir() {
+                format!("{dir} is not a directory")
             } else {
                 format!(
                     "the file cannot be created or opened (check that directory {dir} is writable and the file readable)"
