@@ -329,18 +329,15 @@ fn ingest(
             .progress_chars("=> "),
     );
     bar.set_message(format!("reading {name}"));
-    let mut batch = ledger.batch(Unit::Line);
-    let mut done: u64 = 0;
-    for line in text.split('\n') {
-        batch.push(line.strip_suffix('\r').unwrap_or(line))?;
-        done += line.len() as u64 + 1;
-        if done & 0xFFFF < line.len() as u64 + 1 {
-            bar.set_position(done);
+    let done = std::sync::atomic::AtomicU64::new(0);
+    let lines = text.split('\n').map(|line| {
+        let at = done.fetch_add(line.len() as u64 + 1, std::sync::atomic::Ordering::Relaxed);
+        if at & 0xF_FFFF < line.len() as u64 + 1 {
+            bar.set_position(at);
         }
-    }
-    bar.set_message("committing");
-    let batch = batch.finish();
-    let answer = ledger.append(&batch, now());
+        line.strip_suffix('\r').unwrap_or(line)
+    });
+    let answer = ledger.ingest(Unit::Line, lines, now());
     bar.finish_and_clear();
     answer
 }

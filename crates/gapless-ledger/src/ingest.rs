@@ -124,6 +124,17 @@ impl<'a> BatchBuilder<'a> {
         Ok(())
     }
 
+    /// Take the events built so far, keeping their positions (for the
+    /// chunks of one batch that is stored while it is still being parsed).
+    pub fn take_events(&mut self) -> Vec<NewEvent> {
+        std::mem::take(&mut self.batch.events)
+    }
+
+    /// Events built and not yet taken.
+    pub fn pending(&self) -> usize {
+        self.batch.events.len()
+    }
+
     /// The batch built.
     pub fn finish(self) -> Batch {
         self.batch

@@ -74,6 +74,59 @@ impl Ledger {
             })
     }
 
+    /// Parse `items` and record them as one atomic batch, storing chunks
+    /// while later items are still being parsed (parsing runs on a thread of
+    /// its own, so parsing and storing overlap on two cores).
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` naming the first bad item by position, `Conflict` naming
+    /// the conflicting one; nothing is stored then.
+    pub fn ingest<'a>(
+        &self,
+        unit: Unit,
+        items: impl Iterator<Item = &'a str> + Send,
+        received_at: Instant,
+    ) -> Result<Appended> {
+        /// Events per chunk: large enough to amortize the hand-over, small
+        /// enough that the writer starts early and memory stays bounded.
+        const CHUNK: usize = 8_192;
+        std::thread::scope(|scope| {
+            let (tx, rx) = std::sync::mpsc::sync_channel::<gapless_store::Result<Vec<_>>>(8);
+            let parser = scope.spawn(move || {
+                let mut builder = self.batch(unit);
+                let mut failed = None;
+                for item in items {
+                    if let Err(e) = builder.push(item) {
+                        failed = Some(e.to_string());
+                        break;
+                    }
+                    if builder.pending() >= CHUNK && tx.send(Ok(builder.take_events())).is_err() {
+                        break; // the writer gave up; its error is the answer
+                    }
+                }
+                let last = match &failed {
+                    Some(message) => Err(StoreError::Invalid(message.clone())),
+                    None => Ok(builder.take_events()),
+                };
+                let _ = tx.send(last);
+                (builder.finish(), failed)
+            });
+            let stored = self.store.append_chunks(&mut rx.iter(), received_at);
+            // A writer that stopped early (a conflict) must not leave the
+            // parser blocked on a full channel.
+            drop(rx);
+            let (batch, failed) = parser.join().expect("the parser thread does not panic");
+            if let Some(message) = failed {
+                return Err(LedgerError::BadInput(message));
+            }
+            stored.map_err(|e| match e {
+                StoreError::Conflict { index, .. } => LedgerError::Conflict(batch.at(index, &e)),
+                other => other.into(),
+            })
+        })
+    }
+
     /// `check`: coverage of `range`, complete under `policy`.
     ///
     /// # Errors

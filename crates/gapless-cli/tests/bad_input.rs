@@ -1,0 +1,188 @@
+//! Bad input gets exit 2, one line naming the input and the reason, and
+//! nothing stored (issue 3's list, beyond the conformance cases).
+
+mod common;
+
+use common::Gapless;
+
+const GOOD: &str =
+    r#"{"asset":"orders","id":"good","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z"}"#;
+
+fn stored(g: &Gapless) -> usize {
+    let out = g.run(&["events", "orders", "--json"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.json()["events"].as_array().unwrap().len()
+}
+
+/// `bad` as line 2 after a good line: exit 2, one line naming line 2 and
+/// containing `reason`, nothing stored.
+fn rejected(bad: &str, reason: &str) {
+    let g = Gapless::new();
+    let out = g.run(&["ingest", "-"], Some(&format!("{GOOD}\n{bad}\n")));
+    assert_eq!(out.code, 2, "{bad}: {}", out.stderr);
+    let msg = out.stderr.trim_end();
+    assert_eq!(msg.lines().count(), 1, "{bad}: not one line: {msg}");
+    assert!(msg.contains("line 2"), "{bad}: does not name line 2: {msg}");
+    assert!(
+        msg.to_lowercase().contains(reason),
+        "{bad}: does not say {reason:?}: {msg}"
+    );
+    assert_eq!(stored(&g), 0, "{bad}: something was stored");
+}
+
+#[test]
+fn each_bad_line_is_named_and_nothing_is_stored() {
+    let big = "x".repeat(65 * 1024);
+    let long_name = "a".repeat(513);
+    let cases: Vec<(String, &str)> = vec![
+        ("not json".into(), "json"),
+        ("[1, 2]".into(), "object"),
+        ("\"orders\"".into(), "object"),
+        (r#"{"asset":"orders","start":"2025-06-01T00:10:00Z","end":"2025-06-01T00:05:00Z"}"#.into(), "reversed"),
+        (r#"{"asset":"orders","start":"2025-06-01T00:10:00Z","end":"2025-06-01T00:10:00Z"}"#.into(), "empty"),
+        (r#"{"asset":"orders","start":"10000-01-01T00:00:00Z","end":"10000-01-02T00:00:00Z"}"#.into(), "10000"),
+        (r#"{"asset":"orders","start":"0000-12-31T00:00:00Z","end":"0001-01-02T00:00:00Z"}"#.into(), "0000"),
+        (r#"{"asset":"orders","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z","kind":"maybe"}"#.into(), "maybe"),
+        (r#"{"asset":"orders","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z","extra":"rows"}"#.into(), "extra"),
+        (format!(r#"{{"asset":"orders","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z","extra":{{"blob":"{big}"}}}}"#), "64"),
+        (r#"{"asset":"","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z"}"#.into(), "asset"),
+        (format!(r#"{{"asset":"{long_name}","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z"}}"#), "512"),
+        ("{\"asset\":\"or\\u0007ders\",\"start\":\"2025-06-01T00:00:00Z\",\"end\":\"2025-06-01T00:05:00Z\"}".into(), "control"),
+        (r#"{"asset":"orders","partition_key":"2025-06-01T10:05:00"}"#.into(), "span"),
+        (r#"{"asset":"orders","id":"good","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:06:00Z"}"#.into(), "conflict"),
+    ];
+    for (bad, reason) in cases {
+        rejected(&bad, reason);
+    }
+}
+
+#[test]
+fn a_conflict_early_in_a_large_file_stops_the_whole_batch() {
+    let g = Gapless::new();
+    assert_eq!(g.run(&["ingest", "-"], Some(&format!("{GOOD}\n"))).code, 0);
+    // The conflict is on line 1; 50,000 lines follow, more than the
+    // parser hands over before the writer sees the conflict.
+    let mut text = GOOD.replace("00:05:00Z", "00:06:00Z");
+    text.push('\n');
+    for i in 0..50_000 {
+        text.push_str(&format!(
+            "{{\"asset\":\"orders\",\"id\":\"n{i}\",\"start\":\"2025-06-02T00:00:00Z\",\"end\":\"2025-06-02T00:05:00Z\"}}\n"
+        ));
+    }
+    let out = g.run(&["ingest", "-"], Some(&text));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("line 1: conflict"), "{}", out.stderr);
+    assert_eq!(stored(&g), 1);
+}
+
+#[test]
+fn a_bad_line_late_in_a_large_file_stores_nothing() {
+    let g = Gapless::new();
+    let mut text = String::new();
+    for i in 0..30_000 {
+        text.push_str(&format!(
+            "{{\"asset\":\"orders\",\"id\":\"n{i}\",\"start\":\"2025-06-02T00:00:00Z\",\"end\":\"2025-06-02T00:05:00Z\"}}\n"
+        ));
+    }
+    text.push_str("{\"asset\":\"orders\"}\n");
+    let out = g.run(&["ingest", "-"], Some(&text));
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("line 30001"), "{}", out.stderr);
+    assert_eq!(stored(&g), 0);
+}
+
+#[test]
+fn unusable_ledgers_are_named() {
+    let g = Gapless::new();
+    std::fs::write(g.dir.path().join("garbage.db"), "this is not a database").unwrap();
+    let out = g.run(&["--db", "garbage.db", "assets"], None);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("garbage.db") && out.stderr.contains("not a gapless ledger"),
+        "{}",
+        out.stderr
+    );
+
+    let out = g.run(&["--db", "no/such/dir/x.db", "assets"], None);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no/such/dir"), "{}", out.stderr);
+
+    let out = g.run(
+        &["--db", "postgres://nobody@127.0.0.1:1/none", "assets"],
+        None,
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("cannot open ledger"), "{}", out.stderr);
+}
+
+#[test]
+fn bad_flags_name_the_flag() {
+    let g = Gapless::new();
+    for (args, needle) in [
+        (
+            vec![
+                "check",
+                "orders",
+                "--start",
+                "2025-02-30",
+                "--end",
+                "2025-03-01",
+            ],
+            "start",
+        ),
+        (
+            vec![
+                "check",
+                "orders",
+                "--start",
+                "2025-06-02",
+                "--end",
+                "2025-06-01",
+            ],
+            "reversed",
+        ),
+        (
+            vec![
+                "windows",
+                "orders",
+                "--start",
+                "2025-06-01",
+                "--end",
+                "2025-06-02",
+                "--every",
+                "1h",
+                "--tz",
+                "Europe/Berln",
+            ],
+            "europe/berlin",
+        ),
+        (
+            vec![
+                "emit",
+                "orders",
+                "--start",
+                "2025-06-01",
+                "--end",
+                "2025-06-02",
+                "--extra",
+                "[1]",
+            ],
+            "extra",
+        ),
+        (vec!["events", "orders", "--limit", "0"], "limit"),
+    ] {
+        let out = g.run(&args, None);
+        assert_eq!(out.code, 2, "{args:?}");
+        assert_eq!(
+            out.stderr.trim_end().lines().count(),
+            1,
+            "{args:?}: {}",
+            out.stderr
+        );
+        assert!(
+            out.stderr.to_lowercase().contains(needle),
+            "{args:?}: {}",
+            out.stderr
+        );
+    }
+}
