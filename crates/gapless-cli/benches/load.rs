@@ -1,0 +1,793 @@
+//! The load bench of issue 4, a plain binary (`cargo bench -p gapless-cli
+//! --bench load`). It starts real `gapless serve` processes on loopback
+//! (127.0.0.1:0), first on a SQLite file, then on a fresh PostgreSQL schema,
+//! and for each:
+//!
+//! 1. 64 concurrent producers POST single events (distinct ids, 5-minute
+//!    intervals) for a bounded time: acknowledged events/s, p50/p99;
+//! 2. a few producers POST batches of 1,000: events/s, p50/p99;
+//! 3. consumers ask `GET /v1/assets/{a}/coverage` for random ranges while
+//!    producers keep posting: p50/p99 of both.
+//!
+//! Then the comparison: a month of 5-minute events (8,640 for one asset, a
+//! few gaps, no retractions, plus other assets as noise) goes into gapless
+//! (both backends) and into a PostgreSQL table `ev(asset text, span
+//! tstzrange)` with a GiST index, and the same 1,000 random one-month /
+//! one-day / one-hour gap questions are answered both ways: gapless over
+//! HTTP, the multirange query of the issue through a prepared statement
+//! (and, for context, `Ledger::check` in-process on the SQLite file). Every
+//! answer is checked equal; the medians and their ratio are printed.
+//!
+//! Clients are blocking (`ureq`), one kept-alive connection per thread. The
+//! servers run with `RUST_LOG=warn` (no per-request log lines). Everything
+//! stops by itself: each phase is bounded in time, servers are killed when
+//! the bench ends, the PostgreSQL schemas it made are dropped.
+//!
+//! Environment: `GAPLESS_LOAD_SECS` (default 10) the length of each timed
+//! phase; `GAPLESS_LOAD_PG` (default
+//! `postgres://postgres@127.0.0.1:5432/test`) the PostgreSQL database, `off`
+//! to skip PostgreSQL; `GAPLESS_LOAD_QUESTIONS` (default 1000);
+//! `GAPLESS_LOAD_YEAR=1` adds the larger case: a year of 10-second batches
+//! (3.15M rows) of one asset.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use gapless_ledger::{CheckAnswer, Ledger};
+
+/// 2025-06-01T00:00:00Z: the first slot of every data set.
+const T0: i64 = 1_748_736_000;
+const SLOT: i64 = 300;
+const DAY: i64 = 86_400;
+
+fn ts(secs: i64) -> String {
+    jiff::Timestamp::from_second(secs).unwrap().to_string()
+}
+
+fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A small deterministic generator.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A `gapless serve` process, killed when dropped.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    fn start(db: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gapless"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start gapless serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            let line = lines
+                .next()
+                .expect("gapless serve stopped before listening")
+                .unwrap();
+            if let Some(addr) = line.strip_prefix("listening on ") {
+                break addr.trim().to_string();
+            }
+            eprintln!("server: {line}");
+        };
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                eprintln!("server: {line}");
+            }
+        });
+        Server { child, base }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .new_agent()
+}
+
+/// POST a body; the answer's status and text.
+fn post(agent: &ureq::Agent, url: &str, content_type: &str, body: &str) -> (u16, String) {
+    let mut r = agent
+        .post(url)
+        .content_type(content_type)
+        .send(body)
+        .expect("POST");
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_to_string().unwrap_or_default())
+}
+
+fn coverage(agent: &ureq::Agent, base: &str, asset: &str, s: i64, e: i64) -> CheckAnswer {
+    let url = format!(
+        "{base}/v1/assets/{asset}/coverage?start={}&end={}",
+        ts(s),
+        ts(e)
+    );
+    let mut r = agent.get(&url).call().expect("GET coverage");
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap();
+    assert_eq!(status, 200, "{text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Latencies (µs) of one kind of operation and how many events they carried.
+#[derive(Default)]
+struct Lat {
+    micros: Vec<u64>,
+    events: u64,
+    errors: u64,
+}
+
+impl Lat {
+    fn merge(&mut self, other: Lat) {
+        self.micros.extend(other.micros);
+        self.events += other.events;
+        self.errors += other.errors;
+    }
+    fn pct(&mut self, p: f64) -> f64 {
+        if self.micros.is_empty() {
+            return f64::NAN;
+        }
+        self.micros.sort_unstable();
+        let i = ((self.micros.len() as f64 * p) as usize).min(self.micros.len() - 1);
+        self.micros[i] as f64 / 1000.0
+    }
+    fn line(&mut self, what: &str, secs: f64) -> String {
+        format!(
+            "  {what:<44} {:>9.0} events/s  {:>8} requests  p50 {:>7.2} ms  p99 {:>7.2} ms{}",
+            self.events as f64 / secs,
+            self.micros.len(),
+            self.pct(0.5),
+            self.pct(0.99),
+            if self.errors > 0 {
+                format!("  ({} errors)", self.errors)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// `threads` producers POSTing single events to `asset` until `deadline`;
+/// producer `t`'s `i`-th event covers slot `first + i * threads + t`.
+fn singles(
+    base: &str,
+    asset: &str,
+    tag: &str,
+    threads: i64,
+    first: i64,
+    deadline: Instant,
+) -> Vec<std::thread::JoinHandle<(Lat, i64)>> {
+    (0..threads)
+        .map(|t| {
+            let url = format!("{base}/v1/events");
+            let (asset, tag) = (asset.to_string(), tag.to_string());
+            std::thread::spawn(move || {
+                let agent = agent();
+                let mut lat = Lat::default();
+                let mut i = 0;
+                while Instant::now() < deadline {
+                    let s = T0 + (first + i * threads + t) * SLOT;
+                    let body = format!(
+                        r#"{{"asset":"{asset}","id":"{tag}-{t}-{i}","start":"{}","end":"{}"}}"#,
+                        ts(s),
+                        ts(s + SLOT)
+                    );
+                    let t0 = Instant::now();
+                    let (status, text) = post(&agent, &url, "application/json", &body);
+                    lat.micros.push(t0.elapsed().as_micros() as u64);
+                    if status == 200 {
+                        lat.events += 1;
+                    } else {
+                        lat.errors += 1;
+                        if lat.errors == 1 {
+                            eprintln!("POST single: {status} {text}");
+                        }
+                    }
+                    i += 1;
+                }
+                (lat, first + i * threads)
+            })
+        })
+        .collect()
+}
+
+/// `threads` producers POSTing NDJSON batches of `size` until `deadline`.
+fn batches(
+    base: &str,
+    asset: &str,
+    threads: i64,
+    size: i64,
+    deadline: Instant,
+) -> Vec<std::thread::JoinHandle<Lat>> {
+    (0..threads)
+        .map(|t| {
+            let url = format!("{base}/v1/events");
+            let asset = asset.to_string();
+            std::thread::spawn(move || {
+                let agent = agent();
+                let mut lat = Lat::default();
+                let mut k = 0;
+                while Instant::now() < deadline {
+                    let mut body = String::with_capacity(size as usize * 110);
+                    for j in 0..size {
+                        let s = T0 + ((k * threads + t) * size + j) * SLOT;
+                        body.push_str(&format!(
+                            "{{\"asset\":\"{asset}\",\"id\":\"b-{t}-{k}-{j}\",\"start\":\"{}\",\"end\":\"{}\"}}\n",
+                            ts(s),
+                            ts(s + SLOT)
+                        ));
+                    }
+                    let t0 = Instant::now();
+                    let (status, text) = post(&agent, &url, "application/x-ndjson", &body);
+                    lat.micros.push(t0.elapsed().as_micros() as u64);
+                    if status == 200 {
+                        lat.events += size as u64;
+                    } else {
+                        lat.errors += 1;
+                        if lat.errors == 1 {
+                            eprintln!("POST batch: {status} {text}");
+                        }
+                    }
+                    k += 1;
+                }
+                lat
+            })
+        })
+        .collect()
+}
+
+/// `threads` consumers asking coverage of random ranges (an hour to 30
+/// days) within the first `slots` slots of `asset` until `deadline`.
+fn consumers(
+    base: &str,
+    asset: &str,
+    threads: u64,
+    slots: i64,
+    deadline: Instant,
+) -> Vec<std::thread::JoinHandle<Lat>> {
+    (0..threads)
+        .map(|t| {
+            let (base, asset) = (base.to_string(), asset.to_string());
+            std::thread::spawn(move || {
+                let agent = agent();
+                let mut rng = Rng(0x9E37_79B9_7F4A_7C15 ^ (t + 1));
+                let mut lat = Lat::default();
+                let span = slots * SLOT;
+                while Instant::now() < deadline {
+                    let len = 3_600 + rng.below(30 * DAY as u64) as i64;
+                    let s = T0 + rng.below(span.max(1) as u64) as i64;
+                    let t0 = Instant::now();
+                    let _ = coverage(&agent, &base, &asset, s, s + len);
+                    lat.micros.push(t0.elapsed().as_micros() as u64);
+                    lat.events += 1;
+                }
+                lat
+            })
+        })
+        .collect()
+}
+
+fn join<T>(handles: Vec<std::thread::JoinHandle<T>>) -> Vec<T> {
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
+
+/// Load phases against one server; returns the single-POST rate of phase 1.
+fn load(label: &str, server: &Server, secs: u64) -> f64 {
+    println!("\n== load: {label} ({secs} s per phase) ==");
+    let base = &server.base;
+    let phase = Duration::from_secs(secs);
+
+    // 1. 64 producers, single events.
+    let t = Instant::now();
+    let mut lat = Lat::default();
+    let mut next_slot = 0;
+    for (l, n) in join(singles(base, "load-s", "a", 64, 0, t + phase)) {
+        lat.merge(l);
+        next_slot = next_slot.max(n);
+    }
+    let took = t.elapsed().as_secs_f64();
+    let single_rate = lat.events as f64 / took;
+    println!("{}", lat.line("64 producers, single-event POSTs", took));
+
+    // 2. 4 producers, batches of 1,000.
+    let t = Instant::now();
+    let mut lat = Lat::default();
+    for l in join(batches(base, "load-b", 4, 1_000, t + phase)) {
+        lat.merge(l);
+    }
+    let took = t.elapsed().as_secs_f64();
+    println!("{}", lat.line("4 producers, batches of 1,000", took));
+
+    // 3. 8 consumers while 16 producers keep posting single events.
+    let t = Instant::now();
+    let deadline = t + phase;
+    let producing = singles(base, "load-s", "c", 16, next_slot, deadline);
+    let asking = consumers(base, "load-s", 8, next_slot, deadline);
+    let mut asked = Lat::default();
+    for l in join(asking) {
+        asked.merge(l);
+    }
+    let mut posted = Lat::default();
+    for (l, _) in join(producing) {
+        posted.merge(l);
+    }
+    let took = t.elapsed().as_secs_f64();
+    println!(
+        "{}",
+        posted.line("16 producers, single POSTs, with consumers", took)
+    );
+    let mut line = asked.line("8 consumers, GET coverage (1 h..30 d)", took);
+    line = line.replacen("events/s", "questions/s", 1);
+    println!("{line}");
+    single_rate
+}
+
+/// One data set of the comparison.
+struct DataSet {
+    label: &'static str,
+    days: i64,
+    step: i64,
+    noise: usize,
+}
+
+impl DataSet {
+    fn events(&self) -> i64 {
+        self.days * DAY / self.step
+    }
+    /// Gaps: every 997th event of the main asset is missing, and a run of
+    /// twelve in the middle.
+    fn missing(&self, i: i64) -> bool {
+        i % 997 == 500 || (self.events() / 2..self.events() / 2 + 12).contains(&i)
+    }
+    /// `(asset, start, end)` of every event, the main asset `cmp` first.
+    fn each(&self, mut f: impl FnMut(&str, i64, i64)) {
+        let names: Vec<String> = std::iter::once("cmp".to_string())
+            .chain((0..self.noise).map(|n| format!("noise-{n}")))
+            .collect();
+        for (a, name) in names.iter().enumerate() {
+            for i in 0..self.events() {
+                if a == 0 && self.missing(i) {
+                    continue;
+                }
+                let s = T0 + i * self.step;
+                f(name, s, s + self.step);
+            }
+        }
+    }
+}
+
+fn to_micros(t: SystemTime) -> i64 {
+    t.duration_since(UNIX_EPOCH).unwrap().as_micros() as i64
+}
+
+fn system_time(secs: i64) -> SystemTime {
+    UNIX_EPOCH + Duration::from_secs(secs as u64)
+}
+
+fn median(v: &mut [f64]) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// Load `data` into the servers and the `ev` table, ask the same questions
+/// every way, check the answers agree; returns (month ratio over SQLite,
+/// month ratio over PostgreSQL) of the multirange query's median over
+/// gapless's.
+fn compare(
+    data: &DataSet,
+    servers: &[(&str, &Server)],
+    sqlite_file: &std::path::Path,
+    pg: Option<(&mut postgres::Client, &str)>,
+    questions: usize,
+) -> Vec<(String, f64)> {
+    println!(
+        "\n== comparison: {} ({} events of `cmp`, {} noise assets) ==",
+        data.label,
+        data.events(),
+        data.noise
+    );
+    // Load gapless: NDJSON batches of 100,000 events.
+    for (name, server) in servers {
+        let t = Instant::now();
+        let agent = agent();
+        let url = format!("{}/v1/events", server.base);
+        let mut body = String::new();
+        let mut n = 0;
+        let mut lines = 0;
+        let flush = |body: &mut String, lines: &mut usize| {
+            if *lines > 0 {
+                let (status, text) = post(&agent, &url, "application/x-ndjson", body);
+                assert_eq!(status, 200, "{text}");
+                body.clear();
+                *lines = 0;
+            }
+        };
+        data.each(|asset, s, e| {
+            body.push_str(&format!(
+                "{{\"asset\":\"{asset}\",\"id\":\"{asset}-{s}\",\"start\":\"{}\",\"end\":\"{}\"}}\n",
+                ts(s),
+                ts(e)
+            ));
+            lines += 1;
+            n += 1;
+            if lines == 100_000 {
+                flush(&mut body, &mut lines);
+            }
+        });
+        flush(&mut body, &mut lines);
+        println!(
+            "  loaded {n} events into gapless ({name}) in {:.1?}",
+            t.elapsed()
+        );
+    }
+    // Load PostgreSQL's table.
+    let mut pg = pg.map(|(client, schema)| {
+        let t = Instant::now();
+        let table = format!("{schema}.ev_{}", data.label.replace(' ', "_"));
+        client
+            .batch_execute(&format!(
+                "DROP TABLE IF EXISTS {table}; CREATE TABLE {table} (asset text NOT NULL, span tstzrange NOT NULL)"
+            ))
+            .unwrap();
+        let mut copy = client
+            .copy_in(&format!("COPY {table} (asset, span) FROM STDIN"))
+            .unwrap();
+        let mut buf = Vec::with_capacity(1 << 20);
+        data.each(|asset, s, e| {
+            writeln!(buf, "{asset}\t[{},{})", ts(s), ts(e)).unwrap();
+            if buf.len() > (1 << 20) {
+                copy.write_all(&buf).unwrap();
+                buf.clear();
+            }
+        });
+        copy.write_all(&buf).unwrap();
+        copy.finish().unwrap();
+        let index = if client
+            .batch_execute("CREATE EXTENSION IF NOT EXISTS btree_gist")
+            .is_ok()
+        {
+            client
+                .batch_execute(&format!("CREATE INDEX ON {table} USING gist (asset, span)"))
+                .unwrap();
+            "GiST (asset, span) with btree_gist"
+        } else {
+            client
+                .batch_execute(&format!(
+                    "CREATE INDEX ON {table} USING gist (span); CREATE INDEX ON {table} (asset)"
+                ))
+                .unwrap();
+            "GiST (span) + btree (asset)"
+        };
+        client.batch_execute(&format!("ANALYZE {table}")).unwrap();
+        println!(
+            "  loaded PostgreSQL table {table}, index {index}, in {:.1?}",
+            t.elapsed()
+        );
+        // The issue's query, its gaps' bounds read by a wrapper.
+        let statement = client
+            .prepare(&format!(
+                "SELECT lower(g), upper(g) FROM (
+                   SELECT unnest(tstzmultirange(tstzrange($2, $3, '[)')) - coalesce(range_agg(span), '{{}}'))
+                   FROM {table} WHERE asset = $1 AND span && tstzrange($2, $3, '[)')
+                 ) AS q(g)"
+            ))
+            .unwrap();
+        (client, statement)
+    });
+
+    let store = gapless_store::open(sqlite_file.to_str().unwrap()).unwrap();
+    let ledger = Ledger::new(Arc::from(store));
+    let policy = gapless_ledger::params::policy(None).unwrap();
+    let agents: Vec<ureq::Agent> = servers.iter().map(|_| agent()).collect();
+
+    let kinds = [
+        ("one month", 30 * DAY),
+        ("one day", DAY),
+        ("one hour", 3_600),
+    ];
+    let span = data.days * DAY;
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    // [kind][method] -> latencies in ms; methods: servers..., in-process, pg.
+    let methods = servers.len() + 2;
+    let mut times = vec![vec![Vec::new(); methods]; kinds.len()];
+    let mut with_gaps = 0;
+    let warmup = 20;
+    for q in 0..questions + warmup {
+        let k = q % kinds.len();
+        let len = kinds[k].1;
+        let s = T0 - len / 10 + rng.below((span - len + len / 5).max(1) as u64) as i64;
+        let e = s + len;
+        let mut answers: Vec<Vec<(i64, i64)>> = Vec::new();
+        let mut took = Vec::new();
+        for ((_, server), agent) in servers.iter().zip(&agents) {
+            let t = Instant::now();
+            let a = coverage(agent, &server.base, "cmp", s, e);
+            took.push(t.elapsed().as_secs_f64() * 1e3);
+            answers.push(
+                a.missing
+                    .iter()
+                    .map(|m| (m.start().as_micros(), m.end().as_micros()))
+                    .collect(),
+            );
+        }
+        let range = gapless_core::Interval::from_micros(s * 1_000_000, e * 1_000_000).unwrap();
+        let t = Instant::now();
+        let a = ledger.check("cmp", range, &policy).unwrap();
+        took.push(t.elapsed().as_secs_f64() * 1e3);
+        answers.push(
+            a.missing
+                .iter()
+                .map(|m| (m.start().as_micros(), m.end().as_micros()))
+                .collect(),
+        );
+        if let Some((client, statement)) = pg.as_mut() {
+            let t = Instant::now();
+            let rows = client
+                .query(&*statement, &[&"cmp", &system_time(s), &system_time(e)])
+                .unwrap();
+            took.push(t.elapsed().as_secs_f64() * 1e3);
+            answers.push(
+                rows.iter()
+                    .map(|r| {
+                        (
+                            to_micros(r.get::<_, SystemTime>(0)),
+                            to_micros(r.get::<_, SystemTime>(1)),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        for (i, a) in answers.iter().enumerate().skip(1) {
+            assert_eq!(a, &answers[0], "question {q} [{s}, {e}) answer {i}");
+        }
+        if q >= warmup {
+            with_gaps += usize::from(!answers[0].is_empty());
+            for (m, t) in took.into_iter().enumerate() {
+                times[k][m].push(t);
+            }
+        }
+    }
+    println!(
+        "  {questions} questions ({} each of {}), every answer equal ({with_gaps} with gaps)",
+        questions / kinds.len(),
+        kinds.map(|k| k.0).join(" / ")
+    );
+    let mut names: Vec<String> = servers
+        .iter()
+        .map(|(n, _)| format!("gapless HTTP ({n})"))
+        .collect();
+    names.push("Ledger::check in-process (sqlite)".into());
+    if pg.is_some() {
+        names.push("PostgreSQL multirange query".into());
+    }
+    println!(
+        "  {:<36} {}",
+        "median latency, ms",
+        kinds.map(|k| format!("{:>11}", k.0)).join("")
+    );
+    let mut medians = vec![vec![f64::NAN; kinds.len()]; names.len()];
+    for (m, name) in names.iter().enumerate() {
+        let mut row = format!("  {name:<36} ");
+        for k in 0..kinds.len() {
+            medians[m][k] = median(&mut times[k][m]);
+            row.push_str(&format!("{:>11.3}", medians[m][k]));
+        }
+        println!("{row}");
+    }
+    let mut ratios = Vec::new();
+    if pg.is_some() {
+        let pgm = names.len() - 1;
+        for (m, (name, _)) in servers.iter().enumerate() {
+            let r: Vec<f64> = (0..kinds.len())
+                .map(|k| medians[pgm][k] / medians[m][k])
+                .collect();
+            println!(
+                "  ratio multirange / gapless HTTP ({name}):  {}",
+                kinds
+                    .iter()
+                    .zip(&r)
+                    .map(|(k, r)| format!("{} {r:.1}x", k.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+            ratios.push((name.to_string(), r[0]));
+        }
+        let r: Vec<f64> = (0..kinds.len())
+            .map(|k| medians[pgm][k] / medians[servers.len()][k])
+            .collect();
+        println!(
+            "  ratio multirange / Ledger::check in-process: {}",
+            kinds
+                .iter()
+                .zip(&r)
+                .map(|(k, r)| format!("{} {r:.1}x", k.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    ratios
+}
+
+fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` would pass
+    // nothing: run only under `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let secs: u64 = env_or("GAPLESS_LOAD_SECS", 10);
+    let questions: usize = env_or("GAPLESS_LOAD_QUESTIONS", 1_000);
+    let pg_url: String = env_or(
+        "GAPLESS_LOAD_PG",
+        "postgres://postgres@127.0.0.1:5432/test".to_string(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+
+    // PostgreSQL, when reachable: one fresh schema for the gapless ledger,
+    // one for the comparison's tables; both dropped at the end.
+    let schema = format!("gapless_load_{}", std::process::id());
+    let cmp_schema = format!("{schema}_cmp");
+    let mut pg = if pg_url == "off" {
+        None
+    } else {
+        match postgres::Client::connect(&pg_url, postgres::NoTls) {
+            Ok(mut c) => {
+                c.batch_execute(&format!(
+                    "DROP SCHEMA IF EXISTS {cmp_schema} CASCADE; CREATE SCHEMA {cmp_schema}"
+                ))
+                .unwrap();
+                Some(c)
+            }
+            Err(e) => {
+                println!("PostgreSQL at {pg_url} unreachable ({e}): its phases are skipped");
+                None
+            }
+        }
+    };
+
+    let sqlite_file = dir.path().join("load.db");
+    let sqlite = Server::start(sqlite_file.to_str().unwrap());
+    let sqlite_rate = load("SQLite", &sqlite, secs);
+    let pg_server = pg.as_ref().map(|_| {
+        let sep = if pg_url.contains('?') { '&' } else { '?' };
+        Server::start(&format!("{pg_url}{sep}schema={schema}"))
+    });
+    let pg_rate = pg_server.as_ref().map(|s| load("PostgreSQL", s, secs));
+
+    // The comparison runs on fresh ledgers (no load data in them).
+    drop(sqlite);
+    drop(pg_server);
+    let month = DataSet {
+        label: "month",
+        days: 30,
+        step: SLOT,
+        noise: 4,
+    };
+    let cmp_file = dir.path().join("cmp.db");
+    let cmp_sqlite = Server::start(cmp_file.to_str().unwrap());
+    let cmp_schema_ledger = format!("{schema}_ledger");
+    let cmp_pg = pg.as_ref().map(|_| {
+        let sep = if pg_url.contains('?') { '&' } else { '?' };
+        Server::start(&format!("{pg_url}{sep}schema={cmp_schema_ledger}"))
+    });
+    let mut servers: Vec<(&str, &Server)> = vec![("sqlite", &cmp_sqlite)];
+    if let Some(s) = &cmp_pg {
+        servers.push(("postgres", s));
+    }
+    let ratios = compare(
+        &month,
+        &servers,
+        &cmp_file,
+        pg.as_mut().map(|c| (c, cmp_schema.as_str())),
+        questions,
+    );
+    drop(servers);
+    drop(cmp_sqlite);
+    drop(cmp_pg);
+
+    let mut year_ratios = Vec::new();
+    if std::env::var("GAPLESS_LOAD_YEAR").is_ok_and(|v| v == "1") {
+        let year = DataSet {
+            label: "year",
+            days: 365,
+            step: 10,
+            noise: 0,
+        };
+        let file = dir.path().join("year.db");
+        let server = Server::start(file.to_str().unwrap());
+        year_ratios = compare(
+            &year,
+            &[("sqlite", &server)],
+            &file,
+            pg.as_mut().map(|c| (c, cmp_schema.as_str())),
+            questions,
+        );
+    }
+
+    if let Some(c) = pg.as_mut() {
+        for s in [&schema, &cmp_schema, &cmp_schema_ledger] {
+            if let Err(e) = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {s} CASCADE")) {
+                eprintln!("cannot drop schema {s}: {e}");
+            }
+        }
+    }
+
+    println!("\n== targets ==");
+    println!(
+        "  {:<68} {:>10.0} events/s  {}",
+        "single-event POSTs, 64 producers, SQLite: >= 5,000 acknowledged/s",
+        sqlite_rate,
+        verdict(sqlite_rate >= 5_000.0)
+    );
+    if let Some(r) = pg_rate {
+        println!(
+            "  {:<68} {:>10.0} events/s  (no target)",
+            "single-event POSTs, 64 producers, PostgreSQL", r
+        );
+    }
+    for (name, r) in &ratios {
+        println!(
+            "  {:<68} {:>10.1}x         {}",
+            format!("month of 5-min events, one-month questions, gapless HTTP ({name}) >= 10x the multirange query"),
+            r,
+            verdict(*r >= 10.0)
+        );
+    }
+    for (name, r) in &year_ratios {
+        println!(
+            "  {:<68} {:>10.1}x         {}",
+            format!(
+                "year of 10-s batches, one-month questions, gapless HTTP ({name}) vs multirange"
+            ),
+            r,
+            verdict(*r >= 10.0)
+        );
+    }
+    if ratios.is_empty() {
+        println!("  month-query ratio: not measured (no PostgreSQL)");
+    }
+}
