@@ -6,7 +6,9 @@
 pub enum StoreError {
     /// `(asset, id)` is stored with other content. `index` is the event's
     /// position in the batch (0-based).
-    #[error("conflict: event id {id:?} of asset {asset:?} is already recorded with different content")]
+    #[error(
+        "conflict: event id {id:?} of asset {asset:?} is already recorded with different content"
+    )]
     Conflict {
         /// Position in the batch, 0-based.
         index: usize,
@@ -29,4 +31,10 @@ pub enum StoreError {
     /// A fault of the backend (I/O, database).
     #[error("storage failure: {0}")]
     Backend(String),
+}
+
+/// The ledger's own data breaks an invariant (a damaged file or schema):
+/// a fault, with what is wrong.
+pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
+    StoreError::Backend(format!("the ledger holds an invalid {what}"))
 }

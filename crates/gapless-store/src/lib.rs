@@ -3,7 +3,7 @@
 //! # Layout
 //!
 //! - [`Store`]: the one storage trait; every backend passes the same story of
-//!   tests (`tests/story.rs`).
+//!   tests (`tests/story/mod.rs`).
 //! - [`SqliteStore`]: the embedded default, one SQLite file (`sqlite.rs`).
 //! - [`PostgresStore`]: one PostgreSQL schema shared by any number of
 //!   processes (`postgres/`).

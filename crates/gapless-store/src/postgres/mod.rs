@@ -283,10 +283,7 @@ fn copy_error(e: &StoreError) -> StoreError {
     }
 }
 
-/// A stored row that does not make sense.
-pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("the ledger holds an invalid {what}"))
-}
+pub(crate) use crate::error::corrupt;
 
 /// `url` without its password (in the authority or as a parameter).
 pub fn redact(url: &str) -> String {

@@ -113,7 +113,8 @@ pub(crate) fn coverage(conn: &mut Conn, asset: &str, range: Interval) -> Result<
         .iter()
         .map(|r| interval(r.get(0), r.get(1), "coverage run"))
         .collect::<Result<Vec<_>>>()?;
-    Ok(IntervalSet::from_sorted_runs(runs).map_err(|_| corrupt("set of coverage runs"))?)
+    Ok(IntervalSet::from_sorted_runs(runs)
+        .map_err(|e| corrupt(format_args!("set of coverage runs ({e})")))?)
 }
 
 pub(crate) fn run_containing(

@@ -391,7 +391,8 @@ fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
         .first()
         .zip(runs.last())
         .map(|(f, l)| (f.start().as_micros(), l.start().as_micros()));
-    let set = IntervalSet::from_sorted_runs(runs).map_err(|_| corrupt("set of coverage runs"))?;
+    let set = IntervalSet::from_sorted_runs(runs)
+        .map_err(|e| corrupt(format_args!("set of coverage runs ({e})")))?;
     let set = apply(set, &a.events);
 
     if let Some((first, last)) = touched {

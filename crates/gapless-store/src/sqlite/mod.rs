@@ -174,10 +174,7 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-/// A stored row that does not make sense.
-pub(crate) fn corrupt(what: impl std::fmt::Display) -> StoreError {
-    StoreError::Backend(format!("the ledger holds an invalid {what}"))
-}
+pub(crate) use crate::error::corrupt;
 
 impl crate::Store for SqliteStore {
     fn append(&self, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {

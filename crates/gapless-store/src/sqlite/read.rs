@@ -150,7 +150,8 @@ pub(crate) fn coverage(conn: &mut Connection, asset: &str, range: Interval) -> R
     };
     let runs = runs_overlapping(&tx, id, range)?;
     drop(tx);
-    IntervalSet::from_sorted_runs(runs).map_err(|_| corrupt("set of coverage runs"))
+    IntervalSet::from_sorted_runs(runs)
+        .map_err(|e| corrupt(format_args!("set of coverage runs ({e})")))
 }
 
 pub(crate) fn run_containing(
