@@ -65,6 +65,21 @@ impl AppState {
         &self.inner.writer
     }
 
+    /// Ask a short question (one index seek: coverage, frontier) on this
+    /// thread when the store allows it ([`gapless_store::Store::reads_inline`]),
+    /// otherwise as [`AppState::ask`] does.
+    pub(crate) async fn ask_short<T, F>(&self, question: F) -> Result<T, ApiError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Ledger) -> Result<T, LedgerError> + Send + 'static,
+    {
+        if self.inner.ledger.store().reads_inline() {
+            question(&self.inner.ledger).map_err(ApiError::from)
+        } else {
+            self.ask(question).await
+        }
+    }
+
     /// Ask the ledger on a blocking thread (the stores are synchronous, and
     /// the PostgreSQL client must never run on a runtime thread).
     pub(crate) async fn ask<T, F>(&self, question: F) -> Result<T, ApiError>

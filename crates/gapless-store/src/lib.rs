@@ -68,6 +68,18 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         self.append(&all, received_at)
     }
 
+    /// Whether a short read (coverage, frontier: one index seek) may run
+    /// right on an async runtime's thread instead of a blocking one.
+    ///
+    /// True for a backend whose reads are plain blocking calls of
+    /// microseconds (SQLite), where the hand-over to a blocking thread and
+    /// back costs more than the read. False (the default) for a backend that
+    /// must never run on a runtime thread (the PostgreSQL client starts a
+    /// runtime of its own).
+    fn reads_inline(&self) -> bool {
+        false
+    }
+
     /// Append several independent batches (the server's group commit), each
     /// atomically on its own, with one result per batch in order: its own
     /// counts, or its own error with nothing of *that* batch stored (a

@@ -127,7 +127,7 @@ pub(crate) async fn coverage(
 ) -> Result<Json<CheckAnswer>, ApiError> {
     caller.require(Scope::Read)?;
     let answer = state
-        .ask(move |ledger| {
+        .ask_short(move |ledger| {
             let (zone, _) = params::time_zone(q.tz.as_deref())?;
             let range = params::range(&q.start, &q.end, Some(&zone))?;
             let policy = params::policy(q.policy.as_deref())?;
@@ -264,7 +264,7 @@ pub(crate) async fn frontier(
 ) -> Result<Json<FrontierAnswer>, ApiError> {
     caller.require(Scope::Read)?;
     let answer = state
-        .ask(move |ledger| {
+        .ask_short(move |ledger| {
             let (zone, _) = params::time_zone(q.tz.as_deref())?;
             let origin = params::instant("origin", &q.origin, Some(&zone))?;
             ledger.frontier(&asset, origin)
