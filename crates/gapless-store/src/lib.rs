@@ -4,7 +4,7 @@
 //!
 //! - [`Store`]: the one storage trait; every backend passes the same story of
 //!   tests (`tests/story/mod.rs`).
-//! - [`SqliteStore`]: the embedded default, one SQLite file (`sqlite.rs`).
+//! - [`SqliteStore`]: the embedded default, one SQLite file (`sqlite/`).
 //! - [`PostgresStore`]: one PostgreSQL schema shared by any number of
 //!   processes (`postgres/`).
 //! - [`StoredEvent`], [`EventQuery`], [`EventPage`], [`AssetSummary`],
