@@ -302,42 +302,42 @@ fn ingest(
     target: &Target,
     file: Option<&std::path::Path>,
 ) -> Result<gapless_store::Appended, LedgerError> {
-    let (name, text) = match file {
-        Some(p) if p.as_os_str() != "-" => {
-            let text = std::fs::read_to_string(p)
-                .map_err(|e| LedgerError::BadInput(format!("cannot read {}: {e}", p.display())))?;
-            (p.display().to_string(), text)
+    let path = file.filter(|p| p.as_os_str() != "-");
+    let name = path.map_or_else(|| "standard input".to_string(), |p| p.display().to_string());
+    let cannot_read = |e: std::io::Error| LedgerError::BadInput(format!("cannot read {name}: {e}"));
+    let (input, size): (Box<dyn Read + Send>, Option<u64>) = match path {
+        Some(p) => {
+            let file = std::fs::File::open(p).map_err(cannot_read)?;
+            let size = file.metadata().ok().map(|m| m.len());
+            (Box::new(file), size)
         }
-        _ => {
-            let mut text = String::new();
-            std::io::stdin()
-                .read_to_string(&mut text)
-                .map_err(|e| LedgerError::BadInput(format!("cannot read standard input: {e}")))?;
-            ("standard input".to_string(), text)
-        }
+        None => (Box::new(std::io::stdin()), None),
     };
     let ledger = match target {
         Target::Embedded(ledger) => ledger,
         // The server parses and names bad lines itself.
-        Target::Remote(client) => return client.ingest_ndjson(&text),
+        Target::Remote(client) => {
+            let mut text = String::new();
+            { input }.read_to_string(&mut text).map_err(cannot_read)?;
+            return client.ingest_ndjson(&text);
+        }
     };
     // Hidden by indicatif when standard error is not a terminal.
-    let bar = indicatif::ProgressBar::new(text.len() as u64);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{msg} [{bar:40}] {bytes}/{total_bytes} {per_sec}")
+    let bar = match size {
+        Some(len) => indicatif::ProgressBar::new(len).with_style(
+            indicatif::ProgressStyle::with_template(
+                "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec}",
+            )
             .expect("valid template")
             .progress_chars("=> "),
-    );
+        ),
+        None => indicatif::ProgressBar::new_spinner().with_style(
+            indicatif::ProgressStyle::with_template("{spinner} {msg} {bytes} {bytes_per_sec}")
+                .expect("valid template"),
+        ),
+    };
     bar.set_message(format!("reading {name}"));
-    let done = std::sync::atomic::AtomicU64::new(0);
-    let lines = text.split('\n').map(|line| {
-        let at = done.fetch_add(line.len() as u64 + 1, std::sync::atomic::Ordering::Relaxed);
-        if at & 0xF_FFFF < line.len() as u64 + 1 {
-            bar.set_position(at);
-        }
-        line.strip_suffix('\r').unwrap_or(line)
-    });
-    let answer = ledger.ingest(Unit::Line, lines, now());
+    let answer = ledger.ingest_ndjson(input, &name, now(), &|read| bar.set_position(read));
     bar.finish_and_clear();
     answer
 }

@@ -74,19 +74,22 @@ impl Ledger {
             })
     }
 
-    /// Parse `items` and record them as one atomic batch, storing chunks
-    /// while later items are still being parsed (parsing runs on a thread of
-    /// its own, so parsing and storing overlap on two cores).
+    /// Read NDJSON from `input` (named `source` in errors) and record it as
+    /// one atomic batch. Lines are parsed on a thread of their own while the
+    /// store writes the chunks already parsed, so parsing and storing overlap
+    /// on two cores, and the input is streamed: memory does not grow with
+    /// its size. `progress` is told the bytes read so far now and then.
     ///
     /// # Errors
     ///
-    /// `BadInput` naming the first bad item by position, `Conflict` naming
-    /// the conflicting one; nothing is stored then.
-    pub fn ingest<'a>(
+    /// `BadInput` naming the first bad line (or the unreadable input),
+    /// `Conflict` naming the conflicting line; nothing is stored then.
+    pub fn ingest_ndjson(
         &self,
-        unit: Unit,
-        items: impl Iterator<Item = &'a str> + Send,
+        input: impl std::io::Read + Send,
+        source: &str,
         received_at: Instant,
+        progress: &(dyn Fn(u64) + Sync),
     ) -> Result<Appended> {
         /// Events per chunk: large enough to amortize the hand-over, small
         /// enough that the writer starts early and memory stays bounded.
@@ -94,19 +97,17 @@ impl Ledger {
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<gapless_store::Result<Vec<_>>>(8);
             let parser = scope.spawn(move || {
-                let mut builder = self.batch(unit);
-                let mut failed = None;
-                for item in items {
-                    if let Err(e) = builder.push(item) {
-                        failed = Some(e.to_string());
-                        break;
-                    }
+                let mut builder = self.batch(Unit::Line);
+                let failed = read_lines(input, source, progress, |line| {
+                    builder.push(line)?;
                     if builder.pending() >= CHUNK && tx.send(Ok(builder.take_events())).is_err() {
-                        break; // the writer gave up; its error is the answer
+                        return Ok(false); // the writer gave up; its error is the answer
                     }
-                }
+                    Ok(true)
+                })
+                .err();
                 let last = match &failed {
-                    Some(message) => Err(StoreError::Invalid(message.clone())),
+                    Some(e) => Err(StoreError::Invalid(e.to_string())),
                     None => Ok(builder.take_events()),
                 };
                 let _ = tx.send(last);
@@ -117,8 +118,8 @@ impl Ledger {
             // parser blocked on a full channel.
             drop(rx);
             let (batch, failed) = parser.join().expect("the parser thread does not panic");
-            if let Some(message) = failed {
-                return Err(LedgerError::BadInput(message));
+            if let Some(e) = failed {
+                return Err(e);
             }
             stored.map_err(|e| match e {
                 StoreError::Conflict { index, .. } => LedgerError::Conflict(batch.at(index, &e)),
@@ -380,5 +381,44 @@ impl Ledger {
 
     fn coverage_of(&self, asset: &str, range: Interval) -> Result<Coverage> {
         Ok(Coverage::from_set(self.store.coverage(asset, range)?))
+    }
+}
+
+/// Call `each` with every line of `input` (without its `\n` or `\r\n`)
+/// until it returns `false` or an error. Bad UTF-8 is an error naming the
+/// line; blank lines are passed on (the batch builder counts and skips
+/// them).
+fn read_lines(
+    input: impl std::io::Read,
+    source: &str,
+    progress: &(dyn Fn(u64) + Sync),
+    mut each: impl FnMut(&str) -> Result<bool>,
+) -> Result<()> {
+    use std::io::BufRead;
+    let mut reader = std::io::BufReader::with_capacity(1 << 20, input);
+    let mut line = Vec::with_capacity(1024);
+    let (mut number, mut read, mut reported) = (0u64, 0u64, 0u64);
+    loop {
+        line.clear();
+        let n = reader
+            .read_until(b'\n', &mut line)
+            .map_err(|e| LedgerError::BadInput(format!("cannot read {source}: {e}")))?;
+        if n == 0 {
+            progress(read);
+            return Ok(());
+        }
+        number += 1;
+        read += n as u64;
+        if read - reported >= 1 << 20 {
+            progress(read);
+            reported = read;
+        }
+        let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
+        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
+        let text = std::str::from_utf8(bytes)
+            .map_err(|e| LedgerError::BadInput(format!("line {number}: not UTF-8 text: {e}")))?;
+        if !each(text)? {
+            return Ok(());
+        }
     }
 }
