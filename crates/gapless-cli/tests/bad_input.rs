@@ -186,3 +186,81 @@ fn bad_flags_name_the_flag() {
         );
     }
 }
+
+/// Make `dir` read-only even for root (`chattr +i`), or by mode bits for
+/// anyone else. False when neither works here.
+fn make_read_only(dir: &std::path::Path, read_only: bool) -> bool {
+    let flag = if read_only { "+i" } else { "-i" };
+    if std::process::Command::new("chattr")
+        .arg(flag)
+        .arg(dir)
+        .status()
+        .is_ok_and(|s| s.success())
+    {
+        return true;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let mode = if read_only { 0o555 } else { 0o755 };
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).is_ok()
+        && (!read_only || std::fs::write(dir.join(".probe"), "").is_err())
+}
+
+#[test]
+fn a_read_only_directory_is_named_and_nothing_changes() {
+    let g = Gapless::new();
+    let dir = g.dir.path().join("ro");
+    std::fs::create_dir(&dir).unwrap();
+    let db = dir.join("ledger.db");
+    let db_arg = db.to_str().unwrap().to_string();
+    let emit = |id: &str| {
+        g.run(
+            &[
+                "--db",
+                &db_arg,
+                "emit",
+                "orders",
+                "--start",
+                "2025-06-01",
+                "--end",
+                "2025-06-02",
+                "--id",
+                id,
+            ],
+            None,
+        )
+    };
+    assert_eq!(emit("first").code, 0);
+    if !make_read_only(&dir, true) {
+        eprintln!("skipped: no way to make a directory read-only here");
+        return;
+    }
+    let new_ledger = g.run(
+        &["--db", dir.join("new.db").to_str().unwrap(), "assets"],
+        None,
+    );
+    let second = emit("second");
+    let listing = g.run(&["--db", &db_arg, "events", "orders", "--json"], None);
+    assert!(make_read_only(&dir, false));
+
+    assert_eq!(new_ledger.code, 2, "{}", new_ledger.stderr);
+    assert!(
+        new_ledger.stderr.contains("new.db"),
+        "{}",
+        new_ledger.stderr
+    );
+    assert_eq!(second.code, 2, "{}", second.stderr);
+    assert!(
+        second.stderr.contains("ledger.db") || second.stderr.contains("ro"),
+        "{}",
+        second.stderr
+    );
+    if listing.code == 0 {
+        assert_eq!(listing.json()["events"].as_array().unwrap().len(), 1);
+    }
+    let after = g.run(&["--db", &db_arg, "events", "orders", "--json"], None);
+    assert_eq!(
+        after.json()["events"].as_array().unwrap().len(),
+        1,
+        "the refused write left something"
+    );
+}
