@@ -12,10 +12,12 @@
 //! - [`StoreError`]: what can go wrong (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
 
+mod decl;
 mod error;
 mod model;
 mod open;
 mod postgres;
+mod runs;
 mod sqlite;
 
 pub use self::postgres::PostgresStore;

@@ -716,7 +716,7 @@ impl crate::Store for PostgresStore {
     }
 
     fn declare_asset(&self, asset: &str, decl: &AssetDecl) -> Result<()> {
-        let (span, tz) = append::check_decl(asset, decl)?;
+        let (span, tz) = crate::decl::check_decl(asset, decl)?;
         self.run(|c| append::declare_asset(c, asset, span.as_deref(), &tz))
     }
 

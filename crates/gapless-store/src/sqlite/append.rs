@@ -16,10 +16,12 @@
 
 use std::collections::HashMap;
 
-use gapless_core::{AssetDecl, EventKind, Instant, Interval, IntervalSet, NewEvent};
+use gapless_core::{AssetDecl, EventKind, Instant, Interval, NewEvent};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::corrupt;
+use crate::decl::{check_asset_name, check_decl};
+use crate::runs::{rebuild, Rebuilt};
 use crate::{Appended, Result, StoreError};
 
 pub(super) const INSERT_WITH_ID: &str = "INSERT INTO events \
@@ -383,19 +385,12 @@ fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
         while let Some(r) = rows.next()? {
             let (s, e): (i64, i64) = (r.get(0)?, r.get(1)?);
             if e >= hull_start {
-                runs.push(Interval::from_micros(s, e).map_err(|_| corrupt("coverage run"))?);
+                runs.push((s, e));
             }
         }
     }
-    let touched = runs
-        .first()
-        .zip(runs.last())
-        .map(|(f, l)| (f.start().as_micros(), l.start().as_micros()));
-    let set = IntervalSet::from_sorted_runs(runs)
-        .map_err(|e| corrupt(format_args!("set of coverage runs ({e})")))?;
-    let set = apply(set, &a.events);
-
-    if let Some((first, last)) = touched {
+    let Rebuilt { replaced, set } = rebuild(runs, &a.events)?;
+    if let Some((first, last)) = replaced {
         conn.prepare_cached(DELETE_RUNS_STARTING_IN)?
             .execute(params![a.id, first, last])?;
     }
@@ -412,46 +407,8 @@ fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
     Ok(())
 }
 
-/// Apply `events` in order to `set`: landed is union, retracted difference
-/// (the set buffers out-of-order inserts itself).
-fn apply(mut set: IntervalSet, events: &[(EventKind, Interval)]) -> IntervalSet {
-    for &(kind, iv) in events {
-        match kind {
-            EventKind::Landed => set.insert(iv),
-            EventKind::Retracted => set.remove(iv),
-        }
-    }
-    set
-}
-
-/// Check an asset name as SPEC §1 defines it.
-fn check_asset_name(asset: &str) -> Result<()> {
-    if asset.is_empty() || asset.len() > 512 {
-        return Err(StoreError::Invalid(format!(
-            "asset name {asset:?} must be 1 to 512 bytes long"
-        )));
-    }
-    if asset.chars().any(char::is_control) {
-        return Err(StoreError::Invalid(format!(
-            "asset name {asset:?} contains a control character"
-        )));
-    }
-    Ok(())
-}
-
 pub(crate) fn declare_asset(conn: &mut Connection, asset: &str, decl: &AssetDecl) -> Result<()> {
-    check_asset_name(asset)?;
-    let tz = decl.tz.iana_name().ok_or_else(|| {
-        StoreError::Invalid(format!(
-            "time zone of asset {asset:?} must be an IANA time zone such as Europe/Berlin"
-        ))
-    })?;
-    if jiff::tz::TimeZone::get(tz).is_err() {
-        return Err(StoreError::Invalid(format!(
-            "time zone {tz:?} of asset {asset:?} is not in the time zone database"
-        )));
-    }
-    let span = decl.key_span.map(|d| d.to_iso8601());
+    let (span, tz) = check_decl(asset, decl)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let id = asset_id(&tx, asset)?;
     tx.prepare_cached("UPDATE assets SET key_span = ?2, tz = ?3 WHERE id = ?1")?

@@ -1,0 +1,28 @@
+//! Checking what reaches storage without passing the event parser: asset
+//! names and declarations, the same for every backend.
+
+use gapless_core::AssetDecl;
+
+use crate::{Result, StoreError};
+
+/// Check an asset name as SPEC §1 defines it (the core's rule).
+pub(crate) fn check_asset_name(asset: &str) -> Result<()> {
+    gapless_core::validate_asset_name(asset).map_err(|e| StoreError::Invalid(e.to_string()))
+}
+
+/// The stored forms of a declaration, checked: the key span as ISO 8601 and
+/// the time zone's IANA name.
+pub(crate) fn check_decl(asset: &str, decl: &AssetDecl) -> Result<(Option<String>, String)> {
+    check_asset_name(asset)?;
+    let tz = decl.tz.iana_name().ok_or_else(|| {
+        StoreError::Invalid(format!(
+            "time zone of asset {asset:?} must be an IANA time zone such as Europe/Berlin"
+        ))
+    })?;
+    if jiff::tz::TimeZone::get(tz).is_err() {
+        return Err(StoreError::Invalid(format!(
+            "time zone {tz:?} of asset {asset:?} is not in the time zone database"
+        )));
+    }
+    Ok((decl.key_span.map(|d| d.to_iso8601()), tz.to_string()))
+}
