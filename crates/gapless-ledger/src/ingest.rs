@@ -54,8 +54,15 @@ impl Batch {
         &self.events
     }
 
-    /// The error `message` about the event at `index` of the batch.
-    pub(crate) fn at(&self, index: usize, message: impl std::fmt::Display) -> String {
+    /// Where the event at `index` of the batch came from: how positions are
+    /// named and its 1-based position (lines count blank ones).
+    pub fn position(&self, index: usize) -> Option<(Unit, usize)> {
+        Some((self.unit?, *self.positions.get(index)?))
+    }
+
+    /// The error `message` about the event at `index` of the batch, e.g.
+    /// `line 3: ...`.
+    pub fn at(&self, index: usize, message: impl std::fmt::Display) -> String {
         match (self.positions.get(index), self.unit) {
             (Some(p), Some(u)) => u.at(*p, message),
             _ => message.to_string(),

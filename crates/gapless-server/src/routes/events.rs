@@ -51,70 +51,34 @@ fn format_of(headers: &HeaderMap) -> Result<Format, ApiError> {
     }
 }
 
-/// A parsed batch and the position (1-based line or item) of each event.
-struct Parsed {
-    batch: Batch,
-    unit: Unit,
-    positions: Vec<usize>,
-}
-
-fn parse(ledger: &Ledger, format: Format, body: &[u8]) -> Result<Parsed, LedgerError> {
+fn parse(ledger: &Ledger, format: Format, body: &[u8]) -> Result<Batch, LedgerError> {
     let text = std::str::from_utf8(body)
         .map_err(|e| LedgerError::BadInput(format!("the body is not UTF-8: {e}")))?;
     match format {
         Format::Ndjson => {
-            let lines: Vec<&str> = text
-                .split('\n')
-                .map(|l| l.strip_suffix('\r').unwrap_or(l))
-                .collect();
-            let positions = (1..=lines.len())
-                .filter(|n| !lines[n - 1].trim().is_empty())
-                .collect();
-            let batch = ledger.parse(Unit::Line, lines)?;
-            Ok(Parsed {
-                batch,
-                unit: Unit::Line,
-                positions,
-            })
+            let lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+            ledger.parse(Unit::Line, lines)
         }
         Format::Json if text.trim_start().starts_with('[') => {
             let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
                 LedgerError::BadInput(format!("events: not a JSON array of event objects: {e}"))
             })?;
-            let batch = ledger.parse(Unit::Event, items.iter().map(|r| r.get()))?;
-            Ok(Parsed {
-                batch,
-                unit: Unit::Event,
-                positions: (1..=items.len()).collect(),
-            })
+            ledger.parse(Unit::Event, items.iter().map(|r| r.get()))
         }
-        Format::Json => {
-            let batch = ledger.parse(Unit::Single, [text])?;
-            Ok(Parsed {
-                batch,
-                unit: Unit::Single,
-                positions: vec![1],
-            })
-        }
+        Format::Json => ledger.parse(Unit::Single, [text]),
     }
 }
 
 /// Refuse the whole batch when any event is outside what the token may write.
-fn authorize(caller: &Caller, parsed: &Parsed) -> Result<(), ApiError> {
-    for (event, position) in parsed.batch.events().iter().zip(&parsed.positions) {
+fn authorize(caller: &Caller, batch: &Batch) -> Result<(), ApiError> {
+    for (index, event) in batch.events().iter().enumerate() {
         if let Err(message) = caller.require_write(&event.asset) {
-            let (message, detail) = match parsed.unit {
-                Unit::Line => (
-                    format!("line {position}: {message}"),
-                    json!({"line": position, "asset": event.asset}),
-                ),
-                Unit::Event => (
-                    format!("event {position}: {message}"),
-                    json!({"event": position, "asset": event.asset}),
-                ),
-                Unit::Single => (message, json!({"asset": event.asset})),
+            let detail = match batch.position(index) {
+                Some((Unit::Line, n)) => json!({"line": n, "asset": event.asset}),
+                Some((Unit::Event, n)) => json!({"event": n, "asset": event.asset}),
+                _ => json!({"asset": event.asset}),
             };
-            return Err(ApiError::forbidden(message).with_detail(detail));
+            return Err(ApiError::forbidden(batch.at(index, message)).with_detail(detail));
         }
     }
     Ok(())
@@ -157,13 +121,13 @@ pub(crate) async fn post_events(
     caller.require(Scope::Write)?;
     let format = format_of(&headers)?;
     let body = body?;
-    let parsed = state
+    let batch = state
         .ask(move |ledger| parse(ledger, format, &body))
         .await?;
-    authorize(&caller, &parsed)?;
-    if parsed.batch.is_empty() {
+    authorize(&caller, &batch)?;
+    if batch.is_empty() {
         return Ok(Json(IngestAnswer::default()));
     }
-    let answer = state.writer().append(parsed.batch).await?;
+    let answer = state.writer().append(batch).await?;
     Ok(Json(answer))
 }
