@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use gapless_core::{
-    segments, AssetDecl, Coverage, EventKind, Grid, Instant, Interval, IntervalSet, Policy,
+    segments, AssetDecl, CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, Policy,
     SegmentSource,
 };
 use gapless_store::{Appended, EventQuery, Store, StoreError};
@@ -134,7 +134,7 @@ impl Ledger {
     ///
     /// Storage faults only: an unknown asset is simply not covered.
     pub fn check(&self, asset: &str, range: Interval, policy: &Policy) -> Result<CheckAnswer> {
-        let report = self.coverage_of(asset, range)?.report(range);
+        let report = CoverageReport::of(&self.store.coverage(asset, range)?, range);
         Ok(CheckAnswer {
             asset: asset.to_string(),
             start: range.start(),
@@ -163,7 +163,7 @@ impl Ledger {
             .iter()
             .map(|a| Ok(self.store.coverage(a, range)?))
             .collect::<Result<Vec<IntervalSet>>>()?;
-        let report = Coverage::from_set(IntervalSet::intersection(&sets)).report(range);
+        let report = CoverageReport::of(&IntervalSet::intersection(&sets), range);
         Ok(MultiCheckAnswer {
             assets: assets.to_vec(),
             start: range.start(),
@@ -192,11 +192,11 @@ impl Ledger {
             (Some(f), Some(l)) => Interval::new(f.start(), l.end())?,
             _ => range,
         };
-        let coverage = self.coverage_of(asset, hull)?;
+        let covered = self.store.coverage(asset, hull)?;
         let windows = windows
             .into_iter()
             .map(|w| {
-                let r = coverage.report(w);
+                let r = CoverageReport::of(&covered, w);
                 WindowAnswer {
                     start: w.start(),
                     end: w.end(),
@@ -377,10 +377,6 @@ impl Ledger {
             key_span: key_span.map(str::to_string),
             tz: tz_name,
         })
-    }
-
-    fn coverage_of(&self, asset: &str, range: Interval) -> Result<Coverage> {
-        Ok(Coverage::from_set(self.store.coverage(asset, range)?))
     }
 }
 
