@@ -418,3 +418,42 @@ fn read_lines(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::read_lines;
+
+    fn lines(input: &[u8]) -> Result<Vec<String>, String> {
+        let mut out = Vec::new();
+        read_lines(input, "test input", &|_| {}, |l| {
+            out.push(l.to_string());
+            Ok(true)
+        })
+        .map_err(|e| e.to_string())?;
+        Ok(out)
+    }
+
+    #[test]
+    fn lines_lose_lf_and_crlf_and_keep_blank_ones_for_counting() {
+        assert_eq!(lines(b"a\r\nb\n\nc").unwrap(), ["a", "b", "", "c"]);
+        assert_eq!(lines(b"a\n").unwrap(), ["a"]);
+        assert_eq!(lines(b"").unwrap(), Vec::<String>::new());
+    }
+
+    #[test]
+    fn bad_utf8_names_its_line() {
+        let err = lines(b"ok\n\xff\xfe\n").unwrap_err();
+        assert!(err.starts_with("line 2: not UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn reading_stops_when_told() {
+        let mut seen = 0;
+        read_lines(&b"a\nb\nc\n"[..], "x", &|_| {}, |_| {
+            seen += 1;
+            Ok(seen < 2)
+        })
+        .unwrap();
+        assert_eq!(seen, 2);
+    }
+}
