@@ -326,7 +326,7 @@ fn ingest(
     let bar = match size {
         Some(len) => indicatif::ProgressBar::new(len).with_style(
             indicatif::ProgressStyle::with_template(
-                "{msg} [{bar:40}] {bytes}/{total_bytes} {bytes_per_sec}",
+                "{msg} [{wide_bar}] {bytes}/{total_bytes} {bytes_per_sec}",
             )
             .expect("valid template")
             .progress_chars("=> "),
