@@ -159,3 +159,73 @@ prefixes = ["s3://lake/orders"]
         out.stderr
     );
 }
+
+#[test]
+fn every_event_acknowledged_before_a_sigkill_of_the_server_is_kept() {
+    use gapless_server::client::Client;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+
+    let g = Gapless::new();
+    let mut server = Server::start(&g);
+    let acknowledged = Arc::new(Mutex::new(Vec::<String>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let producers: Vec<_> = (0..8)
+        .map(|p| {
+            let client = Client::new(&server.url).unwrap();
+            let (acknowledged, stop) = (acknowledged.clone(), stop.clone());
+            std::thread::spawn(move || {
+                for i in 0.. {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    let id = format!("p{p}-{i}");
+                    let minute = i % 1440;
+                    let event = format!(
+                        "{{\"asset\":\"orders\",\"id\":\"{id}\",\"start\":\"2025-06-01T{:02}:{:02}:00Z\",\"end\":\"2025-06-01T{:02}:{:02}:30Z\"}}",
+                        minute / 60,
+                        minute % 60,
+                        minute / 60,
+                        minute % 60
+                    );
+                    match client.emit_json(&event) {
+                        Ok(a) if a.accepted == 1 => acknowledged.lock().unwrap().push(id),
+                        Ok(a) => panic!("{id}: unexpected answer {a:?}"),
+                        Err(_) => break, // the server is gone
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(600));
+    server.kill();
+    stop.store(true, Ordering::Relaxed);
+    for p in producers {
+        p.join().unwrap();
+    }
+    let acknowledged = acknowledged.lock().unwrap().clone();
+    assert!(
+        acknowledged.len() > 20,
+        "too few writes before the kill to test anything: {}",
+        acknowledged.len()
+    );
+
+    let out = g.run(&["events", "orders", "--limit", "10000", "--json"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let stored: std::collections::HashSet<String> = out.json()["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["id"].as_str().unwrap().to_string())
+        .collect();
+    let lost: Vec<&String> = acknowledged
+        .iter()
+        .filter(|id| !stored.contains(*id))
+        .collect();
+    assert!(
+        lost.is_empty(),
+        "{} acknowledged events lost, e.g. {:?}",
+        lost.len(),
+        &lost[..lost.len().min(5)]
+    );
+}

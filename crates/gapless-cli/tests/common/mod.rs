@@ -185,6 +185,12 @@ impl Server {
         self.child.id()
     }
 
+    /// SIGKILL the server and reap it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
     /// Wait up to `limit` for the server to exit; its exit code.
     pub fn wait_exit(&mut self, limit: std::time::Duration) -> Option<i32> {
         let until = std::time::Instant::now() + limit;
