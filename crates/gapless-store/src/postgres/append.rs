@@ -1,27 +1,28 @@
 //! Appends and declarations: everything that writes.
 //!
-//! One append is one transaction (read committed):
+//! One append, or one group of batches (the server's group commit), is one
+//! transaction (read committed) of a few round trips, whatever the number of
+//! batches and assets, so that the assets stay locked briefly:
 //!
-//! 1. The batch's assets are created when missing and their rows locked
-//!    (`FOR UPDATE`), both in name order so that writers never deadlock on
-//!    them. The locks serialise appends per asset until commit.
-//! 2. The stored events with the batch's `(asset, id)` keys are read in one
-//!    statement; the batch is then walked in order: an id already stored or
-//!    earlier in the batch with the same content
+//! 1. The assets of the group are locked (`SELECT ... FOR UPDATE`, in name
+//!    order, so that writers never deadlock on them); missing ones are
+//!    created first (then the lock is taken again). The locks serialise
+//!    appends per asset until commit.
+//! 2. The stored events with the group's `(asset, id)` keys are read in one
+//!    statement; the batches are then walked in order: an id already stored,
+//!    in an earlier batch or earlier in the batch with the same content
 //!    ([`NewEvent::same_content`]) is a duplicate (counted, not stored),
-//!    other content a conflict (rolled back, nothing stored).
-//! 3. Sequence numbers for the new events are drawn from `events_seq` while
-//!    the locks are held (so per asset they grow in commit order), and the
-//!    events inserted in one statement (arrays, or `COPY BINARY` for big
-//!    batches).
-//! 4. Per asset: the coverage runs that touch the hull of the batch's new
-//!    events (adjacent ones included) are loaded, the new events applied in
-//!    order, and the touched runs replaced by the result; the event count,
-//!    longest event and event hull updated.
+//!    other content a conflict (that batch stores nothing; the others go
+//!    on).
+//! 3. The coverage runs that touch the hull of each asset's new events
+//!    (adjacent ones included) are read in one statement and the new events
+//!    applied to them in order ([`rebuild`]).
+//! 4. One statement writes it all: the new events (sequence numbers drawn
+//!    from `events_seq` in batch order while the locks are held, so per
+//!    asset they grow in commit order; big groups go first by
+//!    `COPY BINARY`), the runs that changed (deleted, updated, inserted) and
+//!    each asset's event count, longest event and event hull.
 //! 5. Commit (`synchronous_commit = on`: durable on return).
-//!
-//! `append_many` (the server's group commit) runs several batches in one
-//! transaction, a savepoint each, after locking the assets of all of them.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -54,27 +55,9 @@ const STORED_BY_ID: &str = "SELECT e.asset_id, e.id, e.start_us, e.end_us, e.kin
      JOIN unnest($1::bigint[], $2::text[]) AS k(asset_id, id) \
      ON e.asset_id = k.asset_id AND e.id = k.id";
 const NEXT_SEQS: &str = "SELECT nextval('events_seq') FROM generate_series(1, $1::bigint)";
-const INSERT_EVENTS: &str = "INSERT INTO events \
-     (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
-     SELECT s, a, i, st, en, k, x, p, $9::bigint FROM unnest($1::bigint[], $2::bigint[], \
-     $3::text[], $4::bigint[], $5::bigint[], $6::smallint[], $7::text[], $8::bigint[]) \
-     AS u(s, a, i, st, en, k, x, p)";
 const COPY_EVENTS: &str = "COPY events \
      (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
      FROM STDIN (FORMAT binary)";
-const RUN_AT_OR_BEFORE: &str = "SELECT start_us FROM coverage_runs \
-     WHERE asset_id = $1 AND start_us <= $2 ORDER BY start_us DESC LIMIT 1";
-const RUNS_FROM: &str = "SELECT start_us, end_us FROM coverage_runs \
-     WHERE asset_id = $1 AND start_us >= $2 AND start_us <= $3 ORDER BY start_us";
-const DELETE_RUNS: &str =
-    "DELETE FROM coverage_runs WHERE asset_id = $1 AND start_us >= $2 AND start_us <= $3";
-const INSERT_RUNS: &str = "INSERT INTO coverage_runs (asset_id, start_us, end_us) \
-     SELECT $1, s, e FROM unnest($2::bigint[], $3::bigint[]) AS u(s, e)";
-const UPDATE_ASSET: &str = "UPDATE assets SET event_count = event_count + $2, \
-     max_len_us = greatest(max_len_us, $3), \
-     min_start_us = least(coalesce(min_start_us, $4), $4), \
-     max_end_us = greatest(coalesce(max_end_us, $5), $5) \
-     WHERE id = $1";
 const DECLARE: &str = "INSERT INTO assets (name, key_span, tz) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO UPDATE SET key_span = EXCLUDED.key_span, tz = EXCLUDED.tz";
 
@@ -163,16 +146,15 @@ pub(crate) fn append(
 ) -> Result<Appended, Fail> {
     let Conn { client, stmts } = conn;
     let mut tx = client.transaction()?;
-    let ids = lock_assets(&mut tx, stmts, batch.iter().map(|e| e.asset.as_str()))?;
-    let out = append_locked(&mut tx, stmts, &ids, batch, received_at)?;
+    let out = append_group(&mut tx, stmts, &[batch], received_at)?
+        .pop()
+        .expect("one answer per batch")?;
     tx.commit().map_err(Fail::Commit)?;
     Ok(out)
 }
 
-/// Several independent batches in one transaction (one durable commit), each
-/// in its own savepoint: a batch that fails is rolled back alone. The assets
-/// of all batches are locked first, in name order, so that groups never
-/// deadlock with each other.
+/// Several independent batches in one transaction (one durable commit): a
+/// batch that fails (a conflict) stores nothing, the others are stored.
 pub(crate) fn append_many(
     conn: &mut Conn,
     batches: &[&[NewEvent]],
@@ -180,85 +162,94 @@ pub(crate) fn append_many(
 ) -> Result<Vec<Result<Appended>>, Fail> {
     let Conn { client, stmts } = conn;
     let mut tx = client.transaction()?;
-    // (A name PostgreSQL cannot store fails its batch's check below.)
-    let names = batches
-        .iter()
-        .flat_map(|b| b.iter())
-        .map(|e| e.asset.as_str())
-        .filter(|n| !n.contains('\0'));
-    let ids = lock_assets(&mut tx, stmts, names)?;
-    let mut out = Vec::with_capacity(batches.len());
-    for batch in batches {
-        if batch.is_empty() {
-            out.push(Ok(Appended::default()));
-            continue;
-        }
-        if let Err(e) = check_batch(batch) {
-            out.push(Err(e));
-            continue;
-        }
-        let mut sp = tx.savepoint("gapless_batch")?;
-        match append_locked(&mut sp, stmts, &ids, batch, received_at) {
-            Ok(a) => {
-                sp.commit()?;
-                out.push(Ok(a));
-            }
-            Err(Fail::Store(e)) => {
-                sp.rollback()?;
-                out.push(Err(e));
-            }
-            Err(e) => return Err(e),
-        }
-    }
+    let out = append_group(&mut tx, stmts, batches, received_at)?;
     tx.commit().map_err(Fail::Commit)?;
     Ok(out)
 }
 
-/// Create the assets named by `names` when missing and lock their rows until
-/// the end of the transaction, both in name order: their ids by name.
-fn lock_assets<'n>(
+/// Lock the assets named by their ids' rows until the end of the
+/// transaction, in name order, creating the missing ones first: their ids by
+/// name. Usually one statement (all assets exist).
+fn lock_assets(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
-    names: impl Iterator<Item = &'n str>,
+    names: &[&str],
 ) -> Result<HashMap<String, i64>, Fail> {
-    let mut names: Vec<&str> = names.collect();
-    names.sort_unstable();
-    names.dedup();
+    let lock = |tx: &mut Transaction<'_>, stmts: &mut Stmts| -> Result<_, Fail> {
+        let s = stmts.get(tx, LOCK_ASSETS)?;
+        Ok(tx
+            .query(&s, &[&names])?
+            .iter()
+            .map(|r| (r.get::<_, String>(1), r.get::<_, i64>(0)))
+            .collect::<HashMap<String, i64>>())
+    };
+    let ids = lock(tx, stmts)?;
+    if ids.len() == names.len() {
+        return Ok(ids);
+    }
+    // New assets (rare): a deadlock with another writer creating them is
+    // retried by the caller.
     let s = stmts.get(tx, ENSURE_ASSETS)?;
     tx.execute(&s, &[&names])?;
-    let s = stmts.get(tx, LOCK_ASSETS)?;
-    Ok(tx
-        .query(&s, &[&names])?
-        .iter()
-        .map(|r| (r.get::<_, String>(1), r.get::<_, i64>(0)))
-        .collect())
+    lock(tx, stmts)
 }
 
-/// One batch, its assets locked: idempotency, events, coverage, statistics.
-fn append_locked(
+/// The work of one batch, decided in memory before anything is written.
+#[derive(Default)]
+struct Pending<'a> {
+    out: Appended,
+    /// `(asset id, event)` of the new events, in batch order.
+    events: Vec<(i64, &'a NewEvent)>,
+    /// The keys this batch saw first.
+    keys: Vec<(i64, &'a str)>,
+}
+
+/// Append `batches` in the open transaction: each atomic on its own (a batch
+/// that fails stores nothing), the others stored in batch order. Round trips:
+/// lock the assets, read the stored events of the batches' ids, read the
+/// coverage runs the new events touch, write everything in one statement.
+fn append_group<'b>(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
-    id_of: &HashMap<String, i64>,
-    batch: &[NewEvent],
+    batches: &[&'b [NewEvent]],
     received_at: Instant,
-) -> Result<Appended, Fail> {
-    let asset_id = |name: &str| -> Result<i64, Fail> {
-        id_of.get(name).copied().ok_or_else(|| {
-            Fail::Store(StoreError::Backend(format!(
-                "asset {name:?} vanished during an append"
-            )))
-        })
-    };
+) -> Result<Vec<Result<Appended>>, Fail> {
+    let mut out: Vec<Result<Appended>> = batches
+        .iter()
+        .map(|b| check_batch(b).map(|()| Appended::default()))
+        .collect();
+    let ok: Vec<bool> = out
+        .iter()
+        .zip(batches)
+        .map(|(o, b)| o.is_ok() && !b.is_empty())
+        .collect();
+    let valid = |i: usize| ok[i];
+    let mut names: Vec<&str> = (0..batches.len())
+        .filter(|&i| valid(i))
+        .flat_map(|i| batches[i].iter().map(|e| e.asset.as_str()))
+        .collect();
+    if names.is_empty() {
+        return Ok(out);
+    }
+    names.sort_unstable();
+    names.dedup();
+    let id_of = lock_assets(tx, stmts, &names)?;
 
-    // 2. Idempotency: the stored events of the batch's ids, then the batch in order.
+    // Idempotency: the stored events of all the batches' ids, one statement.
     let mut keys: HashSet<(i64, &str)> = HashSet::new();
-    for ev in batch {
-        if let Some(id) = ev.id.as_deref() {
-            keys.insert((asset_id(&ev.asset)?, id));
+    for (i, batch) in batches.iter().enumerate() {
+        if !valid(i) {
+            continue;
+        }
+        for ev in *batch {
+            if let (Some(&aid), Some(id)) = (id_of.get(&ev.asset), ev.id.as_deref()) {
+                keys.insert((aid, id));
+            }
         }
     }
-    // The first event of each key: stored, or earlier in this batch.
-    let mut known: HashMap<(i64, Cow<'_, str>), Cow<'_, NewEvent>> =
+    // The first event of each key: stored, or in an earlier (stored) batch,
+    // or earlier in the batch.
+    let mut known: HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>> =
         HashMap::with_capacity(keys.len());
     if !keys.is_empty() {
         let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
@@ -270,64 +261,208 @@ fn append_locked(
             );
         }
     }
-    let mut out = Appended::default();
+    drop(keys);
+
+    // Walk the batches in order.
     let mut cols = Columns::default();
     let mut assets: Vec<AssetBatch> = Vec::new();
     let mut slot_of: HashMap<i64, usize> = HashMap::new();
+    for (bi, batch) in batches.iter().enumerate() {
+        if !valid(bi) {
+            continue;
+        }
+        match walk(batch, &id_of, &mut known) {
+            Ok(p) => {
+                for (aid, ev) in p.events {
+                    let slot = *slot_of.entry(aid).or_insert_with(|| {
+                        assets.push(AssetBatch {
+                            id: aid,
+                            events: Vec::new(),
+                            max_len: 0,
+                            min_start: i64::MAX,
+                            max_end: i64::MIN,
+                        });
+                        assets.len() - 1
+                    });
+                    let a = &mut assets[slot];
+                    let (start, end) = (
+                        ev.interval.start().as_micros(),
+                        ev.interval.end().as_micros(),
+                    );
+                    a.events.push((ev.kind, ev.interval));
+                    a.max_len = a.max_len.max(end - start);
+                    a.min_start = a.min_start.min(start);
+                    a.max_end = a.max_end.max(end);
+                    cols.asset_id.push(aid);
+                    cols.id.push(ev.id.as_deref());
+                    cols.start.push(start);
+                    cols.end.push(end);
+                    cols.kind.push(kind_code(ev.kind));
+                    cols.extra.push(ev.extra.as_deref());
+                    cols.produced_at
+                        .push(ev.produced_at.map(Instant::as_micros));
+                }
+                out[bi] = Ok(p.out);
+            }
+            Err((e, p)) => {
+                // Forget what this batch saw first: it stores nothing.
+                for (aid, id) in p.keys {
+                    known.remove(&(aid, Cow::Borrowed(id)));
+                }
+                out[bi] = Err(e);
+            }
+        }
+    }
+    drop(known);
+    if cols.asset_id.is_empty() {
+        return Ok(out);
+    }
+    write(tx, stmts, &mut cols, &assets, received_at.as_micros())?;
+    Ok(out)
+}
+
+/// Decide one batch against what is known (stored or earlier): its new
+/// events, or the conflict (with what it had added to `known`).
+fn walk<'b>(
+    batch: &'b [NewEvent],
+    id_of: &HashMap<String, i64>,
+    known: &mut HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>>,
+) -> Result<Pending<'b>, (StoreError, Pending<'b>)> {
+    let mut p = Pending::default();
     for (index, ev) in batch.iter().enumerate() {
-        let aid = asset_id(&ev.asset)?;
+        let Some(&aid) = id_of.get(&ev.asset) else {
+            let e = StoreError::Backend(format!("asset {:?} vanished during an append", ev.asset));
+            return Err((e, p));
+        };
         if let Some(id) = ev.id.as_deref() {
             match known.get(&(aid, Cow::Borrowed(id))) {
                 Some(first) if first.same_content(ev) => {
-                    out.duplicates += 1;
+                    p.out.duplicates += 1;
                     continue;
                 }
                 Some(_) => {
-                    // Dropping the transaction rolls the batch back.
-                    return Err(Fail::Store(StoreError::Conflict {
+                    let e = StoreError::Conflict {
                         index,
                         asset: ev.asset.clone(),
                         id: id.to_string(),
-                    }));
+                    };
+                    return Err((e, p));
                 }
                 None => {
                     known.insert((aid, Cow::Borrowed(id)), Cow::Borrowed(ev));
+                    p.keys.push((aid, id));
                 }
             }
         }
-        out.accepted += 1;
-        let slot = *slot_of.entry(aid).or_insert_with(|| {
-            assets.push(AssetBatch {
-                id: aid,
-                events: Vec::new(),
-                max_len: 0,
-                min_start: i64::MAX,
-                max_end: i64::MIN,
-            });
-            assets.len() - 1
-        });
-        let a = &mut assets[slot];
-        let (start, end) = (
-            ev.interval.start().as_micros(),
-            ev.interval.end().as_micros(),
-        );
-        a.events.push((ev.kind, ev.interval));
-        a.max_len = a.max_len.max(end - start);
-        a.min_start = a.min_start.min(start);
-        a.max_end = a.max_end.max(end);
-        cols.asset_id.push(aid);
-        cols.id.push(ev.id.as_deref());
-        cols.start.push(start);
-        cols.end.push(end);
-        cols.kind.push(kind_code(ev.kind));
-        cols.extra.push(ev.extra.as_deref());
-        cols.produced_at
-            .push(ev.produced_at.map(Instant::as_micros));
+        p.out.accepted += 1;
+        p.events.push((aid, ev));
     }
-    drop(known);
+    Ok(p)
+}
 
-    if !cols.asset_id.is_empty() {
-        // 3. Sequence numbers, drawn under the asset locks, then the events.
+/// The stored runs that touch each asset's hull (adjacent ones included),
+/// for all assets in one statement: per asset the run with the greatest
+/// start at or before the hull when it reaches the hull, then every run
+/// starting inside it.
+const RUNS_TOUCHING: &str = "SELECT u.a, r.start_us, r.end_us \
+     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
+     CROSS JOIN LATERAL ( \
+       (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
+         WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
+        WHERE b.end_us >= u.lo) \
+       UNION ALL \
+       (SELECT start_us, end_us FROM coverage_runs \
+         WHERE asset_id = u.a AND start_us > u.lo AND start_us <= u.hi) \
+     ) AS r \
+     ORDER BY u.a, r.start_us";
+
+/// Everything a group writes, in one statement: the events (sequence
+/// numbers drawn in array order), the coverage runs (deleted, changed and
+/// new ones have distinct keys), the asset statistics.
+const WRITE: &str = "WITH ev AS ( \
+       INSERT INTO events \
+       (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
+       SELECT nextval('events_seq'), a, i, st, en, k, x, p, $8::bigint \
+       FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::smallint[], \
+         $6::text[], $7::bigint[]) AS u(a, i, st, en, k, x, p) \
+     ), del AS ( \
+       DELETE FROM coverage_runs c USING unnest($9::bigint[], $10::bigint[]) AS d(a, s) \
+       WHERE c.asset_id = d.a AND c.start_us = d.s \
+     ), upd AS ( \
+       UPDATE coverage_runs c SET end_us = u.e \
+       FROM unnest($11::bigint[], $12::bigint[], $13::bigint[]) AS u(a, s, e) \
+       WHERE c.asset_id = u.a AND c.start_us = u.s \
+     ), ins AS ( \
+       INSERT INTO coverage_runs (asset_id, start_us, end_us) \
+       SELECT a, s, e FROM unnest($14::bigint[], $15::bigint[], $16::bigint[]) AS u(a, s, e) \
+     ), st AS ( \
+       UPDATE assets SET event_count = event_count + u.n, \
+       max_len_us = greatest(max_len_us, u.l), \
+       min_start_us = least(coalesce(min_start_us, u.s), u.s), \
+       max_end_us = greatest(coalesce(max_end_us, u.e), u.e) \
+       FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[]) \
+         AS u(id, n, l, s, e) \
+       WHERE assets.id = u.id \
+     ) SELECT 1";
+
+/// Runs as `(asset, start, end)` columns.
+#[derive(Default)]
+struct RunCols {
+    asset: Vec<i64>,
+    start: Vec<i64>,
+    end: Vec<i64>,
+}
+
+impl RunCols {
+    fn push(&mut self, asset: i64, start: i64, end: i64) {
+        self.asset.push(asset);
+        self.start.push(start);
+        self.end.push(end);
+    }
+}
+
+/// Write the new events, the coverage runs they change and the assets'
+/// statistics (assets locked).
+fn write(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    cols: &mut Columns<'_>,
+    assets: &[AssetBatch],
+    received: i64,
+) -> Result<(), Fail> {
+    // The stored runs each asset's new events touch.
+    let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
+    let los: Vec<i64> = assets.iter().map(|a| a.min_start).collect();
+    let his: Vec<i64> = assets.iter().map(|a| a.max_end).collect();
+    let s = stmts.get(tx, RUNS_TOUCHING)?;
+    let mut stored: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+    for r in tx.query(&s, &[&ids, &los, &his])? {
+        stored
+            .entry(r.get(0))
+            .or_default()
+            .push((r.get(1), r.get(2)));
+    }
+    let (mut del, mut upd, mut ins) = (RunCols::default(), RunCols::default(), RunCols::default());
+    for a in assets {
+        let runs = stored.remove(&a.id).unwrap_or_default();
+        let mut old: HashMap<i64, i64> = runs.iter().copied().collect();
+        let Rebuilt { set, .. } = rebuild(runs, &a.events)?;
+        for run in set.runs() {
+            let (s, e) = (run.start().as_micros(), run.end().as_micros());
+            match old.remove(&s) {
+                Some(was) if was == e => {}
+                Some(_) => upd.push(a.id, s, e),
+                None => ins.push(a.id, s, e),
+            }
+        }
+        for (s, e) in old {
+            del.push(a.id, s, e);
+        }
+    }
+
+    // The events: in the statement, or by COPY first when many.
+    let copied = cols.asset_id.len() >= COPY_FROM;
+    if copied {
         let n = cols.asset_id.len();
         let s = stmts.get(tx, NEXT_SEQS)?;
         let mut seqs: Vec<i64> = tx
@@ -342,51 +477,43 @@ fn append_locked(
             )));
         }
         cols.seq = seqs;
-        insert_events(tx, stmts, &cols, received_at.as_micros())?;
-
-        // 4. Coverage runs and asset statistics.
-        for a in &assets {
-            update_coverage(tx, stmts, a)?;
-            let s = stmts.get(tx, UPDATE_ASSET)?;
-            tx.execute(
-                &s,
-                &[
-                    &a.id,
-                    &(a.events.len() as i64),
-                    &a.max_len,
-                    &a.min_start,
-                    &a.max_end,
-                ],
-            )?;
-        }
+        copy_events(tx, cols, received)?;
     }
-    Ok(out)
+    let empty = Columns::default();
+    let ev = if copied { &empty } else { &*cols };
+    let counts: Vec<i64> = assets.iter().map(|a| a.events.len() as i64).collect();
+    let lens: Vec<i64> = assets.iter().map(|a| a.max_len).collect();
+    let s = stmts.get(tx, WRITE)?;
+    tx.execute(
+        &s,
+        &[
+            &ev.asset_id,
+            &ev.id,
+            &ev.start,
+            &ev.end,
+            &ev.kind,
+            &ev.extra,
+            &ev.produced_at,
+            &received,
+            &del.asset,
+            &del.start,
+            &upd.asset,
+            &upd.start,
+            &upd.end,
+            &ins.asset,
+            &ins.start,
+            &ins.end,
+            &ids,
+            &counts,
+            &lens,
+            &los,
+            &his,
+        ],
+    )?;
+    Ok(())
 }
 
-fn insert_events(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    cols: &Columns<'_>,
-    received: i64,
-) -> Result<(), Fail> {
-    if cols.seq.len() < COPY_FROM {
-        let s = stmts.get(tx, INSERT_EVENTS)?;
-        tx.execute(
-            &s,
-            &[
-                &cols.seq,
-                &cols.asset_id,
-                &cols.id,
-                &cols.start,
-                &cols.end,
-                &cols.kind,
-                &cols.extra,
-                &cols.produced_at,
-                &received,
-            ],
-        )?;
-        return Ok(());
-    }
+fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> Result<(), Fail> {
     let sink = tx.copy_in(COPY_EVENTS)?;
     let types = [
         Type::INT8,
@@ -414,44 +541,6 @@ fn insert_events(
         ])?;
     }
     w.finish()?;
-    Ok(())
-}
-
-/// Replace the asset's stored runs that touch the batch's hull by the result
-/// of applying the batch's new events to them.
-fn update_coverage(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    a: &AssetBatch,
-) -> Result<(), Fail> {
-    let (hull_start, hull_end) = (a.min_start, a.max_end);
-    // The run with the greatest start at or before the hull (it may reach
-    // into or touch the hull), then every run starting up to the hull's end.
-    let s = stmts.get(tx, RUN_AT_OR_BEFORE)?;
-    let lower: i64 = tx
-        .query_opt(&s, &[&a.id, &hull_start])?
-        .map_or(hull_start, |r| r.get(0));
-    let s = stmts.get(tx, RUNS_FROM)?;
-    let mut runs = Vec::new();
-    for r in tx.query(&s, &[&a.id, &lower, &hull_end])? {
-        let (s, e): (i64, i64) = (r.get(0), r.get(1));
-        if e >= hull_start {
-            runs.push((s, e));
-        }
-    }
-    let Rebuilt { replaced, set } = rebuild(runs, &a.events)?;
-    if let Some((first, last)) = replaced {
-        let s = stmts.get(tx, DELETE_RUNS)?;
-        tx.execute(&s, &[&a.id, &first, &last])?;
-    }
-    if !set.is_empty() {
-        let (starts, ends): (Vec<i64>, Vec<i64>) = set
-            .runs()
-            .map(|r| (r.start().as_micros(), r.end().as_micros()))
-            .unzip();
-        let s = stmts.get(tx, INSERT_RUNS)?;
-        tx.execute(&s, &[&a.id, &starts, &ends])?;
-    }
     Ok(())
 }
 
