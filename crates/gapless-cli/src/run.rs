@@ -4,20 +4,13 @@ use std::io::{Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use gapless_core::Instant;
 use gapless_ledger::ingest::Unit;
-use gapless_ledger::{params, Ledger, LedgerError};
+use gapless_ledger::{now, params, Ledger, LedgerError};
 use gapless_server::client::Client;
 use serde::Serialize;
 
 use crate::cli::{AssetCommand, Cli, Command};
 use crate::human;
-
-/// The time the ledger stamps on what it receives.
-fn now() -> Instant {
-    let ts = jiff::Timestamp::now();
-    Instant::from_micros(ts.as_microsecond()).expect("the clock is within 0001-9999")
-}
 
 /// Where the questions go: a ledger this process opens, or a server.
 enum Target {

@@ -14,13 +14,16 @@
 //! - [`params`]: parsing user-given query text with the shared error
 //!   messages (`params.rs`).
 //! - [`LedgerError`]: bad input, conflict, or a storage fault (`error.rs`).
+//! - [`now`]: the wall clock that stamps what is received (`clock.rs`).
 
 mod answer;
+mod clock;
 mod error;
 pub mod ingest;
 mod ledger;
 pub mod params;
 
 pub use answer::*;
+pub use clock::now;
 pub use error::LedgerError;
 pub use ledger::Ledger;

@@ -18,9 +18,9 @@
 
 use std::sync::Arc;
 
-use gapless_core::{Instant, NewEvent};
+use gapless_core::NewEvent;
 use gapless_ledger::ingest::Batch;
-use gapless_ledger::{IngestAnswer, Ledger, LedgerError};
+use gapless_ledger::{now, IngestAnswer, Ledger, LedgerError};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{ApiError, Metrics};
@@ -44,12 +44,6 @@ pub(crate) struct Writer {
 
 /// How many requests may wait for the writer before senders wait too.
 const QUEUE: usize = 4096;
-
-/// The time the ledger stamps on what it receives.
-pub(crate) fn now() -> Instant {
-    Instant::from_micros(jiff::Timestamp::now().as_microsecond())
-        .expect("the clock is within 0001-9999")
-}
 
 impl Writer {
     /// Start the writer task on the current runtime.
