@@ -164,7 +164,7 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use gapless_core::{AssetDecl, Interval, IntervalSet};
+    use gapless_core::{AssetDecl, Instant, Interval, IntervalSet};
     use gapless_ledger::ingest::Unit;
     use gapless_store::{
         AssetSummary, EventPage, EventQuery, SqliteStore, Store, StoreError, StoredEvent,
