@@ -450,9 +450,18 @@ fn write(
     let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
     let los: Vec<i64> = assets.iter().map(|a| a.min_start).collect();
     let his: Vec<i64> = assets.iter().map(|a| a.max_end).collect();
-    let s = stmts.get(tx, RUNS_TOUCHING)?;
+    // Unprepared, as STORED_BY_ID and for the same reason: a generic plan
+    // made while `coverage_runs` was tiny would scan it for every asset.
     let mut stored: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
-    for r in tx.query(&s, &[&ids, &los, &his])? {
+    let touching = tx.query_typed(
+        RUNS_TOUCHING,
+        &[
+            (&ids, Type::INT8_ARRAY),
+            (&los, Type::INT8_ARRAY),
+            (&his, Type::INT8_ARRAY),
+        ],
+    )?;
+    for r in touching {
         stored
             .entry(r.get(0))
             .or_default()
