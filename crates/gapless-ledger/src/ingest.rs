@@ -70,13 +70,16 @@ impl Batch {
     }
 }
 
+/// Looks up an asset's declaration (key span, time zone).
+type DeclLookup<'a> = Box<dyn FnMut(&str) -> Result<Option<AssetDecl>, LedgerError> + 'a>;
+
 /// Builds a [`Batch`] item by item, looking up each asset's declaration once.
 pub struct BatchBuilder<'a> {
     batch: Batch,
     unit: Unit,
     position: usize,
     decls: HashMap<String, Option<AssetDecl>>,
-    lookup: Box<dyn FnMut(&str) -> Result<Option<AssetDecl>, LedgerError> + 'a>,
+    lookup: DeclLookup<'a>,
 }
 
 impl std::fmt::Debug for BatchBuilder<'_> {
