@@ -42,31 +42,7 @@ macro_rules! story_tests {
     };
 }
 
-story_tests!(
-    append_and_read_back,
-    empty_batch,
-    sequence_order,
-    duplicates_within_and_across_batches,
-    events_without_id_are_always_new,
-    duplicate_is_not_applied_again,
-    conflict_rolls_back_the_whole_batch,
-    conflict_inside_one_batch,
-    retraction_opens_a_gap_landed_closes_it,
-    coverage_is_unclipped_and_touching_merges,
-    coverage_matches_replay_of_random_batches,
-    pagination_with_cursor,
-    kind_and_range_filters,
-    page_limit_is_capped,
-    events_overlapping_in_sequence_order,
-    assets_listing,
-    unknown_asset_is_empty,
-    declarations_round_trip,
-    declaration_with_bad_tz_is_an_error,
-    extra_byte_for_byte,
-    concurrent_appends_and_reads,
-    append_many_batches_are_independent,
-    append_chunks_is_one_atomic_batch,
-);
+story::with_scenarios!(story_tests);
 
 #[test]
 fn store_is_send_and_sync() {
