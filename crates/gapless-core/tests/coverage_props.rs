@@ -4,27 +4,13 @@
 use gapless_core::{Coverage, CoverageReport, EventKind, Instant, Interval, IntervalSet};
 use proptest::prelude::*;
 
-const BASE: i64 = 1_748_772_000_000_000;
-const TICKS: i64 = 200;
+mod ticks;
 
-fn t(tick: i64) -> Instant {
-    Instant::from_micros(BASE + tick).unwrap()
-}
+use ticks::{iv, t, ticks, BASE, TICKS};
 
-fn iv(a: i64, b: i64) -> Interval {
-    Interval::new(t(a), t(b)).unwrap()
-}
-
-fn ticks(i: Interval) -> (i64, i64) {
-    (i.start().as_micros() - BASE, i.end().as_micros() - BASE)
-}
-
+/// Random tick ranges of up to 12 ticks, now and then longer.
 fn interval() -> impl Strategy<Value = (i64, i64)> {
-    prop_oneof![
-        4 => (0..TICKS, 1..=12i64).prop_map(|(a, len)| (a, (a + len).min(TICKS))),
-        1 => (0..TICKS, 0..=TICKS)
-            .prop_filter_map("empty", |(a, b)| (a != b).then(|| (a.min(b), a.max(b)))),
-    ]
+    ticks::interval(12)
 }
 
 fn event() -> impl Strategy<Value = (EventKind, (i64, i64))> {

@@ -5,22 +5,9 @@
 use gapless_core::{Instant, Interval, IntervalSet};
 use proptest::prelude::*;
 
-/// Ticks are microseconds after this instant (2025-06-01T10:00:00Z), so the
-/// tests run on realistic instants.
-const BASE: i64 = 1_748_772_000_000_000;
-const TICKS: i64 = 200;
+mod ticks;
 
-fn t(tick: i64) -> Instant {
-    Instant::from_micros(BASE + tick).unwrap()
-}
-
-fn iv(a: i64, b: i64) -> Interval {
-    Interval::new(t(a), t(b)).unwrap()
-}
-
-fn ticks(i: Interval) -> (i64, i64) {
-    (i.start().as_micros() - BASE, i.end().as_micros() - BASE)
-}
+use ticks::{iv, t, ticks, TICKS};
 
 fn runs(set: &IntervalSet) -> Vec<(i64, i64)> {
     set.runs().map(ticks).collect()
@@ -28,11 +15,7 @@ fn runs(set: &IntervalSet) -> Vec<(i64, i64)> {
 
 /// An interval of ticks: mostly short (so many touch), sometimes anything.
 fn interval() -> impl Strategy<Value = (i64, i64)> {
-    prop_oneof![
-        4 => (0..TICKS, 1..=12i64).prop_map(|(a, len)| (a, (a + len).min(TICKS))),
-        1 => (0..TICKS, 0..=TICKS)
-            .prop_filter_map("empty", |(a, b)| (a != b).then(|| (a.min(b), a.max(b)))),
-    ]
+    ticks::interval(12)
 }
 
 /// Default limits, or tiny ones that push inserts through the buffer and
