@@ -241,44 +241,23 @@ pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> 
         } else {
             plan(&stats, total, query.range, limit)
         };
-        let mut rows = match plan {
-            Plan::Retractions => {
-                let mut stmt = tx.prepare_cached(EVENTS_RETRACTED)?;
-                let rows = collect_events(stmt.query(params![
-                    stats.id,
-                    after,
-                    limit as i64,
-                    start,
-                    end
-                ])?)?;
-                rows
-            }
-            Plan::Walk => {
-                let mut stmt = tx.prepare_cached(EVENTS_WALK)?;
-                let rows = collect_events(stmt.query(params![
-                    stats.id,
-                    after,
-                    kind,
-                    limit as i64,
-                    start,
-                    end
-                ])?)?;
-                rows
-            }
-            Plan::Seek => {
-                let mut stmt = tx.prepare_cached(EVENTS_SEEK)?;
-                let rows = collect_events(stmt.query(params![
-                    stats.id,
-                    after,
-                    kind,
-                    limit as i64,
-                    start,
-                    end,
-                    start.saturating_sub(stats.max_len)
-                ])?)?;
-                rows
-            }
+        let limit_arg = limit as i64;
+        let lower = start.saturating_sub(stats.max_len);
+        let (sql, args): (&str, Vec<&dyn rusqlite::ToSql>) = match plan {
+            Plan::Retractions => (
+                EVENTS_RETRACTED,
+                vec![&stats.id, &after, &limit_arg, &start, &end],
+            ),
+            Plan::Walk => (
+                EVENTS_WALK,
+                vec![&stats.id, &after, &kind, &limit_arg, &start, &end],
+            ),
+            Plan::Seek => (
+                EVENTS_SEEK,
+                vec![&stats.id, &after, &kind, &limit_arg, &start, &end, &lower],
+            ),
         };
+        let mut rows = collect_events(tx.prepare_cached(sql)?.query(&args[..])?)?;
         events.append(&mut rows);
     }
     let next = if events.len() == limit {
