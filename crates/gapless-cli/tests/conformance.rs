@@ -1,4 +1,4 @@
-//! Every worked example of `shared/conformance/cases.json`, run through the
+//! Every worked example of `docs/conformance/cases.json`, run through the
 //! `gapless` binary on a fresh SQLite ledger each.
 
 mod common;

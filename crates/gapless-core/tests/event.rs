@@ -225,25 +225,25 @@ fn conformance_bad_lines() {
     for (line, want) in bad {
         assert_eq!(error(line, None), want, "{line}");
     }
-    // The lines of the conformance file itself, when it is there.
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../../shared/conformance/cases.json");
-    if let Ok(text) = std::fs::read_to_string(&path) {
-        let cases: serde_json::Value = serde_json::from_str(&text).unwrap();
-        let mut n = 0;
-        for case in cases["cases"].as_array().unwrap() {
-            for line in case["error_lines"].as_array().into_iter().flatten() {
-                error(&line.to_string(), None);
-                n += 1;
-            }
-            for ev in case["events"].as_array().into_iter().flatten() {
-                let raw = RawEvent::from_json(&ev.to_string()).unwrap();
-                let d = (raw.asset() == "keys").then(|| decl("5m", "UTC"));
-                raw.resolve(d.as_ref()).unwrap();
-            }
+    // The lines of the conformance file itself.
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/conformance/cases.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let cases: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let mut n = 0;
+    for case in cases["cases"].as_array().unwrap() {
+        for line in case["error_lines"].as_array().into_iter().flatten() {
+            error(&line.to_string(), None);
+            n += 1;
         }
-        assert_eq!(n, 9);
+        for ev in case["events"].as_array().into_iter().flatten() {
+            let raw = RawEvent::from_json(&ev.to_string()).unwrap();
+            let d = (raw.asset() == "keys").then(|| decl("5m", "UTC"));
+            raw.resolve(d.as_ref()).unwrap();
+        }
     }
+    assert_eq!(n, 9);
 }
 
 #[test]

@@ -95,13 +95,13 @@ pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     }
 }
 
-/// The worked examples: `shared/conformance/cases.json` beside the repository
-/// (or `GAPLESS_CONFORMANCE`).
+/// The worked examples of the contract: `docs/conformance/cases.json` (or
+/// `GAPLESS_CONFORMANCE`).
 pub fn conformance_cases() -> Vec<Value> {
     let path = std::env::var_os("GAPLESS_CONFORMANCE")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance/cases.json")
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/conformance/cases.json")
         });
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
