@@ -35,7 +35,8 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use gapless_ledger::{CheckAnswer, Ledger};
+use gapless_api::CheckAnswer;
+use gapless_ledger::Ledger;
 
 /// 2025-06-01T00:00:00Z: the first slot of every data set.
 const T0: i64 = 1_748_736_000;

@@ -3,12 +3,11 @@
 
 use std::fmt::Write;
 
-use gapless_core::{Instant, Interval};
-use gapless_ledger::{
-    AssetsAnswer, CheckAnswer, DeclAnswer, EventsAnswer, FrontierAnswer, SegmentsAnswer,
-    WindowsAnswer,
+use gapless_api::{
+    AssetsAnswer, CheckAnswer, DeclAnswer, EventsAnswer, FrontierAnswer, IngestAnswer,
+    SegmentsAnswer, WindowsAnswer,
 };
-use gapless_store::Appended;
+use gapless_core::{Instant, Interval};
 
 /// A length of time as people write it: `1d 2h 5m`, `15m`, `0.5s`, `1µs`.
 pub fn length(micros: i64) -> String {
@@ -74,7 +73,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 }
 
 /// `ingest` and `emit`.
-pub fn appended(a: &Appended) -> String {
+pub fn appended(a: &IngestAnswer) -> String {
     format!("accepted {}, duplicates {}\n", a.accepted, a.duplicates)
 }
 

@@ -82,6 +82,19 @@ fn sigkill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_batch(
     let mut rng = XorShift(0x9E37_79B9_7F4A_7C15);
     let mut acknowledged = Vec::new();
     let mut killed = 0;
+    // Kill at a random moment within twice the time a whole batch takes on
+    // this machine now (measured on a throwaway ledger), so that about half
+    // the rounds are cut short and half finish, however loaded the machine.
+    let whole = {
+        let probe = Gapless::new();
+        let path = probe.dir.path().join("probe.ndjson");
+        std::fs::write(&path, batch_text(0, &mut XorShift(1))).unwrap();
+        let started = std::time::Instant::now();
+        let out = probe.run(&["ingest", path.to_str().unwrap()], None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        started.elapsed()
+    };
+    let window_ms = (2 * whole.as_millis()).max(20) as u64;
     for round in 0..ROUNDS {
         let path = g.dir.path().join(format!("batch-{round}.ndjson"));
         std::fs::write(&path, batch_text(round, &mut rng)).unwrap();
@@ -92,7 +105,7 @@ fn sigkill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_batch(
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        std::thread::sleep(Duration::from_millis(rng.below(120)));
+        std::thread::sleep(Duration::from_millis(rng.below(window_ms)));
         let finished = child.try_wait().unwrap().is_some();
         if !finished {
             child.kill().unwrap(); // SIGKILL
@@ -107,7 +120,7 @@ fn sigkill_during_ingest_loses_nothing_acknowledged_and_leaves_no_partial_batch(
     }
     assert!(
         killed > 0 && !acknowledged.is_empty(),
-        "the test must both kill and let finish ({killed} killed)"
+        "the test must both kill and let finish ({killed} of {ROUNDS} killed, window {window_ms} ms)"
     );
 
     let events = all_events(&g);

@@ -162,7 +162,8 @@ prefixes = ["s3://lake/orders"]
 
 #[test]
 fn every_event_acknowledged_before_a_sigkill_of_the_server_is_kept() {
-    use gapless_server::client::Client;
+    use gapless_api::{Ask, BodyFormat, RecordRequest};
+    use gapless_client::Client;
     use std::sync::atomic::{AtomicBool, Ordering};
     use std::sync::{Arc, Mutex};
 
@@ -188,7 +189,13 @@ fn every_event_acknowledged_before_a_sigkill_of_the_server_is_kept() {
                         minute / 60,
                         minute % 60
                     );
-                    match client.emit_json(&event) {
+                    let sent = client.record(RecordRequest {
+                        body: &mut event.as_bytes(),
+                        format: BodyFormat::Json,
+                        source: "the event",
+                        size: Some(event.len() as u64),
+                    });
+                    match sent {
                         Ok(a) if a.accepted == 1 => acknowledged.lock().unwrap().push(id),
                         Ok(a) => panic!("{id}: unexpected answer {a:?}"),
                         Err(_) => break, // the server is gone

@@ -3,39 +3,16 @@
 
 use std::collections::HashMap;
 
+use gapless_api::{Error, Position, Unit};
 use gapless_core::{AssetDecl, NewEvent, RawEvent};
 
-use crate::LedgerError;
-
-/// How positions are named in errors: `line 2` for NDJSON, `event 2` for
-/// the items of a JSON array.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Unit {
-    /// NDJSON lines (blank lines are skipped but counted).
-    Line,
-    /// Items of a JSON array.
-    Event,
-    /// One event on its own (`emit`, a single JSON object): no position.
-    Single,
-}
-
-impl Unit {
-    /// `message` about the item at 1-based `position`.
-    fn at(self, position: usize, message: impl std::fmt::Display) -> String {
-        match self {
-            Unit::Line => format!("line {position}: {message}"),
-            Unit::Event => format!("event {position}: {message}"),
-            Unit::Single => message.to_string(),
-        }
-    }
-}
-
-/// A validated batch and where each event came from (1-based positions).
+/// A validated batch and where each event came from (1-based positions
+/// counted in `unit`; none for a single event).
 #[derive(Debug, Default)]
 pub struct Batch {
-    pub(crate) events: Vec<NewEvent>,
-    pub(crate) positions: Vec<usize>,
-    pub(crate) unit: Option<Unit>,
+    events: Vec<NewEvent>,
+    positions: Vec<usize>,
+    unit: Option<Unit>,
 }
 
 impl Batch {
@@ -54,29 +31,30 @@ impl Batch {
         &self.events
     }
 
-    /// Where the event at `index` of the batch came from: how positions are
-    /// named and its 1-based position (lines count blank ones).
-    pub fn position(&self, index: usize) -> Option<(Unit, usize)> {
-        Some((self.unit?, *self.positions.get(index)?))
+    /// Where the event at `index` of the batch came from (lines count
+    /// blank ones); none for a single event.
+    pub fn position(&self, index: usize) -> Option<Position> {
+        Some(Position {
+            unit: self.unit?,
+            number: *self.positions.get(index)?,
+        })
     }
 
-    /// The error `message` about the event at `index` of the batch, e.g.
-    /// `line 3: ...`.
-    pub fn at(&self, index: usize, message: impl std::fmt::Display) -> String {
-        match (self.positions.get(index), self.unit) {
-            (Some(p), Some(u)) => u.at(*p, message),
-            _ => message.to_string(),
+    /// `error` about the event at `index` of the batch, with its position.
+    pub fn at(&self, index: usize, error: Error) -> Error {
+        match self.position(index) {
+            Some(p) => error.at(p),
+            None => error,
         }
     }
 }
 
 /// Looks up an asset's declaration (key span, time zone).
-type DeclLookup<'a> = Box<dyn FnMut(&str) -> Result<Option<AssetDecl>, LedgerError> + 'a>;
+type DeclLookup<'a> = Box<dyn FnMut(&str) -> Result<Option<AssetDecl>, Error> + 'a>;
 
 /// Builds a [`Batch`] item by item, looking up each asset's declaration once.
 pub struct BatchBuilder<'a> {
     batch: Batch,
-    unit: Unit,
     position: usize,
     decls: HashMap<String, Option<AssetDecl>>,
     lookup: DeclLookup<'a>,
@@ -91,18 +69,17 @@ impl std::fmt::Debug for BatchBuilder<'_> {
 }
 
 impl<'a> BatchBuilder<'a> {
-    /// A builder naming positions by `unit`, looking declarations up with
-    /// `lookup`.
+    /// A builder counting positions in `unit` (none: a single event, whose
+    /// errors name no position), looking declarations up with `lookup`.
     pub fn new(
-        unit: Unit,
-        lookup: impl FnMut(&str) -> Result<Option<AssetDecl>, LedgerError> + 'a,
+        unit: Option<Unit>,
+        lookup: impl FnMut(&str) -> Result<Option<AssetDecl>, Error> + 'a,
     ) -> Self {
         BatchBuilder {
             batch: Batch {
-                unit: Some(unit),
+                unit,
                 ..Batch::default()
             },
-            unit,
             position: 0,
             decls: HashMap::new(),
             lookup: Box::new(lookup),
@@ -113,22 +90,29 @@ impl<'a> BatchBuilder<'a> {
     ///
     /// # Errors
     ///
-    /// `BadInput` naming the position and the reason.
-    pub fn push(&mut self, text: &str) -> Result<(), LedgerError> {
+    /// `BadInput` naming the position and the reason; a failed declaration
+    /// lookup keeps its own kind (a fault of the store is no bad input).
+    pub fn push(&mut self, text: &str) -> Result<(), Error> {
         self.position += 1;
-        if self.unit == Unit::Line && text.trim().is_empty() {
+        if self.batch.unit == Some(Unit::Line) && text.trim().is_empty() {
             return Ok(());
         }
-        let (unit, position) = (self.unit, self.position);
-        let here = |e: &dyn std::fmt::Display| LedgerError::BadInput(unit.at(position, e));
-        let raw = RawEvent::from_json(text).map_err(|e| here(&e))?;
+        let here = self.batch.unit.map(|unit| Position {
+            unit,
+            number: self.position,
+        });
+        let at = |e: Error| match here {
+            Some(p) => e.at(p),
+            None => e,
+        };
+        let raw = RawEvent::from_json(text).map_err(|e| at(e.into()))?;
         if !self.decls.contains_key(raw.asset()) {
-            let decl = (self.lookup)(raw.asset()).map_err(|e| here(&e))?;
+            let decl = (self.lookup)(raw.asset()).map_err(at)?;
             self.decls.insert(raw.asset().to_string(), decl);
         }
         let event = raw
             .resolve(self.decls[raw.asset()].as_ref())
-            .map_err(|e| here(&e))?;
+            .map_err(|e| at(e.into()))?;
         self.batch.events.push(event);
         self.batch.positions.push(self.position);
         Ok(())

@@ -1,33 +1,45 @@
-//! The operations: one method per question, shared by the command line and
-//! the server.
+//! The operations: one typed method per question and the writes, over one
+//! store. [`crate::Ask`]'s implementation (`ask.rs`) turns the requests'
+//! text into these methods' arguments.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use gapless_api::{
+    BodyFormat, CheckAnswer, Error, EventAnswer, EventRef, EventsAnswer, FrontierAnswer,
+    IngestAnswer, MultiCheckAnswer, Result, SegmentAnswer, SegmentsAnswer, Unit, WindowAnswer,
+    WindowsAnswer,
+};
 use gapless_core::{
-    segments, AssetDecl, CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, Policy,
+    segments, CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, Policy,
     SegmentSource,
 };
 use gapless_store::{Appended, EventQuery, Store, StoreError};
 use jiff::tz::TimeZone;
+use serde_json::value::RawValue;
 
-use crate::ingest::{Batch, BatchBuilder, Unit};
-use crate::{
-    AssetAnswer, AssetsAnswer, CheckAnswer, DeclAnswer, EventAnswer, EventRef, EventsAnswer,
-    FrontierAnswer, LedgerError, MultiCheckAnswer, SegmentAnswer, SegmentsAnswer, WindowAnswer,
-    WindowsAnswer,
-};
+use crate::error::from_store;
+use crate::ingest::{Batch, BatchBuilder};
 
-/// The default and largest page of `events`.
+/// The page of `events` when none is asked for.
 pub const DEFAULT_PAGE: usize = 1_000;
 
-/// The ledger's questions over one store.
+/// The largest page of `events`: large enough for a backfill to page
+/// quickly, small enough that one answer stays a few megabytes.
+pub const MAX_PAGE: usize = 10_000;
+
+/// The ledger's questions and writes over one store.
 #[derive(Debug, Clone)]
 pub struct Ledger {
-    store: Arc<dyn Store>,
+    pub(crate) store: Arc<dyn Store>,
 }
 
-type Result<T> = std::result::Result<T, LedgerError>;
+fn counts(a: Appended) -> IngestAnswer {
+    IngestAnswer {
+        accepted: a.accepted,
+        duplicates: a.duplicates,
+    }
+}
 
 impl Ledger {
     /// A ledger over `store`.
@@ -35,15 +47,20 @@ impl Ledger {
         Ledger { store }
     }
 
-    /// The store underneath.
-    pub fn store(&self) -> &Arc<dyn Store> {
-        &self.store
+    /// Whether a short question (coverage, frontier: one index seek) may be
+    /// asked right on an async runtime's thread (see
+    /// [`Store::reads_inline`]).
+    pub fn reads_inline(&self) -> bool {
+        self.store.reads_inline()
     }
 
     /// A builder for a batch whose discrete keys resolve against this
-    /// ledger's declarations.
-    pub fn batch(&self, unit: Unit) -> BatchBuilder<'_> {
-        BatchBuilder::new(unit, |asset| Ok(self.store.asset_decl(asset)?))
+    /// ledger's declarations, counting positions in `unit` (none: a single
+    /// event).
+    pub fn batch(&self, unit: Option<Unit>) -> BatchBuilder<'_> {
+        BatchBuilder::new(unit, |asset| {
+            self.store.asset_decl(asset).map_err(from_store)
+        })
     }
 
     /// Parse `items` (NDJSON lines or array items) into one batch.
@@ -51,7 +68,11 @@ impl Ledger {
     /// # Errors
     ///
     /// `BadInput` naming the first bad item by position.
-    pub fn parse<'a>(&self, unit: Unit, items: impl IntoIterator<Item = &'a str>) -> Result<Batch> {
+    pub fn parse<'a>(
+        &self,
+        unit: Option<Unit>,
+        items: impl IntoIterator<Item = &'a str>,
+    ) -> Result<Batch> {
         let mut b = self.batch(unit);
         for item in items {
             b.push(item)?;
@@ -59,26 +80,78 @@ impl Ledger {
         Ok(b.finish())
     }
 
+    /// Parse a whole body of events: NDJSON, a JSON array (positions are
+    /// `event N`) or one JSON object.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a body that is not UTF-8 or not JSON, or naming the
+    /// first bad event.
+    pub fn parse_body(&self, format: BodyFormat, body: &[u8]) -> Result<Batch> {
+        let text = std::str::from_utf8(body)
+            .map_err(|e| Error::bad_input(format!("the body is not UTF-8: {e}")))?;
+        match format {
+            BodyFormat::Ndjson => {
+                let lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+                self.parse(Some(Unit::Line), lines)
+            }
+            BodyFormat::Json if text.trim_start().starts_with('[') => {
+                let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
+                    Error::bad_input(format!("events: not a JSON array of event objects: {e}"))
+                })?;
+                self.parse(Some(Unit::Event), items.iter().map(|r| r.get()))
+            }
+            BodyFormat::Json => self.parse(None, [text]),
+        }
+    }
+
     /// Record `batch` atomically.
     ///
     /// # Errors
     ///
-    /// `Conflict` naming the position of the conflicting event; nothing is
+    /// `Conflict` at the position of the conflicting event; nothing is
     /// stored then.
-    pub fn append(&self, batch: &Batch, received_at: Instant) -> Result<Appended> {
+    pub fn append(&self, batch: &Batch, received_at: Instant) -> Result<IngestAnswer> {
         self.store
             .append(batch.events(), received_at)
-            .map_err(|e| match e {
-                StoreError::Conflict { index, .. } => LedgerError::Conflict(batch.at(index, &e)),
-                other => other.into(),
+            .map(counts)
+            .map_err(|e| stored_error(batch, e))
+    }
+
+    /// Record several independent batches (a server's group commit) in one
+    /// durable commit where the store can: each batch atomic on its own,
+    /// with its own answer, in order. A conflicting batch stores nothing
+    /// and gets its conflict at its own position; when the shared commit
+    /// itself fails, each batch is tried again alone, so that one fault
+    /// does not fail the others.
+    pub fn append_group(
+        &self,
+        batches: &[&Batch],
+        received_at: Instant,
+    ) -> Vec<Result<IngestAnswer>> {
+        if let [batch] = batches {
+            return vec![self.append(batch, received_at)];
+        }
+        let events: Vec<&[gapless_core::NewEvent]> = batches.iter().map(|b| b.events()).collect();
+        let shared = self.store.append_many(&events, received_at);
+        batches
+            .iter()
+            .zip(shared)
+            .map(|(batch, result)| match result {
+                Ok(a) => Ok(counts(a)),
+                Err(e @ StoreError::Conflict { .. }) => Err(stored_error(batch, e)),
+                // Nothing of this batch is stored: alone it gets its own
+                // verdict.
+                Err(_) => self.append(batch, crate::now()),
             })
+            .collect()
     }
 
     /// Read NDJSON from `input` (named `source` in errors) and record it as
     /// one atomic batch. Lines are parsed on a thread of their own while the
     /// store writes the chunks already parsed, so parsing and storing overlap
     /// on two cores, and the input is streamed: memory does not grow with
-    /// its size. `progress` is told the bytes read so far now and then.
+    /// its size.
     ///
     /// # Errors
     ///
@@ -89,16 +162,15 @@ impl Ledger {
         input: impl std::io::Read + Send,
         source: &str,
         received_at: Instant,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<Appended> {
+    ) -> Result<IngestAnswer> {
         /// Events per chunk: large enough to amortize the hand-over, small
         /// enough that the writer starts early and memory stays bounded.
         const CHUNK: usize = 8_192;
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<gapless_store::Result<Vec<_>>>(8);
             let parser = scope.spawn(move || {
-                let mut builder = self.batch(Unit::Line);
-                let failed = read_lines(input, source, progress, |line| {
+                let mut builder = self.batch(Some(Unit::Line));
+                let failed = read_lines(input, source, |line| {
                     builder.push(line)?;
                     if builder.pending() >= CHUNK && tx.send(Ok(builder.take_events())).is_err() {
                         return Ok(false); // the writer gave up; its error is the answer
@@ -121,10 +193,7 @@ impl Ledger {
             if let Some(e) = failed {
                 return Err(e);
             }
-            stored.map_err(|e| match e {
-                StoreError::Conflict { index, .. } => LedgerError::Conflict(batch.at(index, &e)),
-                other => other.into(),
-            })
+            stored.map(counts).map_err(|e| stored_error(&batch, e))
         })
     }
 
@@ -134,7 +203,10 @@ impl Ledger {
     ///
     /// Storage faults only: an unknown asset is simply not covered.
     pub fn check(&self, asset: &str, range: Interval, policy: &Policy) -> Result<CheckAnswer> {
-        let report = CoverageReport::of(&self.store.coverage(asset, range)?, range);
+        let report = CoverageReport::of(
+            &self.store.coverage(asset, range).map_err(from_store)?,
+            range,
+        );
         Ok(CheckAnswer {
             asset: asset.to_string(),
             start: range.start(),
@@ -155,13 +227,11 @@ impl Ledger {
     /// `BadInput` for no assets; storage faults.
     pub fn check_all(&self, assets: &[String], range: Interval) -> Result<MultiCheckAnswer> {
         if assets.is_empty() {
-            return Err(LedgerError::BadInput(
-                "assets: give at least one asset".into(),
-            ));
+            return Err(Error::bad_input("assets: give at least one asset"));
         }
         let sets = assets
             .iter()
-            .map(|a| Ok(self.store.coverage(a, range)?))
+            .map(|a| self.store.coverage(a, range).map_err(from_store))
             .collect::<Result<Vec<IntervalSet>>>()?;
         let report = CoverageReport::of(&IntervalSet::intersection(&sets), range);
         Ok(MultiCheckAnswer {
@@ -179,7 +249,7 @@ impl Ledger {
     /// # Errors
     ///
     /// Storage faults only.
-    pub fn windows(
+    pub fn windows_in(
         &self,
         asset: &str,
         range: Interval,
@@ -192,7 +262,7 @@ impl Ledger {
             (Some(f), Some(l)) => Interval::new(f.start(), l.end())?,
             _ => range,
         };
-        let covered = self.store.coverage(asset, hull)?;
+        let covered = self.store.coverage(asset, hull).map_err(from_store)?;
         let windows = windows
             .into_iter()
             .map(|w| {
@@ -220,8 +290,11 @@ impl Ledger {
     /// # Errors
     ///
     /// Storage faults only.
-    pub fn segments(&self, asset: &str, range: Interval) -> Result<SegmentsAnswer> {
-        let events = self.store.events_overlapping(asset, range)?;
+    pub fn segments_in(&self, asset: &str, range: Interval) -> Result<SegmentsAnswer> {
+        let events = self
+            .store
+            .events_overlapping(asset, range)
+            .map_err(from_store)?;
         let sources: Vec<SegmentSource> = events
             .iter()
             .map(|e| SegmentSource {
@@ -256,7 +329,7 @@ impl Ledger {
     /// # Errors
     ///
     /// `BadInput` for a zero limit; storage faults.
-    pub fn events(
+    pub fn events_page(
         &self,
         asset: &str,
         range: Option<Interval>,
@@ -265,20 +338,23 @@ impl Ledger {
         after: Option<i64>,
     ) -> Result<EventsAnswer> {
         let limit = limit.unwrap_or(DEFAULT_PAGE);
-        if limit == 0 || limit > 10_000 {
-            return Err(LedgerError::BadInput(format!(
-                "limit: {limit} is out of range: give 1 to 10000"
+        if limit == 0 || limit > MAX_PAGE {
+            return Err(Error::bad_input(format!(
+                "limit: {limit} is out of range: give 1 to {MAX_PAGE}"
             )));
         }
-        let page = self.store.events(
-            asset,
-            &EventQuery {
-                range,
-                kind,
-                limit,
-                after,
-            },
-        )?;
+        let page = self
+            .store
+            .events(
+                asset,
+                &EventQuery {
+                    range,
+                    kind,
+                    limit,
+                    after,
+                },
+            )
+            .map_err(from_store)?;
         let events = page
             .events
             .into_iter()
@@ -291,11 +367,9 @@ impl Ledger {
                     kind: e.kind.as_str().to_string(),
                     extra: e
                         .extra
-                        .map(serde_json::value::RawValue::from_string)
+                        .map(RawValue::from_string)
                         .transpose()
-                        .map_err(|e| {
-                            LedgerError::Fault(format!("stored extra is not JSON: {e}"))
-                        })?,
+                        .map_err(|e| Error::fault(format!("stored extra is not JSON: {e}")))?,
                     produced_at: e.produced_at,
                     received_at: e.received_at,
                 })
@@ -313,10 +387,11 @@ impl Ledger {
     /// # Errors
     ///
     /// Storage faults only.
-    pub fn frontier(&self, asset: &str, origin: Instant) -> Result<FrontierAnswer> {
+    pub fn frontier_from(&self, asset: &str, origin: Instant) -> Result<FrontierAnswer> {
         let frontier = self
             .store
-            .run_containing(asset, origin)?
+            .run_containing(asset, origin)
+            .map_err(from_store)?
             .map_or(origin, |r| r.end());
         Ok(FrontierAnswer {
             asset: asset.to_string(),
@@ -324,59 +399,13 @@ impl Ledger {
             frontier,
         })
     }
+}
 
-    /// Every asset with its event count and covered extent.
-    ///
-    /// # Errors
-    ///
-    /// Storage faults only.
-    pub fn assets(&self) -> Result<AssetsAnswer> {
-        let assets = self
-            .store
-            .assets()?
-            .into_iter()
-            .map(|a| AssetAnswer {
-                asset: a.asset,
-                events: a.events,
-                first_covered: a.first_covered,
-                last_covered: a.last_covered,
-            })
-            .collect();
-        Ok(AssetsAnswer { assets })
-    }
-
-    /// Declare `asset`'s discrete key span and time zone.
-    ///
-    /// # Errors
-    ///
-    /// `BadInput` for a bad asset name, span or zone.
-    pub fn declare(
-        &self,
-        asset: &str,
-        key_span: Option<&str>,
-        tz: Option<&str>,
-    ) -> Result<DeclAnswer> {
-        gapless_core::validate_asset_name(asset)
-            .map_err(|e| LedgerError::BadInput(format!("asset: {e}")))?;
-        let (zone, tz_name) = crate::params::time_zone(tz)?;
-        let span = key_span
-            .map(|s| {
-                gapless_core::Duration::parse(s)
-                    .map_err(|e| LedgerError::BadInput(format!("key span: {e}")))
-            })
-            .transpose()?;
-        self.store.declare_asset(
-            asset,
-            &AssetDecl {
-                key_span: span,
-                tz: zone,
-            },
-        )?;
-        Ok(DeclAnswer {
-            asset: asset.to_string(),
-            key_span: key_span.map(str::to_string),
-            tz: tz_name,
-        })
+/// `e` from storing `batch`, a conflict at its event's position.
+fn stored_error(batch: &Batch, e: StoreError) -> Error {
+    match e {
+        StoreError::Conflict { index, .. } => batch.at(index, from_store(e)),
+        other => from_store(other),
     }
 }
 
@@ -387,32 +416,25 @@ impl Ledger {
 fn read_lines(
     input: impl std::io::Read,
     source: &str,
-    progress: &(dyn Fn(u64) + Sync),
     mut each: impl FnMut(&str) -> Result<bool>,
 ) -> Result<()> {
     use std::io::BufRead;
     let mut reader = std::io::BufReader::with_capacity(1 << 20, input);
     let mut line = Vec::with_capacity(1024);
-    let (mut number, mut read, mut reported) = (0u64, 0u64, 0u64);
+    let mut number = 0u64;
     loop {
         line.clear();
         let n = reader
             .read_until(b'\n', &mut line)
-            .map_err(|e| LedgerError::BadInput(format!("cannot read {source}: {e}")))?;
+            .map_err(|e| Error::bad_input(format!("cannot read {source}: {e}")))?;
         if n == 0 {
-            progress(read);
             return Ok(());
         }
         number += 1;
-        read += n as u64;
-        if read - reported >= 1 << 20 {
-            progress(read);
-            reported = read;
-        }
         let bytes = line.strip_suffix(b"\n").unwrap_or(&line);
         let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
         let text = std::str::from_utf8(bytes)
-            .map_err(|e| LedgerError::BadInput(format!("line {number}: not UTF-8 text: {e}")))?;
+            .map_err(|e| Error::bad_input(format!("line {number}: not UTF-8 text: {e}")))?;
         if !each(text)? {
             return Ok(());
         }
@@ -425,7 +447,7 @@ mod tests {
 
     fn lines(input: &[u8]) -> Result<Vec<String>, String> {
         let mut out = Vec::new();
-        read_lines(input, "test input", &|_| {}, |l| {
+        read_lines(input, "test input", |l| {
             out.push(l.to_string());
             Ok(true)
         })
@@ -449,7 +471,7 @@ mod tests {
     #[test]
     fn reading_stops_when_told() {
         let mut seen = 0;
-        read_lines(&b"a\nb\nc\n"[..], "x", &|_| {}, |_| {
+        read_lines(&b"a\nb\nc\n"[..], "x", |_| {
             seen += 1;
             Ok(seen < 2)
         })

@@ -1,29 +1,30 @@
-//! The questions gapless answers, over any [`gapless_store::Store`].
+//! The embedded ledger: every question of [`gapless_api::Ask`] answered
+//! over any [`gapless_store::Store`].
 //!
-//! The command line (embedded mode) and the HTTP server both call
-//! [`Ledger`]; the answers are serde types whose JSON is the shape SPEC §3
-//! fixes, so the command line in client mode reads the server's JSON back
-//! into the same types and prints exactly what embedded mode prints.
+//! The command line (embedded mode) and the HTTP server both ask a
+//! [`Ledger`]; its answers are the `gapless-api` types whose JSON is the
+//! contract, so a client of a server gets exactly what the embedded ledger
+//! gives. Every write goes through it too: single batches, streamed NDJSON,
+//! and a server's group commits.
 //!
 //! # Layout
 //!
-//! - [`Ledger`]: the operations (`ledger.rs`).
-//! - answers: `CheckAnswer`, `WindowsAnswer`, … (`answer.rs`).
-//! - [`ingest`]: NDJSON lines to a validated batch, errors by position
-//!   (`ingest.rs`).
-//! - [`params`]: parsing user-given query text with the shared error
-//!   messages (`params.rs`).
-//! - [`LedgerError`]: bad input, conflict, or a storage fault (`error.rs`).
+//! - [`Ledger`]: typed questions and the writes (`ledger.rs`).
+//! - [`gapless_api::Ask`] for [`Ledger`]: a request's text to typed values,
+//!   in one place (`ask.rs`).
+//! - [`params`]: parsing the text of a request, with the messages the
+//!   command line and the server share (`params.rs`).
+//! - [`ingest`]: event objects to a validated [`ingest::Batch`], errors by
+//!   position (`ingest.rs`).
+//! - `error.rs`: storage errors as API errors of the right kind.
 //! - [`now`]: the wall clock that stamps what is received (`clock.rs`).
 
-mod answer;
+mod ask;
 mod clock;
 mod error;
 pub mod ingest;
 mod ledger;
 pub mod params;
 
-pub use answer::*;
 pub use clock::now;
-pub use error::LedgerError;
-pub use ledger::Ledger;
+pub use ledger::{Ledger, DEFAULT_PAGE, MAX_PAGE};

@@ -15,6 +15,7 @@ use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::error::log_faults;
 use crate::openapi::ApiDoc;
 use crate::routes::{assets, events, ops, questions};
 use crate::{metrics, ApiError, AppState};
@@ -43,7 +44,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 
 /// The whole service over `state`: the routes of SPEC §4, JSON errors for
 /// unknown routes and methods, and the layers: tokens stay out of logs,
-/// tracing, per-route metrics, the request timeout and the body limit.
+/// tracing, faults logged with their cause, per-route metrics, the request
+/// timeout and the body limit.
 pub fn app(state: AppState) -> Router {
     let (router, doc) = documented().split_for_parts();
     let doc = doc.to_json().expect("the OpenAPI document serializes");
@@ -58,6 +60,7 @@ pub fn app(state: AppState) -> Router {
             state.clone(),
             metrics::track,
         ))
+        .layer(middleware::from_fn(log_faults))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(DefaultMakeSpan::new().level(Level::INFO))

@@ -3,21 +3,43 @@
 //! Every failure becomes `{"error": "<one line>", "detail": ...}` with a 4xx
 //! status for the caller's mistakes (the same messages the command line
 //! prints) and a 5xx status only for faults of the server, whose internals
-//! are logged, never sent.
+//! travel with the response as a [`FaultCause`] for the logging layer
+//! (`log_faults`), never in the body. Conversions have no side effects.
 
 use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
+use axum::extract::Request;
 use axum::http::{header, HeaderValue, StatusCode};
+use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use gapless_ledger::LedgerError;
+use gapless_api::{Error, ErrorBody, ErrorKind};
 use serde_json::{json, Value};
 
-/// An error answer: a status, a one-line message and optional detail.
+/// An error answer: a status, a one-line message, optional detail, and for
+/// a fault the internal cause to log.
 #[derive(Debug, Clone)]
 pub struct ApiError {
     status: StatusCode,
     message: String,
     detail: Value,
+    cause: Option<String>,
+}
+
+/// The internal cause of a 5xx answer, carried in the response's
+/// extensions from the handler to the logging layer.
+#[derive(Debug, Clone)]
+pub struct FaultCause(pub String);
+
+/// Middleware: log every answer that carries a [`FaultCause`], once, with
+/// its status; the body the client gets says nothing of it.
+pub(crate) async fn log_faults(request: Request, next: Next) -> Response {
+    let method = request.method().clone();
+    let path = request.uri().path().to_string();
+    let response = next.run(request).await;
+    if let Some(FaultCause(cause)) = response.extensions().get::<FaultCause>() {
+        tracing::error!(status = response.status().as_u16(), %method, %path, error = %cause, "request failed");
+    }
+    response
 }
 
 impl ApiError {
@@ -27,6 +49,7 @@ impl ApiError {
             status,
             message: message.into(),
             detail: Value::Null,
+            cause: None,
         }
     }
 
@@ -54,8 +77,15 @@ impl ApiError {
 
     /// 500 for a fault of the server: `internal` is logged, not sent.
     pub fn internal(internal: impl std::fmt::Display) -> Self {
-        tracing::error!(error = %internal, "internal error");
         ApiError::new(StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+            .with_cause(internal)
+    }
+
+    /// This error with an internal `cause` for the log.
+    #[must_use]
+    pub fn with_cause(mut self, cause: impl std::fmt::Display) -> Self {
+        self.cause = Some(cause.to_string());
+        self
     }
 
     /// The status.
@@ -78,47 +108,41 @@ impl std::fmt::Display for ApiError {
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let unauthorized = self.status == StatusCode::UNAUTHORIZED;
-        let body = Json(json!({"error": self.message, "detail": self.detail}));
+        let body = Json(ErrorBody {
+            error: self.message,
+            detail: self.detail,
+        });
         let mut response = (self.status, body).into_response();
         if unauthorized {
             response
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        if let Some(cause) = self.cause {
+            response.extensions_mut().insert(FaultCause(cause));
+        }
         response
     }
 }
 
-/// `line 3: ...` or `event 3: ...` names a position: put it in the detail too.
-fn position_detail(message: &str) -> Value {
-    for unit in ["line", "event"] {
-        if let Some(rest) = message.strip_prefix(unit).and_then(|r| r.strip_prefix(' ')) {
-            if let Some((n, _)) = rest.split_once(':') {
-                if let Ok(n) = n.parse::<u64>() {
-                    return json!({ unit: n });
-                }
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        let detail = match e.position() {
+            Some(p) => json!({ p.unit.as_str(): p.number }),
+            None => Value::Null,
+        };
+        match e.kind() {
+            ErrorKind::BadInput => ApiError::bad_request(e.to_string()).with_detail(detail),
+            ErrorKind::NotFound => ApiError::new(StatusCode::NOT_FOUND, e.to_string()),
+            ErrorKind::Conflict => {
+                ApiError::new(StatusCode::CONFLICT, e.to_string()).with_detail(detail)
             }
-        }
-    }
-    Value::Null
-}
-
-impl From<LedgerError> for ApiError {
-    fn from(e: LedgerError) -> Self {
-        match e {
-            LedgerError::BadInput(m) => {
-                let detail = position_detail(&m);
-                ApiError::bad_request(m).with_detail(detail)
-            }
-            LedgerError::Conflict(m) => {
-                let detail = position_detail(&m);
-                ApiError::new(StatusCode::CONFLICT, m).with_detail(detail)
-            }
-            LedgerError::Unavailable(m) => {
-                tracing::error!(error = %m, "ledger unavailable");
+            ErrorKind::Denied => ApiError::forbidden(e.to_string()),
+            ErrorKind::Unavailable => {
                 ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the ledger is unavailable")
+                    .with_cause(&e)
             }
-            LedgerError::Fault(m) => ApiError::internal(m),
+            _ => ApiError::internal(&e),
         }
     }
 }
@@ -163,13 +187,43 @@ pub enum ServerError {
 
 #[cfg(test)]
 mod tests {
+    use gapless_api::{Position, Unit};
+
     use super::*;
 
     #[test]
-    fn positions_are_put_in_the_detail() {
-        assert_eq!(position_detail("line 12: bad"), json!({"line": 12}));
-        assert_eq!(position_detail("event 2: conflict: x"), json!({"event": 2}));
-        assert_eq!(position_detail("start: invalid"), Value::Null);
-        assert_eq!(position_detail("lines 2: x"), Value::Null);
+    fn kinds_become_statuses_and_positions_the_detail() {
+        let e = ApiError::from(Error::bad_input("bad").at(Position {
+            unit: Unit::Line,
+            number: 12,
+        }));
+        assert_eq!(e.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(e.message(), "line 12: bad");
+        assert_eq!(e.detail, json!({"line": 12}));
+        let e = ApiError::from(Error::conflict("conflict: x").at(Position {
+            unit: Unit::Event,
+            number: 2,
+        }));
+        assert_eq!(
+            (e.status(), e.detail.clone()),
+            (StatusCode::CONFLICT, json!({"event": 2}))
+        );
+        let e = ApiError::from(Error::bad_input("start: invalid"));
+        assert_eq!(e.detail, Value::Null);
+    }
+
+    #[test]
+    fn faults_keep_their_cause_out_of_the_body() {
+        let e = ApiError::from(Error::fault(
+            "storage failure: disk I/O error at /secret/path",
+        ));
+        assert_eq!(e.status(), StatusCode::INTERNAL_SERVER_ERROR);
+        assert_eq!(e.message(), "internal server error");
+        let response = e.into_response();
+        let cause = response.extensions().get::<FaultCause>().expect("a cause");
+        assert!(cause.0.contains("/secret/path"));
+        let e = ApiError::from(Error::unavailable("cannot open ledger postgres://u@h/db"));
+        assert_eq!(e.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(e.message(), "the ledger is unavailable");
     }
 }

@@ -21,20 +21,25 @@
 //! - [`ServerConfig`]: address, tokens, limits (`config.rs`).
 //! - [`AppState`]: the ledger, the writer, metrics, shared by requests
 //!   (`state.rs`).
-//! - `writer.rs`: group commit: concurrent batches share store commits, each
-//!   atomic and answered with its own counts once durable.
-//! - `routes/`: the handlers: `events.rs` (`POST /v1/events`),
-//!   `questions.rs` (coverage, windows, segments, events, frontier,
-//!   `POST /v1/coverage`), `assets.rs` (listing, declaring), `ops.rs`
-//!   (`/healthz`, `/metrics`, `/openapi.json`).
+//! - `writer.rs`: group commit: concurrent batches share one commit through
+//!   [`Ledger::append_group`], each atomic and answered with its own counts
+//!   once durable.
+//! - `routes/`: the handlers, each extracting its `gapless-api` request and
+//!   asking the ledger through [`gapless_api::Ask`]: `events.rs`
+//!   (`POST /v1/events`), `questions.rs` (coverage, windows, segments,
+//!   events, frontier, `POST /v1/coverage`), `assets.rs` (listing,
+//!   declaring), `ops.rs` (`/healthz`, `/metrics`, `/openapi.json`).
 //! - [`Tokens`], [`Scope`]: bearer tokens with scopes (`auth.rs`).
-//! - [`ApiError`]: the one error answer, `{"error", "detail"}`; internals are
-//!   logged, never sent (`error.rs`).
+//! - [`ApiError`]: the one error answer, `{"error", "detail"}`, from the
+//!   API's [`gapless_api::Error`] by its kind; a fault's cause rides in the
+//!   response to the logging layer, never in the body (`error.rs`).
 //! - `extract.rs`: axum's extractors with JSON rejections.
 //! - `metrics.rs`: Prometheus metrics, one registry per server.
-//! - `openapi.rs`: the OpenAPI document's root and answer schemas.
-//! - [`client::Client`]: a blocking client of this API, for the command
-//!   line's client mode (`client.rs`).
+//! - `openapi.rs`: the OpenAPI document's root; the schemas are derived
+//!   from the `gapless-api` request and answer types.
+//!
+//! The client of this API is the `gapless-client` crate, which needs none
+//! of this one.
 //!
 //! # Access control
 //!
@@ -45,7 +50,6 @@
 
 mod app;
 pub mod auth;
-pub mod client;
 mod config;
 mod error;
 mod extract;
@@ -61,7 +65,7 @@ use std::io;
 pub use app::{app, openapi};
 pub use auth::{Scope, Token, Tokens};
 pub use config::{check_exposure, ServerConfig, DEFAULT_LISTEN};
-pub use error::{ApiError, ServerError};
+pub use error::{ApiError, FaultCause, ServerError};
 use gapless_ledger::Ledger;
 pub use metrics::Metrics;
 pub use state::AppState;

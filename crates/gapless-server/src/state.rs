@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use gapless_ledger::{Ledger, LedgerError};
+use gapless_api::Error;
+use gapless_ledger::Ledger;
 
 use crate::writer::Writer;
 use crate::{ApiError, Metrics, ServerConfig, Tokens};
@@ -66,14 +67,14 @@ impl AppState {
     }
 
     /// Ask a short question (one index seek: coverage, frontier) on this
-    /// thread when the store allows it ([`gapless_store::Store::reads_inline`]),
+    /// thread when the ledger allows it ([`Ledger::reads_inline`]),
     /// otherwise as [`AppState::ask`] does.
     pub(crate) async fn ask_short<T, F>(&self, question: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
-        F: FnOnce(&Ledger) -> Result<T, LedgerError> + Send + 'static,
+        F: FnOnce(&Ledger) -> Result<T, Error> + Send + 'static,
     {
-        if self.inner.ledger.store().reads_inline() {
+        if self.inner.ledger.reads_inline() {
             question(&self.inner.ledger).map_err(ApiError::from)
         } else {
             self.ask(question).await
@@ -85,7 +86,7 @@ impl AppState {
     pub(crate) async fn ask<T, F>(&self, question: F) -> Result<T, ApiError>
     where
         T: Send + 'static,
-        F: FnOnce(&Ledger) -> Result<T, LedgerError> + Send + 'static,
+        F: FnOnce(&Ledger) -> Result<T, Error> + Send + 'static,
     {
         let ledger = self.inner.ledger.clone();
         tokio::task::spawn_blocking(move || question(&ledger))

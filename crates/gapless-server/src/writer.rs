@@ -4,28 +4,24 @@
 //! Requests send `(batch, reply)` over a bounded channel. The writer takes
 //! the first waiting batch, drains whatever else is queued (up to
 //! `max_group_events` events), and appends the group on a blocking thread
-//! with [`gapless_store::Store::append_many`]: each batch atomic on its own
-//! with its own counts, in one durable commit where the backend supports it.
-//! Meanwhile new requests queue up for the next group, so under load many
-//! small requests share each commit.
-//!
-//! A batch that fails inside a group (a conflict, a fault) stored nothing of
-//! its own, so it is retried alone through [`Ledger::append`]: a conflict
-//! then comes back with its position in the request, and the other requests
-//! of the group are unaffected. Each request is answered only after its
-//! events are durable. A request whose client has gone (disconnect,
-//! timeout) before its group starts is dropped, not stored.
+//! with [`Ledger::append_group`]: each batch atomic on its own with its own
+//! answer (a conflict at its position in its request), in one durable
+//! commit where the store supports it. Meanwhile new requests queue up for
+//! the next group, so under load many small requests share each commit.
+//! Each request is answered only after its events are durable. A request
+//! whose client has gone (disconnect, timeout) before its group starts is
+//! dropped, not stored.
 
 use std::sync::Arc;
 
-use gapless_core::NewEvent;
+use gapless_api::{Error, ErrorKind, IngestAnswer};
 use gapless_ledger::ingest::Batch;
-use gapless_ledger::{now, IngestAnswer, Ledger, LedgerError};
+use gapless_ledger::{now, Ledger};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::{ApiError, Metrics};
 
-type Reply = oneshot::Sender<Result<IngestAnswer, LedgerError>>;
+type Reply = oneshot::Sender<Result<IngestAnswer, Error>>;
 
 enum Msg {
     Append {
@@ -124,33 +120,16 @@ fn commit(ledger: &Ledger, jobs: Vec<(Batch, Reply)>, metrics: &Metrics) {
     let received_at = now();
     metrics.groups.inc();
     metrics.group_requests.observe(jobs.len() as f64);
-    let results: Vec<Result<IngestAnswer, LedgerError>> = if let [(batch, _)] = jobs.as_slice() {
-        metrics.commits.inc();
-        vec![ledger.append(batch, received_at)]
-    } else {
-        let slices: Vec<&[NewEvent]> = jobs.iter().map(|(b, _)| b.events()).collect();
-        metrics.commits.inc();
-        let shared = ledger.store().append_many(&slices, received_at);
-        jobs.iter()
-            .zip(shared)
-            .map(|((batch, _), result)| match result {
-                Ok(answer) => Ok(answer),
-                // Nothing of this batch is stored: alone it gets its own
-                // verdict, with the conflict's position in its request.
-                Err(_) => {
-                    metrics.commits.inc();
-                    ledger.append(batch, now())
-                }
-            })
-            .collect()
-    };
+    metrics.commits.inc();
+    let batches: Vec<&Batch> = jobs.iter().map(|(b, _)| b).collect();
+    let results = ledger.append_group(&batches, received_at);
     for ((_, reply), result) in jobs.into_iter().zip(results) {
         match &result {
             Ok(a) => {
                 metrics.accepted.inc_by(a.accepted);
                 metrics.duplicates.inc_by(a.duplicates);
             }
-            Err(LedgerError::Conflict(_)) => {
+            Err(e) if e.kind() == ErrorKind::Conflict => {
                 metrics.conflicts.inc();
             }
             Err(e) => tracing::warn!(error = %e, "batch failed"),
@@ -164,8 +143,8 @@ mod tests {
     use std::sync::Mutex;
     use std::time::Duration;
 
-    use gapless_core::{AssetDecl, Instant, Interval, IntervalSet};
-    use gapless_ledger::ingest::Unit;
+    use gapless_api::Unit;
+    use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
     use gapless_store::{
         AssetSummary, EventPage, EventQuery, SqliteStore, Store, StoreError, StoredEvent,
     };
@@ -255,7 +234,9 @@ mod tests {
         writer: &Writer,
         n: usize,
     ) -> Vec<Result<IngestAnswer, ApiError>> {
-        let first = ledger.parse(Unit::Event, [ev("x", 0).as_str()]).unwrap();
+        let first = ledger
+            .parse(Some(Unit::Event), [ev("x", 0).as_str()])
+            .unwrap();
         let w = writer.clone();
         let gate = tokio::spawn(async move { w.append(first).await });
         tokio::time::sleep(Duration::from_millis(100)).await;
@@ -269,7 +250,7 @@ mod tests {
                 items.push(ev("x", 0));
             }
             let batch = ledger
-                .parse(Unit::Event, items.iter().map(String::as_str))
+                .parse(Some(Unit::Event), items.iter().map(String::as_str))
                 .unwrap();
             let w = writer.clone();
             waiting.push(tokio::spawn(async move { w.append(batch).await }));
@@ -328,7 +309,10 @@ mod tests {
             [10],
             "the ten waiting batches formed one group"
         );
-        let events = ledger.events("a", None, None, None, None).unwrap().events;
+        let events = ledger
+            .events_page("a", None, None, None, None)
+            .unwrap()
+            .events;
         // x, e0..e9 except e3 (its batch conflicted, so nothing of it).
         assert_eq!(events.len(), 10);
         assert!(!events.iter().any(|e| e.id.as_deref() == Some("e3")));
@@ -346,7 +330,7 @@ mod tests {
         assert_eq!(*store.groups.lock().unwrap(), [6]);
         assert_eq!(
             ledger
-                .events("a", None, None, None, None)
+                .events_page("a", None, None, None, None)
                 .unwrap()
                 .events
                 .len(),
@@ -371,7 +355,9 @@ mod tests {
     async fn flush_waits_for_queued_batches() {
         let (_dir, _store, ledger) = setup(false);
         let writer = Writer::spawn(ledger.clone(), Arc::new(Metrics::new()), 4096);
-        let first = ledger.parse(Unit::Event, [ev("x", 0).as_str()]).unwrap();
+        let first = ledger
+            .parse(Some(Unit::Event), [ev("x", 0).as_str()])
+            .unwrap();
         let w = writer.clone();
         let pending = tokio::spawn(async move { w.append(first).await });
         tokio::time::sleep(Duration::from_millis(50)).await;
@@ -383,7 +369,7 @@ mod tests {
         pending.await.unwrap().unwrap();
         assert_eq!(
             ledger
-                .events("a", None, None, None, None)
+                .events_page("a", None, None, None, None)
                 .unwrap()
                 .events
                 .len(),

@@ -57,14 +57,14 @@ fn requests_in_flight_finish_and_acknowledged_events_are_stored() {
     let ledger = common::ledger_at(&server.db());
     assert_eq!(
         ledger
-            .events("big", None, None, Some(10_000), None)
+            .events_page("big", None, None, Some(10_000), None)
             .unwrap()
             .events
             .len(),
         10_000
     );
     let stored: Vec<String> = ledger
-        .events("small", None, None, None, None)
+        .events_page("small", None, None, None, None)
         .unwrap()
         .events
         .into_iter()

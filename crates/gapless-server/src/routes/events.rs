@@ -6,79 +6,33 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use gapless_ledger::ingest::{Batch, Unit};
-use gapless_ledger::{IngestAnswer, Ledger, LedgerError};
+use gapless_api::{BodyFormat, IngestAnswer};
+use gapless_ledger::ingest::Batch;
 use serde_json::json;
-use serde_json::value::RawValue;
 
 use crate::auth::{Caller, Scope};
 use crate::{ApiError, AppState};
 
-/// How the body is laid out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Format {
-    /// One JSON object, or an array of them.
-    Json,
-    /// One event object per line.
-    Ndjson,
-}
-
-fn format_of(headers: &HeaderMap) -> Result<Format, ApiError> {
-    let Some(value) = headers.get(CONTENT_TYPE) else {
-        return Ok(Format::Json);
-    };
-    let essence = value
-        .to_str()
-        .unwrap_or_default()
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase();
-    match essence.as_str() {
-        "application/x-ndjson"
-        | "application/ndjson"
-        | "application/jsonl"
-        | "application/x-jsonlines" => Ok(Format::Ndjson),
-        "application/json" | "" => Ok(Format::Json),
-        s if s.ends_with("+json") => Ok(Format::Json),
-        other => Err(ApiError::new(
-            StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            format!(
-                "unsupported content type {other:?}: send application/json or application/x-ndjson"
-            ),
-        )),
-    }
-}
-
-fn parse(ledger: &Ledger, format: Format, body: &[u8]) -> Result<Batch, LedgerError> {
-    let text = std::str::from_utf8(body)
-        .map_err(|e| LedgerError::BadInput(format!("the body is not UTF-8: {e}")))?;
-    match format {
-        Format::Ndjson => {
-            let lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-            ledger.parse(Unit::Line, lines)
-        }
-        Format::Json if text.trim_start().starts_with('[') => {
-            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
-                LedgerError::BadInput(format!("events: not a JSON array of event objects: {e}"))
-            })?;
-            ledger.parse(Unit::Event, items.iter().map(|r| r.get()))
-        }
-        Format::Json => ledger.parse(Unit::Single, [text]),
-    }
+fn format_of(headers: &HeaderMap) -> Result<BodyFormat, ApiError> {
+    let value = headers
+        .get(CONTENT_TYPE)
+        .map(|v| v.to_str().unwrap_or_default());
+    BodyFormat::from_content_type(value)
+        .map_err(|m| ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, m))
 }
 
 /// Refuse the whole batch when any event is outside what the token may write.
 fn authorize(caller: &Caller, batch: &Batch) -> Result<(), ApiError> {
     for (index, event) in batch.events().iter().enumerate() {
         if let Err(message) = caller.require_write(&event.asset) {
-            let detail = match batch.position(index) {
-                Some((Unit::Line, n)) => json!({"line": n, "asset": event.asset}),
-                Some((Unit::Event, n)) => json!({"event": n, "asset": event.asset}),
-                _ => json!({"asset": event.asset}),
+            let (message, detail) = match batch.position(index) {
+                Some(p) => (
+                    format!("{p}: {message}"),
+                    json!({p.unit.as_str(): p.number, "asset": event.asset}),
+                ),
+                None => (message, json!({"asset": event.asset})),
             };
-            return Err(ApiError::forbidden(batch.at(index, message)).with_detail(detail));
+            return Err(ApiError::forbidden(message).with_detail(detail));
         }
     }
     Ok(())
@@ -98,17 +52,19 @@ fn authorize(caller: &Caller, batch: &Batch) -> Result<(), ApiError> {
     path = "/v1/events",
     tag = "events",
     request_body(content(
-        (crate::openapi::EventsBody = "application/json"),
+        (gapless_api::EventsBodySchema = "application/json"),
         (String = "application/x-ndjson"),
     )),
     responses(
-        (status = 200, description = "Recorded (or all duplicates)", body = crate::openapi::IngestAnswer),
-        (status = 400, description = "A bad event, named by position", body = crate::openapi::ErrorBody),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "An event outside the token's write prefixes; nothing stored", body = crate::openapi::ErrorBody),
-        (status = 409, description = "An event id recorded with other content; nothing stored", body = crate::openapi::ErrorBody),
-        (status = 413, description = "Body too large", body = crate::openapi::ErrorBody),
-        (status = 415, description = "Unsupported content type", body = crate::openapi::ErrorBody),
+        (status = 200, description = "Recorded (or all duplicates)", body = IngestAnswer),
+        (status = 400, description = "A bad event, named by position", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "An event outside the token's write prefixes; nothing stored", body = gapless_api::ErrorBody),
+        (status = 409, description = "An event id recorded with other content; nothing stored", body = gapless_api::ErrorBody),
+        (status = 413, description = "Body too large", body = gapless_api::ErrorBody),
+        (status = 415, description = "Unsupported content type", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -122,7 +78,7 @@ pub(crate) async fn post_events(
     let format = format_of(&headers)?;
     let body = body?;
     let batch = state
-        .ask(move |ledger| parse(ledger, format, &body))
+        .ask(move |ledger| ledger.parse_body(format, &body))
         .await?;
     authorize(&caller, &batch)?;
     if batch.is_empty() {

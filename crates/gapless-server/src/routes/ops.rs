@@ -6,7 +6,9 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
-use serde_json::{json, Value};
+use gapless_api::Ask;
+use serde::Serialize;
+use utoipa::ToSchema;
 
 use crate::auth::{Caller, Scope};
 use crate::{metrics, ApiError, AppState};
@@ -16,10 +18,17 @@ use crate::{metrics, ApiError, AppState};
     get,
     path = "/healthz",
     tag = "operations",
-    responses((status = 200, description = "Alive", body = crate::openapi::Health))
+    responses((status = 200, description = "Alive", body = Health))
 )]
-pub(crate) async fn healthz() -> Json<Value> {
-    Json(json!({"status": "ok"}))
+pub(crate) async fn healthz() -> Json<Health> {
+    Json(Health { status: "ok" })
+}
+
+/// `/healthz`'s answer.
+#[derive(Debug, Serialize, ToSchema)]
+pub(crate) struct Health {
+    /// `ok`.
+    status: &'static str,
 }
 
 /// Prometheus metrics (OpenMetrics text): events accepted and duplicate,
@@ -31,8 +40,8 @@ pub(crate) async fn healthz() -> Json<Value> {
     tag = "operations",
     responses(
         (status = 200, description = "The metrics", body = String, content_type = "application/openmetrics-text"),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -41,7 +50,7 @@ pub(crate) async fn metrics(
     caller: Caller,
 ) -> Result<impl IntoResponse, ApiError> {
     caller.require(Scope::Read)?;
-    let assets = state.ask(|ledger| ledger.assets()).await?;
+    let assets = state.ask(|l| l.assets()).await?;
     let text = state
         .metrics()
         .render(&assets)
@@ -56,8 +65,8 @@ pub(crate) async fn metrics(
     tag = "operations",
     responses(
         (status = 200, description = "The OpenAPI document", body = Object),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]

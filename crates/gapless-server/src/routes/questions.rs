@@ -1,121 +1,32 @@
 //! The questions about one asset (`/v1/assets/{asset}/...`) and about
-//! several at once (`POST /v1/coverage`).
+//! several at once (`POST /v1/coverage`): each route extracts its request
+//! type, puts the asset of the path in, and asks the ledger.
 
 use axum::extract::State;
 use axum::Json;
-use gapless_ledger::{
-    params, CheckAnswer, EventsAnswer, FrontierAnswer, MultiCheckAnswer, SegmentsAnswer,
-    WindowsAnswer,
+use gapless_api::{
+    Ask, CheckAnswer, CoverageRequest, EventsAnswer, EventsRequest, FrontierAnswer,
+    FrontierRequest, MultiCheckAnswer, MultiCoverageRequest, SegmentsAnswer, SegmentsRequest,
+    WindowsAnswer, WindowsRequest,
 };
-use serde::Deserialize;
-use utoipa::{IntoParams, ToSchema};
 
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, AssetPath, Query};
 use crate::{ApiError, AppState};
-
-/// `?start=&end=&policy=&tz=`
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct CoverageParams {
-    /// Start of the range: RFC 3339, a naive date-time (UTC), or a bare date
-    /// (midnight in `tz`).
-    start: String,
-    /// End of the range, exclusive.
-    end: String,
-    /// `full` (default), `ratio>=R` or `gap<D`.
-    policy: Option<String>,
-    /// IANA time zone for bare dates (default UTC).
-    tz: Option<String>,
-}
-
-/// `?start=&end=&every=&tz=&policy=`
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct WindowsParams {
-    /// Start of the range.
-    start: String,
-    /// End of the range, exclusive.
-    end: String,
-    /// The grid: `Nm`, `Nh`, `Nd`, `1w`, `Nmo`, `1y`.
-    every: String,
-    /// IANA time zone of the grid and of bare dates (default UTC).
-    tz: Option<String>,
-    /// `full` (default), `ratio>=R` or `gap<D`.
-    policy: Option<String>,
-}
-
-/// `?start=&end=&tz=`
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RangeParams {
-    /// Start of the range.
-    start: String,
-    /// End of the range, exclusive.
-    end: String,
-    /// IANA time zone for bare dates (default UTC).
-    tz: Option<String>,
-}
-
-/// `?start=&end=&kind=&limit=&after=&tz=`
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct EventsParams {
-    /// Only events overlapping `[start, end)` (give both or neither).
-    start: Option<String>,
-    /// End of the range, exclusive.
-    end: Option<String>,
-    /// `landed` or `retracted`.
-    kind: Option<String>,
-    /// Page size, 1 to 10000 (default 1000).
-    limit: Option<usize>,
-    /// The `next` of the previous page.
-    after: Option<String>,
-    /// IANA time zone for bare dates (default UTC).
-    tz: Option<String>,
-}
-
-/// `?origin=&tz=`
-#[derive(Debug, Deserialize, IntoParams)]
-#[into_params(parameter_in = Query)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct FrontierParams {
-    /// Where the covered run is looked for.
-    origin: String,
-    /// IANA time zone for a bare date (default UTC).
-    tz: Option<String>,
-}
-
-/// `POST /v1/coverage`'s body.
-#[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct MultiCoverageRequest {
-    /// The assets; an instant counts only where every one covers it.
-    assets: Vec<String>,
-    /// Start of the range.
-    start: String,
-    /// End of the range, exclusive.
-    end: String,
-    /// IANA time zone for bare dates (default UTC).
-    #[serde(default)]
-    tz: Option<String>,
-}
 
 /// Coverage of a range (as `check`).
 #[utoipa::path(
     get,
     path = "/v1/assets/{asset}/coverage",
     tag = "questions",
-    params(("asset" = String, Path, description = "The asset, percent-encoded"), CoverageParams),
+    params(("asset" = String, Path, description = "The asset, percent-encoded"), CoverageRequest),
     responses(
-        (status = 200, description = "The coverage; `complete` under the policy", body = crate::openapi::CheckAnswer),
-        (status = 400, description = "Bad range, policy or zone", body = crate::openapi::ErrorBody),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 200, description = "The coverage; `complete` under the policy", body = CheckAnswer),
+        (status = 400, description = "Bad range, policy or zone", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -123,18 +34,11 @@ pub(crate) async fn coverage(
     State(state): State<AppState>,
     caller: Caller,
     AssetPath(asset): AssetPath,
-    Query(q): Query<CoverageParams>,
+    Query(mut q): Query<CoverageRequest>,
 ) -> Result<Json<CheckAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    let answer = state
-        .ask_short(move |ledger| {
-            let (zone, _) = params::time_zone(q.tz.as_deref())?;
-            let range = params::range(&q.start, &q.end, Some(&zone))?;
-            let policy = params::policy(q.policy.as_deref())?;
-            ledger.check(&asset, range, &policy)
-        })
-        .await?;
-    Ok(Json(answer))
+    q.asset = asset;
+    Ok(Json(state.ask_short(move |l| l.coverage(&q)).await?))
 }
 
 /// The grid windows that overlap a range (as `windows`).
@@ -142,12 +46,14 @@ pub(crate) async fn coverage(
     get,
     path = "/v1/assets/{asset}/windows",
     tag = "questions",
-    params(("asset" = String, Path, description = "The asset, percent-encoded"), WindowsParams),
+    params(("asset" = String, Path, description = "The asset, percent-encoded"), WindowsRequest),
     responses(
-        (status = 200, description = "The windows in time order, each whole", body = crate::openapi::WindowsAnswer),
-        (status = 400, description = "Bad range, grid, policy or zone", body = crate::openapi::ErrorBody),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 200, description = "The windows in time order, each whole", body = WindowsAnswer),
+        (status = 400, description = "Bad range, grid, policy or zone", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -155,19 +61,11 @@ pub(crate) async fn windows(
     State(state): State<AppState>,
     caller: Caller,
     AssetPath(asset): AssetPath,
-    Query(q): Query<WindowsParams>,
+    Query(mut q): Query<WindowsRequest>,
 ) -> Result<Json<WindowsAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    let answer = state
-        .ask(move |ledger| {
-            let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
-            let range = params::range(&q.start, &q.end, Some(&zone))?;
-            let grid = params::grid(&q.every)?;
-            let policy = params::policy(q.policy.as_deref())?;
-            ledger.windows(&asset, range, &grid, (&zone, &tz_name), &policy)
-        })
-        .await?;
-    Ok(Json(answer))
+    q.asset = asset;
+    Ok(Json(state.ask(move |l| l.windows(&q)).await?))
 }
 
 /// The effective segments and the event that provides each (as `segments`).
@@ -175,12 +73,14 @@ pub(crate) async fn windows(
     get,
     path = "/v1/assets/{asset}/segments",
     tag = "questions",
-    params(("asset" = String, Path, description = "The asset, percent-encoded"), RangeParams),
+    params(("asset" = String, Path, description = "The asset, percent-encoded"), SegmentsRequest),
     responses(
-        (status = 200, description = "The segments, clipped to the range", body = crate::openapi::SegmentsAnswer),
-        (status = 400, description = "Bad range or zone", body = crate::openapi::ErrorBody),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 200, description = "The segments, clipped to the range", body = SegmentsAnswer),
+        (status = 400, description = "Bad range or zone", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -188,17 +88,11 @@ pub(crate) async fn segments(
     State(state): State<AppState>,
     caller: Caller,
     AssetPath(asset): AssetPath,
-    Query(q): Query<RangeParams>,
+    Query(mut q): Query<SegmentsRequest>,
 ) -> Result<Json<SegmentsAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    let answer = state
-        .ask(move |ledger| {
-            let (zone, _) = params::time_zone(q.tz.as_deref())?;
-            let range = params::range(&q.start, &q.end, Some(&zone))?;
-            ledger.segments(&asset, range)
-        })
-        .await?;
-    Ok(Json(answer))
+    q.asset = asset;
+    Ok(Json(state.ask(move |l| l.segments(&q)).await?))
 }
 
 /// One page of events in sequence order (as `events`).
@@ -206,12 +100,14 @@ pub(crate) async fn segments(
     get,
     path = "/v1/assets/{asset}/events",
     tag = "questions",
-    params(("asset" = String, Path, description = "The asset, percent-encoded"), EventsParams),
+    params(("asset" = String, Path, description = "The asset, percent-encoded"), EventsRequest),
     responses(
-        (status = 200, description = "A page; `next` is the cursor of the next one", body = crate::openapi::EventsAnswer),
-        (status = 400, description = "Bad range, kind, limit or cursor", body = crate::openapi::ErrorBody),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 200, description = "A page; `next` is the cursor of the next one", body = EventsAnswer),
+        (status = 400, description = "Bad range, kind, limit or cursor", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -219,27 +115,11 @@ pub(crate) async fn events(
     State(state): State<AppState>,
     caller: Caller,
     AssetPath(asset): AssetPath,
-    Query(q): Query<EventsParams>,
+    Query(mut q): Query<EventsRequest>,
 ) -> Result<Json<EventsAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    let answer = state
-        .ask(move |ledger| {
-            let (zone, _) = params::time_zone(q.tz.as_deref())?;
-            let range = match (&q.start, &q.end) {
-                (Some(s), Some(e)) => Some(params::range(s, e, Some(&zone))?),
-                (None, None) => None,
-                _ => {
-                    return Err(gapless_ledger::LedgerError::BadInput(
-                        "range: give both start and end, or neither".into(),
-                    ))
-                }
-            };
-            let kind = q.kind.as_deref().map(params::kind).transpose()?;
-            let after = q.after.as_deref().map(params::cursor).transpose()?;
-            ledger.events(&asset, range, kind, q.limit, after)
-        })
-        .await?;
-    Ok(Json(answer))
+    q.asset = asset;
+    Ok(Json(state.ask(move |l| l.events(&q)).await?))
 }
 
 /// Complete up to when (as `frontier`).
@@ -247,12 +127,14 @@ pub(crate) async fn events(
     get,
     path = "/v1/assets/{asset}/frontier",
     tag = "questions",
-    params(("asset" = String, Path, description = "The asset, percent-encoded"), FrontierParams),
+    params(("asset" = String, Path, description = "The asset, percent-encoded"), FrontierRequest),
     responses(
-        (status = 200, description = "The end of the covered run from the origin", body = crate::openapi::FrontierAnswer),
-        (status = 400, description = "Bad origin or zone", body = crate::openapi::ErrorBody),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 200, description = "The end of the covered run from the origin", body = FrontierAnswer),
+        (status = 400, description = "Bad origin or zone", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
@@ -260,17 +142,11 @@ pub(crate) async fn frontier(
     State(state): State<AppState>,
     caller: Caller,
     AssetPath(asset): AssetPath,
-    Query(q): Query<FrontierParams>,
+    Query(mut q): Query<FrontierRequest>,
 ) -> Result<Json<FrontierAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    let answer = state
-        .ask_short(move |ledger| {
-            let (zone, _) = params::time_zone(q.tz.as_deref())?;
-            let origin = params::instant("origin", &q.origin, Some(&zone))?;
-            ledger.frontier(&asset, origin)
-        })
-        .await?;
-    Ok(Json(answer))
+    q.asset = asset;
+    Ok(Json(state.ask_short(move |l| l.frontier(&q)).await?))
 }
 
 /// Coverage of several assets at once: an instant counts only where every
@@ -281,25 +157,22 @@ pub(crate) async fn frontier(
     tag = "questions",
     request_body = MultiCoverageRequest,
     responses(
-        (status = 200, description = "The joint coverage", body = crate::openapi::MultiCheckAnswer),
-        (status = 400, description = "Bad range or no assets", body = crate::openapi::ErrorBody),
-        (status = 401, description = "Missing or invalid token", body = crate::openapi::ErrorBody),
-        (status = 403, description = "No read scope", body = crate::openapi::ErrorBody),
+        (status = 200, description = "The joint coverage", body = MultiCheckAnswer),
+        (status = 400, description = "Bad range or no assets", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 413, description = "Body over the server's limit", body = gapless_api::ErrorBody),
+        (status = 415, description = "A body that is not JSON", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
     ),
     security(("bearer" = []))
 )]
 pub(crate) async fn coverage_all(
     State(state): State<AppState>,
     caller: Caller,
-    extract::Json(body): extract::Json<MultiCoverageRequest>,
+    extract::Json(q): extract::Json<MultiCoverageRequest>,
 ) -> Result<Json<MultiCheckAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    let answer = state
-        .ask(move |ledger| {
-            let (zone, _) = params::time_zone(body.tz.as_deref())?;
-            let range = params::range(&body.start, &body.end, Some(&zone))?;
-            ledger.check_all(&body.assets, range)
-        })
-        .await?;
-    Ok(Json(answer))
+    Ok(Json(state.ask(move |l| l.coverage_all(&q)).await?))
 }

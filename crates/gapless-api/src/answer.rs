@@ -1,30 +1,43 @@
 //! The answers, in the JSON shapes of SPEC §3 (`--json`) and §4 (HTTP).
 //!
 //! Each type serializes to exactly the object the spec shows and
-//! deserializes from it, so a client can read a server's answer back.
+//! deserializes from it, so a client reads a server's answer back into the
+//! type the embedded ledger returns. Their OpenAPI schemas are derived from
+//! these very types.
 
 use gapless_core::{Instant, Interval};
-use gapless_store::Appended;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
+use utoipa::ToSchema;
+
+use crate::schema::IntervalSchema;
 
 /// `ingest` and `emit`: `{"accepted": N, "duplicates": N}`.
-pub type IngestAnswer = Appended;
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct IngestAnswer {
+    /// Events stored.
+    pub accepted: u64,
+    /// Events already stored with the same content (not stored again).
+    pub duplicates: u64,
+}
 
 /// `check`: coverage of one range, and whether it is complete under a policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct CheckAnswer {
     /// The asset asked about.
     pub asset: String,
     /// The range's start.
+    #[schema(value_type = String, format = DateTime)]
     pub start: Instant,
     /// The range's end.
+    #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// No gap in the range.
     pub covered: bool,
     /// Covered share of the range.
     pub covered_ratio: f64,
     /// The gaps, in order.
+    #[schema(value_type = Vec<IntervalSchema>)]
     pub missing: Vec<Interval>,
     /// The policy judged by (`full` unless given).
     pub policy: String,
@@ -33,22 +46,25 @@ pub struct CheckAnswer {
 }
 
 /// One window of `windows`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WindowAnswer {
     /// The window's start (may be before the range).
+    #[schema(value_type = String, format = DateTime)]
     pub start: Instant,
     /// The window's end (may be after the range).
+    #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// Covered share of the whole window.
     pub covered_ratio: f64,
     /// Complete under the policy.
     pub complete: bool,
     /// The gaps in the window.
+    #[schema(value_type = Vec<IntervalSchema>)]
     pub missing: Vec<Interval>,
 }
 
 /// `windows`: the grid windows that overlap a range.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WindowsAnswer {
     /// The asset asked about.
     pub asset: String,
@@ -63,7 +79,7 @@ pub struct WindowsAnswer {
 }
 
 /// Which event provides a segment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct EventRef {
     /// The producer's id, if it gave one.
     pub id: Option<String>,
@@ -72,11 +88,13 @@ pub struct EventRef {
 }
 
 /// One segment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SegmentAnswer {
     /// Start, clipped to the range.
+    #[schema(value_type = String, format = DateTime)]
     pub start: Instant,
     /// End, clipped to the range.
+    #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// `landed` or `retracted`.
     pub kind: String,
@@ -85,36 +103,43 @@ pub struct SegmentAnswer {
 }
 
 /// `segments`: which event is the latest on each part of a range.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct SegmentsAnswer {
     /// The asset asked about.
     pub asset: String,
     /// The range's start.
+    #[schema(value_type = String, format = DateTime)]
     pub start: Instant,
     /// The range's end.
+    #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// The segments in time order.
     pub segments: Vec<SegmentAnswer>,
 }
 
 /// One event as listed.
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
 pub struct EventAnswer {
     /// The producer's id.
     pub id: Option<String>,
     /// Sequence number.
     pub seq: i64,
     /// Interval start.
+    #[schema(value_type = String, format = DateTime)]
     pub start: Instant,
     /// Interval end.
+    #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// `landed` or `retracted`.
     pub kind: String,
     /// The `extra` object byte for byte, or null.
+    #[schema(value_type = Option<Object>)]
     pub extra: Option<Box<RawValue>>,
     /// When the producer made it.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub produced_at: Option<Instant>,
     /// When the ledger accepted it.
+    #[schema(value_type = String, format = DateTime)]
     pub received_at: Instant,
 }
 
@@ -132,7 +157,7 @@ impl PartialEq for EventAnswer {
 }
 
 /// `events`: one page of events in sequence order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct EventsAnswer {
     /// The asset asked about.
     pub asset: String,
@@ -143,38 +168,42 @@ pub struct EventsAnswer {
 }
 
 /// `frontier`: complete up to when.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct FrontierAnswer {
     /// The asset asked about.
     pub asset: String,
     /// Where the covered run is looked for.
+    #[schema(value_type = String, format = DateTime)]
     pub origin: Instant,
     /// The end of the covered run from the origin, or the origin.
+    #[schema(value_type = String, format = DateTime)]
     pub frontier: Instant,
 }
 
 /// One asset of the listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct AssetAnswer {
     /// The asset's name.
     pub asset: String,
     /// Events stored.
     pub events: u64,
     /// The first covered instant.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub first_covered: Option<Instant>,
     /// The end of the last covered run.
+    #[schema(value_type = Option<String>, format = DateTime)]
     pub last_covered: Option<Instant>,
 }
 
 /// `assets`: every asset.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct AssetsAnswer {
     /// The assets by name.
     pub assets: Vec<AssetAnswer>,
 }
 
 /// `asset set`: the declaration now in force.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct DeclAnswer {
     /// The asset.
     pub asset: String,
@@ -186,18 +215,21 @@ pub struct DeclAnswer {
 
 /// Coverage of several assets at once: an instant counts only where every
 /// asset covers it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct MultiCheckAnswer {
     /// The assets asked about.
     pub assets: Vec<String>,
     /// The range's start.
+    #[schema(value_type = String, format = DateTime)]
     pub start: Instant,
     /// The range's end.
+    #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// No gap in the range.
     pub covered: bool,
     /// Covered share of the range.
     pub covered_ratio: f64,
     /// The gaps, in order.
+    #[schema(value_type = Vec<IntervalSchema>)]
     pub missing: Vec<Interval>,
 }

@@ -1,0 +1,84 @@
+//! [`Ask`]: the one interface of "a ledger to ask".
+
+use crate::{
+    AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer, DeclareRequest, EventsAnswer,
+    EventsRequest, FrontierAnswer, FrontierRequest, IngestAnswer, MultiCheckAnswer,
+    MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest, WindowsAnswer,
+    WindowsRequest,
+};
+
+/// Every question and write of gapless, one method each, taking the
+/// request as the user gave it.
+///
+/// Implemented by the embedded ledger (`gapless_ledger::Ledger`, which
+/// parses the request's text and asks its store) and by the HTTP client
+/// (`gapless_client::Client`, which sends the request to a server that does
+/// the same), so a caller such as the command line picks one at start and
+/// asks it without caring which.
+pub trait Ask {
+    /// Record the events of `request` as one atomic batch.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::BadInput`] naming the first bad event by
+    /// [`crate::Position`], `Conflict` for an id recorded with other
+    /// content; nothing is stored then.
+    fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer>;
+
+    /// Coverage of a range and whether it is complete under a policy.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad range, policy or zone.
+    fn coverage(&self, request: &CoverageRequest) -> Result<CheckAnswer>;
+
+    /// Coverage of several assets at once.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad range or no assets.
+    fn coverage_all(&self, request: &MultiCoverageRequest) -> Result<MultiCheckAnswer>;
+
+    /// The grid windows that overlap a range.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad range, grid, zone or policy.
+    fn windows(&self, request: &WindowsRequest) -> Result<WindowsAnswer>;
+
+    /// Which event is the latest on each part of a range.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad range or zone.
+    fn segments(&self, request: &SegmentsRequest) -> Result<SegmentsAnswer>;
+
+    /// One page of events.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad range, kind, limit or cursor.
+    fn events(&self, request: &EventsRequest) -> Result<EventsAnswer>;
+
+    /// Complete up to when.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad origin or zone.
+    fn frontier(&self, request: &FrontierRequest) -> Result<FrontierAnswer>;
+
+    /// Every asset with its event count and covered extent.
+    ///
+    /// # Errors
+    ///
+    /// Faults of the ledger only.
+    fn assets(&self) -> Result<AssetsAnswer>;
+
+    /// Declare an asset's key span and time zone.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad name, span or zone; `Denied` without the
+    /// admin scope on a server with tokens.
+    fn declare(&self, request: &DeclareRequest) -> Result<DeclAnswer>;
+}

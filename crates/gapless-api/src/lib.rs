@@ -1,0 +1,42 @@
+//! The questions gapless answers, as types shared by every way in.
+//!
+//! A question is asked the same way whoever answers it: the command line
+//! builds a request from its flags, the HTTP server from a query string or
+//! a body, and both hand it to something that implements [`Ask`], the
+//! embedded ledger (`gapless-ledger`) or the HTTP client
+//! (`gapless-client`). The answers are the JSON shapes of SPEC §3 and §4,
+//! and the OpenAPI document is derived from these very types.
+//!
+//! # Layout
+//!
+//! - [`Ask`]: the one interface of a ledger to ask (`ask.rs`).
+//! - requests: [`CoverageRequest`], [`WindowsRequest`], … one per question,
+//!   text as the user gives it; clap flags, serde query strings and bodies,
+//!   OpenAPI parameters in one struct (`request.rs`).
+//! - answers: [`CheckAnswer`], [`WindowsAnswer`], … (`answer.rs`).
+//! - [`Error`]: kind, one-line message, position in a batch (`error.rs`).
+//! - `schema.rs`: OpenAPI descriptions of what has no Rust type of its own
+//!   on the wire ([`ErrorBody`], intervals, event objects).
+//!
+//! # Adding a question or a parameter
+//!
+//! A parameter is a field of its request type (flag, query parameter and
+//! OpenAPI entry at once) and its parsing in the ledger's `Ask`
+//! implementation. A question is a request and an answer type here, a
+//! method of [`Ask`], its implementation in the ledger and the client, a
+//! route in the server and a command in the CLI.
+
+mod answer;
+mod ask;
+mod error;
+mod request;
+mod schema;
+
+pub use answer::*;
+pub use ask::Ask;
+pub use error::{Error, ErrorKind, Position, Result, Unit};
+pub use request::{
+    BodyFormat, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FrontierRequest,
+    MultiCoverageRequest, RecordRequest, SegmentsRequest, WindowsRequest,
+};
+pub use schema::{ErrorBody, EventInputSchema, EventsBodySchema, IntervalSchema};

@@ -1,0 +1,365 @@
+//! One request type per question, as the user gives it: text, exactly as
+//! typed on the command line, sent in a query string or a JSON body.
+//!
+//! The same struct is the command's flags (clap), the route's query or
+//! body (serde, for the server's extractors and the client's query
+//! strings) and its OpenAPI parameters (utoipa), so a new parameter is one
+//! field here. The text is turned into typed values in one place, the
+//! embedded ledger's [`crate::Ask`] implementation; a server does the same
+//! for a client, so both give the same messages.
+
+use std::io::Read;
+
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+/// `gapless check` · `GET /v1/assets/{asset}/coverage`: coverage of a
+/// range, complete under a policy.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct CoverageRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    #[arg(long)]
+    #[param(format = DateTime)]
+    pub start: String,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    #[param(format = DateTime)]
+    pub end: String,
+    /// When the range counts as complete: full (default), ratio>=R, gap<D.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+    /// IANA time zone of bare dates (default UTC).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
+/// `gapless windows` · `GET /v1/assets/{asset}/windows`: the calendar
+/// windows that overlap a range, each with its coverage.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct WindowsRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    #[arg(long)]
+    #[param(format = DateTime)]
+    pub start: String,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    #[param(format = DateTime)]
+    pub end: String,
+    /// The grid: Nm, Nh, Nd, Nw, Nmo, Ny.
+    #[arg(long)]
+    pub every: String,
+    /// IANA time zone of the calendar and of bare dates (default UTC).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+    /// When a window counts as complete: full (default), ratio>=R, gap<D.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub policy: Option<String>,
+}
+
+/// `gapless segments` · `GET /v1/assets/{asset}/segments`: which event
+/// provides each part of a range.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct SegmentsRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    #[arg(long)]
+    #[param(format = DateTime)]
+    pub start: String,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    #[param(format = DateTime)]
+    pub end: String,
+    /// IANA time zone of bare dates (default UTC).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
+/// `gapless events` · `GET /v1/assets/{asset}/events`: one page of the
+/// events whose interval overlaps a range, in sequence order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct EventsRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Only events overlapping [start, end) (give both or neither).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(format = DateTime)]
+    pub start: Option<String>,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(format = DateTime)]
+    pub end: Option<String>,
+    /// Only `landed` or `retracted` events.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// Events per page, 1 to 10000 (default 1000).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
+    pub limit: Option<String>,
+    /// The `next` cursor of the previous page.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+    /// IANA time zone of bare dates (default UTC).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
+/// `gapless frontier` · `GET /v1/assets/{asset}/frontier`: complete up to
+/// when, from an origin.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct FrontierRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Where the covered run starts.
+    #[arg(long)]
+    #[param(format = DateTime)]
+    pub origin: String,
+    /// IANA time zone of a bare date (default UTC).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
+/// `POST /v1/coverage`: coverage of several assets at once; an instant
+/// counts only where every asset covers it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MultiCoverageRequest {
+    /// The assets.
+    #[arg(value_name = "ASSET", required = true)]
+    pub assets: Vec<String>,
+    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    #[arg(long)]
+    #[schema(format = DateTime)]
+    pub start: String,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    #[schema(format = DateTime)]
+    pub end: String,
+    /// IANA time zone of bare dates (default UTC).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
+/// `gapless asset set` · `PUT /v1/assets/{asset}`: declare an asset's
+/// discrete key span and time zone, creating it if needed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DeclareRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Span of a discrete partition key (ISO 8601 such as PT5M, or 5m, 1h,
+    /// P1D), or none.
+    #[arg(long)]
+    #[serde(default)]
+    pub key_span: Option<String>,
+    /// IANA time zone of the asset's keys (default UTC).
+    #[arg(long)]
+    #[serde(default)]
+    pub tz: Option<String>,
+}
+
+/// `gapless emit`: one event given as flags; recorded as the event object
+/// [`EmitRequest::to_json`] writes.
+#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+pub struct EmitRequest {
+    /// The asset.
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Start of the interval the event covers.
+    #[arg(long)]
+    pub start: String,
+    /// End of the interval, exclusive.
+    #[arg(long)]
+    pub end: String,
+    /// The producer's idempotency key.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Record a retraction: the interval's data is no longer valid.
+    #[arg(long)]
+    pub retract: bool,
+    /// A JSON object kept with the event.
+    #[arg(long)]
+    pub extra: Option<String>,
+    /// When the producer made the data.
+    #[arg(long)]
+    pub produced_at: Option<String>,
+}
+
+impl EmitRequest {
+    /// The event object (SPEC §2) these flags describe. `extra` is spliced
+    /// in as the text given, so that it is kept byte for byte; the event
+    /// parser checks that it is a JSON object.
+    pub fn to_json(&self) -> String {
+        let mut event = serde_json::Map::new();
+        event.insert("asset".into(), self.asset.clone().into());
+        event.insert("start".into(), self.start.clone().into());
+        event.insert("end".into(), self.end.clone().into());
+        if let Some(id) = &self.id {
+            event.insert("id".into(), id.clone().into());
+        }
+        if self.retract {
+            event.insert("kind".into(), "retracted".into());
+        }
+        if let Some(p) = &self.produced_at {
+            event.insert("produced_at".into(), p.clone().into());
+        }
+        let mut text = serde_json::Value::Object(event).to_string();
+        if let Some(extra) = &self.extra {
+            text.pop();
+            text.push_str(",\"extra\":");
+            text.push_str(extra);
+            text.push('}');
+        }
+        text
+    }
+}
+
+/// How a body of events is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyFormat {
+    /// One JSON event object, or an array of them.
+    Json,
+    /// One event object a line (blank lines are skipped, but counted).
+    Ndjson,
+}
+
+impl BodyFormat {
+    /// The format a `Content-Type` names (parameters such as `charset`
+    /// ignored); JSON when there is none.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ErrorKind::BadInput`] naming the type for anything else
+    /// (HTTP 415).
+    pub fn from_content_type(value: Option<&str>) -> Result<BodyFormat, String> {
+        let essence = value
+            .unwrap_or_default()
+            .split(';')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_ascii_lowercase();
+        match essence.as_str() {
+            "application/x-ndjson"
+            | "application/ndjson"
+            | "application/jsonl"
+            | "application/x-jsonlines" => Ok(BodyFormat::Ndjson),
+            "application/json" | "" => Ok(BodyFormat::Json),
+            s if s.ends_with("+json") => Ok(BodyFormat::Json),
+            other => Err(format!(
+                "unsupported content type {other:?}: send application/json or application/x-ndjson"
+            )),
+        }
+    }
+
+    /// The `Content-Type` to send it with.
+    pub fn content_type(self) -> &'static str {
+        match self {
+            BodyFormat::Json => "application/json",
+            BodyFormat::Ndjson => "application/x-ndjson",
+        }
+    }
+}
+
+/// `gapless ingest`, `gapless emit` · `POST /v1/events`: events to record
+/// as one atomic batch, read from `body` as it is streamed.
+pub struct RecordRequest<'a> {
+    /// The events, read once, to the end.
+    pub body: &'a mut (dyn Read + Send),
+    /// How they are laid out.
+    pub format: BodyFormat,
+    /// What to call the input in messages (`events.ndjson`, `standard
+    /// input`).
+    pub source: &'a str,
+    /// Its size in bytes, when known (a file).
+    pub size: Option<u64>,
+}
+
+impl std::fmt::Debug for RecordRequest<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordRequest")
+            .field("format", &self.format)
+            .field("source", &self.source)
+            .field("size", &self.size)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn emit_flags_make_one_event_object_with_extra_kept_as_given() {
+        let e = EmitRequest {
+            asset: "orders".into(),
+            start: "2025-06-01".into(),
+            end: "2025-06-02".into(),
+            id: Some("b1".into()),
+            retract: true,
+            extra: Some(r#"{"b": 1,  "a": 2}"#.into()),
+            produced_at: None,
+        };
+        assert_eq!(
+            e.to_json(),
+            r#"{"asset":"orders","end":"2025-06-02","id":"b1","kind":"retracted","start":"2025-06-01","extra":{"b": 1,  "a": 2}}"#
+        );
+    }
+
+    #[test]
+    fn content_types() {
+        assert_eq!(
+            BodyFormat::from_content_type(Some("application/x-ndjson; charset=utf-8")),
+            Ok(BodyFormat::Ndjson)
+        );
+        assert_eq!(BodyFormat::from_content_type(None), Ok(BodyFormat::Json));
+        assert_eq!(
+            BodyFormat::from_content_type(Some("application/vnd.x+json")),
+            Ok(BodyFormat::Json)
+        );
+        let e = BodyFormat::from_content_type(Some("text/csv")).unwrap_err();
+        assert!(
+            e.starts_with("unsupported content type \"text/csv\""),
+            "{e}"
+        );
+    }
+}

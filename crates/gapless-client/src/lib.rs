@@ -1,0 +1,268 @@
+//! A blocking client of the gapless HTTP API (SPEC §4).
+//!
+//! [`Client`] implements [`gapless_api::Ask`]: the same requests and
+//! answers as the embedded ledger. It sends each request as the user gave
+//! it (the server parses the text, so errors carry the same messages) and
+//! reads the answer back into the same types; an error answer becomes a
+//! [`gapless_api::Error`] of the kind its status says, with the position
+//! of the bad item from its `detail`.
+//!
+//! ```no_run
+//! use gapless_api::{Ask, CoverageRequest};
+//!
+//! # fn main() -> Result<(), gapless_api::Error> {
+//! let client = gapless_client::Client::new("http://127.0.0.1:8080")?;
+//! let answer = client.coverage(&CoverageRequest {
+//!     asset: "orders".into(),
+//!     start: "2025-06-01".into(),
+//!     end: "2025-07-01".into(),
+//!     ..Default::default()
+//! })?;
+//! println!("{} gaps", answer.missing.len());
+//! # Ok(()) }
+//! ```
+//!
+//! Plain HTTP/1.1 through [`ureq`], connections kept alive and reused by
+//! the clones of one client; `https://` is not supported (put a
+//! TLS-terminating proxy in front and reach it over loopback or a private
+//! network). Event bodies are streamed from their reader, never read into
+//! memory first.
+//!
+//! # Layout
+//!
+//! - [`Client`], its [`gapless_api::Ask`] implementation (`lib.rs`).
+//! - `url.rs`: the server URL and percent-encoding.
+//! - `answer.rs`: reading an HTTP answer back into an answer or an error.
+
+mod answer;
+mod url;
+
+use std::time::Duration;
+
+use gapless_api::{
+    Ask, AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer, DeclareRequest, Error,
+    EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest, IngestAnswer, MultiCheckAnswer,
+    MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest, WindowsAnswer,
+    WindowsRequest,
+};
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+pub use url::percent_encode;
+
+/// The environment variable the command line reads a token from.
+pub const TOKEN_ENV: &str = "GAPLESS_TOKEN";
+
+/// Long enough for a large `ingest` on a busy server; a question takes
+/// milliseconds.
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// Bodies at least this large (or of unknown size) ask `Expect:
+/// 100-continue` first, so that an answer given before the body is read
+/// (413, 401) comes back as that answer rather than as a broken connection.
+const EXPECT_CONTINUE_FROM: u64 = 64 * 1024;
+
+/// A client of one server.
+#[derive(Clone)]
+pub struct Client {
+    base: url::Base,
+    token: Option<String>,
+    timeout: Duration,
+    agent: ureq::Agent,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base)
+            .field("token", &self.token.as_ref().map(|_| "<redacted>"))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
+}
+
+/// The transport: no redirects followed, every status read as an answer,
+/// `timeout` for a whole request.
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .accept("application/json")
+        .timeout_global(Some(timeout))
+        .build()
+        .new_agent()
+}
+
+/// A request body: bytes in memory, or a reader streamed as it is read.
+enum Body<'a> {
+    None,
+    Bytes(&'static str, Vec<u8>),
+    Stream {
+        content_type: &'static str,
+        reader: &'a mut (dyn std::io::Read + Send),
+        size: Option<u64>,
+    },
+}
+
+impl Client {
+    /// A client of the server at `url` (`http://HOST[:PORT][/PREFIX]`).
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a URL that is not `http://`.
+    pub fn new(url: &str) -> Result<Client> {
+        Ok(Client {
+            base: url::Base::parse(url)?,
+            token: None,
+            timeout: DEFAULT_TIMEOUT,
+            agent: agent(DEFAULT_TIMEOUT),
+        })
+    }
+
+    /// Send `token` as `Authorization: Bearer` with every request.
+    #[must_use]
+    pub fn with_token(mut self, token: Option<String>) -> Client {
+        self.token = token.filter(|t| !t.is_empty());
+        self
+    }
+
+    /// Give up on a request after `timeout` (default 300 s).
+    #[must_use]
+    pub fn with_timeout(mut self, timeout: Duration) -> Client {
+        self.timeout = timeout;
+        self.agent = agent(timeout);
+        self
+    }
+
+    fn asset_path(asset: &str, question: &str) -> String {
+        format!("/v1/assets/{}{question}", percent_encode(asset))
+    }
+
+    fn get<T: DeserializeOwned>(&self, path: &str, query: &impl Serialize) -> Result<T> {
+        let query = serde_urlencoded::to_string(query)
+            .map_err(|e| Error::bad_input(format!("cannot encode the query: {e}")))?;
+        let path = if query.is_empty() {
+            path.to_string()
+        } else {
+            format!("{path}?{query}")
+        };
+        self.call("GET", &path, Body::None)
+    }
+
+    fn send_json<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        path: &str,
+        body: &impl Serialize,
+    ) -> Result<T> {
+        let bytes = serde_json::to_vec(body)
+            .map_err(|e| Error::bad_input(format!("cannot encode the body: {e}")))?;
+        self.call(method, path, Body::Bytes("application/json", bytes))
+    }
+
+    fn call<T: DeserializeOwned>(&self, method: &str, path: &str, body: Body<'_>) -> Result<T> {
+        let url = self.base.url(path);
+        let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
+        let sent = match body {
+            Body::None => {
+                let mut request = self.agent.get(&url);
+                if let Some(a) = &auth {
+                    request = request.header("Authorization", a);
+                }
+                request.call()
+            }
+            body => {
+                let mut request = if method == "PUT" {
+                    self.agent.put(&url)
+                } else {
+                    self.agent.post(&url)
+                };
+                if let Some(a) = &auth {
+                    request = request.header("Authorization", a);
+                }
+                match body {
+                    Body::Bytes(content_type, bytes) => {
+                        if bytes.len() as u64 >= EXPECT_CONTINUE_FROM {
+                            request = request.header("Expect", "100-continue");
+                        }
+                        request.content_type(content_type).send(&bytes[..])
+                    }
+                    Body::Stream {
+                        content_type,
+                        reader,
+                        size,
+                    } => {
+                        if size.is_none_or(|n| n >= EXPECT_CONTINUE_FROM) {
+                            request = request.header("Expect", "100-continue");
+                        }
+                        // A known length is declared, so that a server
+                        // refuses a body over its limit before reading it;
+                        // an unknown one goes out chunked.
+                        if let Some(n) = size {
+                            request = request.header("Content-Length", n.to_string());
+                        }
+                        request
+                            .content_type(content_type)
+                            .send(ureq::SendBody::from_reader(reader))
+                    }
+                    Body::None => unreachable!("handled above"),
+                }
+            }
+        };
+        let mut response =
+            sent.map_err(|e| answer::transport_error(&self.base, self.timeout, e))?;
+        let status = response.status().as_u16();
+        let bytes = response
+            .body_mut()
+            .with_config()
+            .read_to_vec()
+            .map_err(|e| answer::transport_error(&self.base, self.timeout, e))?;
+        answer::read(status, &bytes)
+    }
+}
+
+impl Ask for Client {
+    fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer> {
+        self.call(
+            "POST",
+            "/v1/events",
+            Body::Stream {
+                content_type: request.format.content_type(),
+                reader: request.body,
+                size: request.size,
+            },
+        )
+    }
+
+    fn coverage(&self, request: &CoverageRequest) -> Result<CheckAnswer> {
+        self.get(&Self::asset_path(&request.asset, "/coverage"), request)
+    }
+
+    fn coverage_all(&self, request: &MultiCoverageRequest) -> Result<MultiCheckAnswer> {
+        self.send_json("POST", "/v1/coverage", request)
+    }
+
+    fn windows(&self, request: &WindowsRequest) -> Result<WindowsAnswer> {
+        self.get(&Self::asset_path(&request.asset, "/windows"), request)
+    }
+
+    fn segments(&self, request: &SegmentsRequest) -> Result<SegmentsAnswer> {
+        self.get(&Self::asset_path(&request.asset, "/segments"), request)
+    }
+
+    fn events(&self, request: &EventsRequest) -> Result<EventsAnswer> {
+        self.get(&Self::asset_path(&request.asset, "/events"), request)
+    }
+
+    fn frontier(&self, request: &FrontierRequest) -> Result<FrontierAnswer> {
+        self.get(&Self::asset_path(&request.asset, "/frontier"), request)
+    }
+
+    fn assets(&self) -> Result<AssetsAnswer> {
+        self.get("/v1/assets", &())
+    }
+
+    fn declare(&self, request: &DeclareRequest) -> Result<DeclAnswer> {
+        self.send_json("PUT", &Self::asset_path(&request.asset, ""), request)
+    }
+}

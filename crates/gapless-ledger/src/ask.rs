@@ -1,0 +1,108 @@
+//! [`Ask`] for the embedded ledger: the one place where a request's text
+//! becomes typed values (instants in the request's zone, policies, grids,
+//! kinds, cursors), with the messages the command line and the server
+//! share.
+
+use gapless_api::{
+    Ask, AssetAnswer, AssetsAnswer, BodyFormat, CheckAnswer, CoverageRequest, DeclAnswer,
+    DeclareRequest, Error, EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest,
+    IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
+    SegmentsRequest, WindowsAnswer, WindowsRequest,
+};
+use gapless_core::{AssetDecl, Duration};
+
+use crate::error::from_store;
+use crate::{now, params, Ledger};
+
+impl Ask for Ledger {
+    fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer> {
+        match request.format {
+            BodyFormat::Ndjson => self.ingest_ndjson(request.body, request.source, now()),
+            BodyFormat::Json => {
+                let mut body = Vec::new();
+                request.body.read_to_end(&mut body).map_err(|e| {
+                    Error::bad_input(format!("cannot read {}: {e}", request.source))
+                })?;
+                let batch = self.parse_body(BodyFormat::Json, &body)?;
+                self.append(&batch, now())
+            }
+        }
+    }
+
+    fn coverage(&self, q: &CoverageRequest) -> Result<CheckAnswer> {
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let range = params::range(&q.start, &q.end, Some(&zone))?;
+        let policy = params::policy(q.policy.as_deref())?;
+        self.check(&q.asset, range, &policy)
+    }
+
+    fn coverage_all(&self, q: &MultiCoverageRequest) -> Result<MultiCheckAnswer> {
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let range = params::range(&q.start, &q.end, Some(&zone))?;
+        self.check_all(&q.assets, range)
+    }
+
+    fn windows(&self, q: &WindowsRequest) -> Result<WindowsAnswer> {
+        let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
+        let range = params::range(&q.start, &q.end, Some(&zone))?;
+        let grid = params::grid(&q.every)?;
+        let policy = params::policy(q.policy.as_deref())?;
+        self.windows_in(&q.asset, range, &grid, (&zone, &tz_name), &policy)
+    }
+
+    fn segments(&self, q: &SegmentsRequest) -> Result<SegmentsAnswer> {
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let range = params::range(&q.start, &q.end, Some(&zone))?;
+        self.segments_in(&q.asset, range)
+    }
+
+    fn events(&self, q: &EventsRequest) -> Result<EventsAnswer> {
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let range = params::optional_range(q.start.as_deref(), q.end.as_deref(), Some(&zone))?;
+        let kind = q.kind.as_deref().map(params::kind).transpose()?;
+        let limit = params::limit(q.limit.as_deref())?;
+        let after = q.after.as_deref().map(params::cursor).transpose()?;
+        self.events_page(&q.asset, range, kind, limit, after)
+    }
+
+    fn frontier(&self, q: &FrontierRequest) -> Result<FrontierAnswer> {
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let origin = params::instant("origin", &q.origin, Some(&zone))?;
+        self.frontier_from(&q.asset, origin)
+    }
+
+    fn assets(&self) -> Result<AssetsAnswer> {
+        let assets = self
+            .store
+            .assets()
+            .map_err(from_store)?
+            .into_iter()
+            .map(|a| AssetAnswer {
+                asset: a.asset,
+                events: a.events,
+                first_covered: a.first_covered,
+                last_covered: a.last_covered,
+            })
+            .collect();
+        Ok(AssetsAnswer { assets })
+    }
+
+    fn declare(&self, q: &DeclareRequest) -> Result<DeclAnswer> {
+        gapless_core::validate_asset_name(&q.asset)
+            .map_err(|e| Error::bad_input(format!("asset: {e}")))?;
+        let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
+        let key_span = q
+            .key_span
+            .as_deref()
+            .map(|s| Duration::parse(s).map_err(|e| Error::bad_input(format!("key span: {e}"))))
+            .transpose()?;
+        self.store
+            .declare_asset(&q.asset, &AssetDecl { key_span, tz: zone })
+            .map_err(from_store)?;
+        Ok(DeclAnswer {
+            asset: q.asset.clone(),
+            key_span: q.key_span.clone(),
+            tz: tz_name,
+        })
+    }
+}
