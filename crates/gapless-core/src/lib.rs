@@ -19,8 +19,13 @@
 //!   (`segments.rs`).
 //! - [`Grid`]: calendar windows in an IANA time zone (`grid.rs`).
 //! - [`Policy`]: when a window counts as complete (`policy.rs`).
-//! - parsing per SPEC §2: instants, durations, ISO 8601 intervals and the
-//!   event object forms (`parse.rs`, `duration.rs`, `event.rs`).
+//! - [`Duration`]: fixed and calendar lengths of time, their arithmetic and
+//!   canonical text (`duration/mod.rs`); lexing its ISO 8601 and short forms
+//!   (`duration/lex.rs`).
+//! - parsing per SPEC §2 (`parse/`): the shared error quoting (`mod.rs`),
+//!   instants (`instant.rs`), ISO 8601 intervals (`interval.rs`) and time
+//!   zones (`zone.rs`).
+//! - the event object forms (`event.rs`).
 //! - [`Error`]: the one error type, a one-line message naming input and reason.
 
 mod coverage;
