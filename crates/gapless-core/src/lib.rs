@@ -11,7 +11,8 @@
 //!   half-open intervals that cannot be empty or reversed (`instant.rs`).
 //! - [`IntervalSet`]: sorted, disjoint, non-adjacent runs with union,
 //!   difference, complement, intersection, measure and gap queries
-//!   (`set.rs`).
+//!   (`set/mod.rs`), stored in chunks of runs (`set/runs.rs`) with a buffer
+//!   of inserts folded in by a radix sort and merge (`set/merge.rs`).
 //! - [`Coverage`], [`CoverageReport`]: latest-wins ledger state: events applied
 //!   in sequence order, then coverage, gaps, covered ratio and frontier
 //!   (`coverage.rs`).
