@@ -26,7 +26,10 @@
 //! - parsing per SPEC §2 (`parse/`): the shared error quoting (`mod.rs`),
 //!   instants (`instant.rs`), ISO 8601 intervals (`interval.rs`) and time
 //!   zones (`zone.rs`).
-//! - the event object forms (`event.rs`).
+//! - events (`event/`): [`EventKind`] and [`NewEvent`], the validated event
+//!   (`mod.rs`); asset names and event ids (`names.rs`); [`AssetDecl`], what
+//!   an asset declares (`decl.rs`); [`RawEvent`], the JSON object forms and
+//!   their resolution against the declaration (`wire.rs`).
 //! - [`Error`]: the one error type, a one-line message naming input and reason.
 
 mod coverage;
