@@ -30,11 +30,8 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::parse::{invalid, start_of_day};
+use crate::units::{MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND};
 use crate::{Error, Instant, Interval, Result};
-
-const MICROS_PER_MINUTE: i64 = 60_000_000;
-const MICROS_PER_HOUR: i64 = 60 * MICROS_PER_MINUTE;
-const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
 
 /// The unit of a [`Grid`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -545,7 +542,7 @@ struct Period {
 impl Period {
     fn at(tz: &TimeZone, t: i64) -> Period {
         let at = ts(t);
-        let offset = i64::from(tz.to_offset(at).seconds()) * 1_000_000;
+        let offset = i64::from(tz.to_offset(at).seconds()) * MICROS_PER_SECOND;
         let start = tz
             .preceding(
                 at.checked_add(jiff::SignedDuration::from_nanos(1))

@@ -30,6 +30,8 @@
 //!   (`mod.rs`); asset names and event ids (`names.rs`); [`AssetDecl`], what
 //!   an asset declares (`decl.rs`); [`RawEvent`], the JSON object forms and
 //!   their resolution against the declaration (`wire.rs`).
+//! - time-unit constants such as [`MICROS_PER_SECOND`] and [`MICROS_PER_DAY`]
+//!   (`units.rs`).
 //! - [`Error`]: the one error type, a one-line message naming input and reason.
 
 mod coverage;
@@ -42,6 +44,7 @@ mod parse;
 mod policy;
 mod segments;
 mod set;
+mod units;
 
 pub use coverage::{Coverage, CoverageReport};
 pub use duration::Duration;
@@ -57,3 +60,7 @@ pub use parse::{
 pub use policy::Policy;
 pub use segments::{segments, Segment, SegmentSource};
 pub use set::IntervalSet;
+pub use units::{
+    MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MILLISECOND, MICROS_PER_MINUTE, MICROS_PER_SECOND,
+    NANOS_PER_MICROSECOND, SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE,
+};

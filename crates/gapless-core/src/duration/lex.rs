@@ -1,11 +1,9 @@
 //! Lexing the text forms of a [`Duration`]: ISO 8601
 //! `P[nY][nM][nW][nD][T[nH][nM][nS]]` and short forms such as `1h30m`.
 
-use super::{
-    Duration, MAX_DAYS, MAX_MICROS, MAX_MONTHS, MICROS_PER_HOUR, MICROS_PER_MINUTE,
-    MICROS_PER_SECOND,
-};
+use super::{Duration, MAX_DAYS, MAX_MICROS, MAX_MONTHS};
 use crate::parse::shown;
+use crate::units::{MICROS_PER_HOUR, MICROS_PER_MILLISECOND, MICROS_PER_MINUTE, MICROS_PER_SECOND};
 
 impl Duration {
     /// Parse without wrapping the reason into an error.
@@ -67,7 +65,7 @@ impl Unit {
     fn fixed(self) -> Option<i64> {
         match self {
             Unit::Microsecond => Some(1),
-            Unit::Millisecond => Some(1_000),
+            Unit::Millisecond => Some(MICROS_PER_MILLISECOND),
             Unit::Second => Some(MICROS_PER_SECOND),
             Unit::Minute => Some(MICROS_PER_MINUTE),
             Unit::Hour => Some(MICROS_PER_HOUR),

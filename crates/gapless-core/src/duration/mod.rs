@@ -6,14 +6,11 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::parse::invalid;
+use crate::units::{MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND};
 use crate::{Error, Instant, Result};
 
 mod lex;
 
-const MICROS_PER_SECOND: i64 = 1_000_000;
-const MICROS_PER_MINUTE: i64 = 60 * MICROS_PER_SECOND;
-const MICROS_PER_HOUR: i64 = 60 * MICROS_PER_MINUTE;
-const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
 /// Longest accepted: 9999 years of months, days or microseconds.
 const MAX_MONTHS: i64 = 9_999 * 12;
 const MAX_DAYS: i64 = 3_652_059;

@@ -6,6 +6,7 @@ use jiff::tz::{Offset, TimeZone};
 
 use super::zone::{local_timestamp, start_of_day};
 use super::{invalid, out_of_range, shown};
+use crate::units::{NANOS_PER_MICROSECOND, SECONDS_PER_HOUR, SECONDS_PER_MINUTE};
 use crate::{Instant, Result};
 
 /// Parse an instant: RFC 3339 with an offset, a naive date-time (taken as
@@ -311,8 +312,8 @@ fn lex_time(c: &mut Cursor<'_>) -> Result<Time, String> {
                     "fraction .{frac} is finer than a microsecond (at most 6 digits)"
                 ));
             }
-            let micros: i32 = format!("{micro_part:0<6}").parse().expect("six digits");
-            nanos = micros * 1_000;
+            let micros: i64 = format!("{micro_part:0<6}").parse().expect("six digits");
+            nanos = i32::try_from(micros * NANOS_PER_MICROSECOND).expect("under a second");
         }
     } else if c.peek() == Some(b'.') || c.peek() == Some(b',') {
         return Err("a fraction needs seconds, such as 10:05:00.5".into());
@@ -376,9 +377,8 @@ fn lex_offset(c: &mut Cursor<'_>) -> Result<Option<i32>, String> {
             "offset minute {minutes} is out of range (00 to 59)"
         ));
     }
-    Ok(Some(
-        sign * (i32::from(hours) * 3600 + i32::from(minutes) * 60),
-    ))
+    let seconds = i64::from(hours) * SECONDS_PER_HOUR + i64::from(minutes) * SECONDS_PER_MINUTE;
+    Ok(Some(sign * i32::try_from(seconds).expect("at most 23:59")))
 }
 
 impl Lexed {
