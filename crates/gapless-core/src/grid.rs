@@ -133,17 +133,6 @@ impl Grid {
         Grid::lex(text).map_err(|reason| invalid("grid", text, reason))
     }
 
-    /// The grid of `n` `unit`s.
-    ///
-    /// # Errors
-    ///
-    /// When `n` is out of the unit's range (see [`Grid`]).
-    pub fn new(n: u32, unit: GridUnit) -> Result<Grid> {
-        Grid::check(n, unit)
-            .map_err(|reason| Error::new(format!("invalid grid {n}{}: {reason}", unit.suffix())))?;
-        Ok(Grid { n, unit })
-    }
-
     /// N, the count of units per window.
     pub fn n(&self) -> u32 {
         self.n
@@ -277,35 +266,6 @@ impl Grid {
             let range = Interval::from_micros(us - 1, us).expect("one microsecond");
             *self.windows(range, tz).last().expect("at least one window")
         }
-    }
-
-    /// The window boundaries (window starts and ends) in `range`, in order:
-    /// every instant of `range` at which a window starts.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use gapless_core::{parse_interval, parse_time_zone, Grid};
-    ///
-    /// // The Berlin fold: local 02:00 happens twice.
-    /// let berlin = parse_time_zone("Europe/Berlin")?;
-    /// let range = parse_interval("2025-10-25T23:30Z/2025-10-26T02:00Z", None)?;
-    /// let b: Vec<String> = Grid::parse("1h")?
-    ///     .boundaries(range, &berlin)
-    ///     .iter()
-    ///     .map(|t| t.to_string())
-    ///     .collect();
-    /// assert_eq!(b, ["2025-10-26T00:00:00Z", "2025-10-26T01:00:00Z"]);
-    /// # Ok::<(), gapless_core::Error>(())
-    /// ```
-    pub fn boundaries(&self, range: Interval, tz: &TimeZone) -> Vec<Instant> {
-        let mut out = Vec::new();
-        self.for_each_window(range, tz, |w| {
-            if range.contains(w.start()) {
-                out.push(w.start());
-            }
-        });
-        out
     }
 
     fn for_each_window(&self, range: Interval, tz: &TimeZone, mut f: impl FnMut(Interval)) {

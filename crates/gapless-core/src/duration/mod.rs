@@ -127,12 +127,6 @@ impl Duration {
         self.months != 0
     }
 
-    /// Whether it has months, years, weeks or days: units that follow the
-    /// local calendar where a time zone applies.
-    pub fn is_calendar(&self) -> bool {
-        self.months != 0 || self.days != 0
-    }
-
     /// The months (a year counts 12).
     pub fn months(&self) -> i64 {
         self.months
@@ -141,11 +135,6 @@ impl Duration {
     /// The days (a week counts 7).
     pub fn days(&self) -> i64 {
         self.days
-    }
-
-    /// The microseconds of hours, minutes, seconds and fractions.
-    pub fn time_micros(&self) -> i64 {
-        self.micros
     }
 
     /// `t + self`: months and days follow the local calendar of `tz`, the

@@ -285,11 +285,6 @@ impl RawEvent {
         &self.asset
     }
 
-    /// The producer's idempotency key, if given.
-    pub fn id(&self) -> Option<&str> {
-        self.id.as_deref()
-    }
-
     /// Whether the interval is a discrete `partition_key`, which only the
     /// asset's declared key span can resolve.
     pub fn is_discrete_key(&self) -> bool {
