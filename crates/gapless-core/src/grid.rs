@@ -424,6 +424,13 @@ impl serde::Serialize for Grid {
     }
 }
 
+/// Reads the text that `Display` writes (any form [`Grid::parse`] accepts).
+impl<'de> serde::Deserialize<'de> for Grid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::parse::deserialize_text(d, Grid::parse)
+    }
+}
+
 /// Grid computation stops at the last instant jiff's timestamps reach.
 const JIFF_MAX_US: i64 = crate::parse::LAST_MICROS;
 

@@ -302,6 +302,13 @@ impl serde::Serialize for Duration {
     }
 }
 
+/// Reads the text that `Display` writes (any form [`Duration::parse`] accepts).
+impl<'de> serde::Deserialize<'de> for Duration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::parse::deserialize_text(d, Duration::parse)
+    }
+}
+
 /// Hours, minutes and the remaining microseconds of seconds.
 fn split_time(micros: i64) -> (i64, i64, i64) {
     (

@@ -84,6 +84,13 @@ impl serde::Serialize for EventKind {
     }
 }
 
+/// Reads `landed` or `retracted`, as [`EventKind::parse`] does.
+impl<'de> serde::Deserialize<'de> for EventKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::parse::deserialize_text(d, EventKind::parse)
+    }
+}
+
 /// A validated event ready to be stored.
 #[derive(Debug, Clone, PartialEq)]
 pub struct NewEvent {

@@ -3,8 +3,8 @@
 //!
 //! Every error is one line of the form `invalid {what} "{text}": {reason}`,
 //! with the text quoted (and cut after 64 characters) and a human reason.
-//! This file holds what all of them share: the quoting, the error and the
-//! out-of-range reason.
+//! This file holds what all of them share: the quoting, the error, the
+//! out-of-range reason, and reading a text form through serde.
 
 use std::borrow::Cow;
 
@@ -41,6 +41,20 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
 /// `invalid {what} "{text}": {reason}` with the text cut to a sane length.
 pub(crate) fn invalid(what: &str, text: &str, reason: impl std::fmt::Display) -> Error {
     Error::invalid(what, &shown(text), reason)
+}
+
+/// A value read through serde from its text form: the text is parsed with
+/// `parse`, and a parse error becomes a serde error with the same one-line
+/// message.
+pub(crate) fn deserialize_text<'de, D, T>(
+    d: D,
+    parse: impl FnOnce(&str) -> crate::Result<T>,
+) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+{
+    let text = <Cow<'de, str> as serde::Deserialize>::deserialize(d)?;
+    parse(&text).map_err(serde::de::Error::custom)
 }
 
 /// The reason for an instant outside the years that parsing supports.
