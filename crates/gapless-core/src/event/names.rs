@@ -1,4 +1,5 @@
-//! Names: what an asset name and an event id may be.
+//! Names: what an asset name and an event id may be. Both follow one rule
+//! on every backend: at most 512 bytes and no control character.
 
 use crate::parse::invalid;
 use crate::{Error, Result};
@@ -29,34 +30,33 @@ fn check_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("empty; an asset name is 1 to 512 bytes of UTF-8".into());
     }
-    if name.len() > MAX_NAME_BYTES {
-        return Err(format!(
-            "{} bytes is longer than the {MAX_NAME_BYTES} allowed",
-            name.len()
-        ));
-    }
-    if let Some(c) = name.chars().find(|c| c.is_control()) {
-        return Err(format!("control character {c:?} is not allowed"));
-    }
-    Ok(())
+    check_length_and_characters(name)
 }
 
 /// Check an event id (the producer's idempotency key): a non-empty string
-/// of at most 512 bytes. The message is without the field, as for
-/// [`validate_asset_name`].
+/// of at most 512 bytes without control characters, as an asset name. The
+/// message is without the field, as for [`validate_asset_name`].
+///
+/// A NUL in particular: SQLite would store it, PostgreSQL text cannot, so
+/// refusing it here gives every backend the same rule.
 pub(crate) fn validate_event_id(id: &str) -> Result<()> {
     if id.is_empty() {
         return Err(Error::new("empty; an id is a non-empty string"));
     }
-    if id.len() > MAX_NAME_BYTES {
-        return Err(invalid(
-            "id",
-            id,
-            format!(
-                "{} bytes is longer than the {MAX_NAME_BYTES} allowed",
-                id.len()
-            ),
+    check_length_and_characters(id).map_err(|reason| invalid("id", id, reason))
+}
+
+/// What asset names and event ids share: at most [`MAX_NAME_BYTES`] bytes
+/// and no control character.
+fn check_length_and_characters(text: &str) -> Result<(), String> {
+    if text.len() > MAX_NAME_BYTES {
+        return Err(format!(
+            "{} bytes is longer than the {MAX_NAME_BYTES} allowed",
+            text.len()
         ));
+    }
+    if let Some(c) = text.chars().find(|c| c.is_control()) {
+        return Err(format!("control character {c:?} is not allowed"));
     }
     Ok(())
 }

@@ -123,7 +123,7 @@ impl RawEvent {
     /// `partition_key`, either an ISO 8601 interval (see
     /// [`crate::parse_interval`]) or a single instant (a discrete key, whose
     /// span the asset must declare). Optional: `id` (a non-empty string of
-    /// at most 512 bytes), `kind` (`landed`, the default, or `retracted`),
+    /// at most 512 bytes without control characters, as an asset name), `kind` (`landed`, the default, or `retracted`),
     /// `extra` (a JSON object of at most 64 KiB, kept byte for byte),
     /// `produced_at` (an instant). Unknown fields are ignored, and `null` is
     /// the same as leaving a field out.
