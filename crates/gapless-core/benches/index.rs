@@ -14,7 +14,7 @@ use std::ops::Range;
 use std::time::Duration;
 
 use criterion::{BenchmarkId, Criterion};
-use gapless_core::{Interval, IntervalSet};
+use gapless_core::{Interval, IntervalSet, MICROS_PER_DAY as DAY, MICROS_PER_MINUTE};
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use range_set_blaze::RangeSetBlaze;
@@ -22,8 +22,7 @@ use rangemap::RangeSet;
 
 /// 2020-01-01T00:00:00Z.
 const BASE: i64 = 1_577_836_800_000_000;
-const FIVE_MIN: i64 = 300_000_000;
-const DAY: i64 = 86_400_000_000;
+const FIVE_MIN: i64 = 5 * MICROS_PER_MINUTE;
 const SLOTS: i64 = 1_000_000;
 const QUERIES: usize = 10_000;
 /// The naive approach re-reads every interval per query: it gets fewer
@@ -52,7 +51,8 @@ fn data() -> Data {
     let span = SLOTS * FIVE_MIN;
     let queries = (0..QUERIES)
         .map(|_| {
-            let start = BASE + rng.random_range(0..(span - DAY) / 60_000_000) * 60_000_000;
+            let start =
+                BASE + rng.random_range(0..(span - DAY) / MICROS_PER_MINUTE) * MICROS_PER_MINUTE;
             Interval::from_micros(start, start + DAY).unwrap()
         })
         .collect();

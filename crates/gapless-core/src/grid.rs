@@ -30,11 +30,8 @@ use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
 use crate::parse::{invalid, start_of_day};
+use crate::units::{MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND};
 use crate::{Error, Instant, Interval, Result};
-
-const MICROS_PER_MINUTE: i64 = 60_000_000;
-const MICROS_PER_HOUR: i64 = 60 * MICROS_PER_MINUTE;
-const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
 
 /// The unit of a [`Grid`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -134,17 +131,6 @@ impl Grid {
     /// ```
     pub fn parse(text: &str) -> Result<Grid> {
         Grid::lex(text).map_err(|reason| invalid("grid", text, reason))
-    }
-
-    /// The grid of `n` `unit`s.
-    ///
-    /// # Errors
-    ///
-    /// When `n` is out of the unit's range (see [`Grid`]).
-    pub fn new(n: u32, unit: GridUnit) -> Result<Grid> {
-        Grid::check(n, unit)
-            .map_err(|reason| Error::new(format!("invalid grid {n}{}: {reason}", unit.suffix())))?;
-        Ok(Grid { n, unit })
     }
 
     /// N, the count of units per window.
@@ -280,35 +266,6 @@ impl Grid {
             let range = Interval::from_micros(us - 1, us).expect("one microsecond");
             *self.windows(range, tz).last().expect("at least one window")
         }
-    }
-
-    /// The window boundaries (window starts and ends) in `range`, in order:
-    /// every instant of `range` at which a window starts.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use gapless_core::{parse_interval, parse_time_zone, Grid};
-    ///
-    /// // The Berlin fold: local 02:00 happens twice.
-    /// let berlin = parse_time_zone("Europe/Berlin")?;
-    /// let range = parse_interval("2025-10-25T23:30Z/2025-10-26T02:00Z", None)?;
-    /// let b: Vec<String> = Grid::parse("1h")?
-    ///     .boundaries(range, &berlin)
-    ///     .iter()
-    ///     .map(|t| t.to_string())
-    ///     .collect();
-    /// assert_eq!(b, ["2025-10-26T00:00:00Z", "2025-10-26T01:00:00Z"]);
-    /// # Ok::<(), gapless_core::Error>(())
-    /// ```
-    pub fn boundaries(&self, range: Interval, tz: &TimeZone) -> Vec<Instant> {
-        let mut out = Vec::new();
-        self.for_each_window(range, tz, |w| {
-            if range.contains(w.start()) {
-                out.push(w.start());
-            }
-        });
-        out
     }
 
     fn for_each_window(&self, range: Interval, tz: &TimeZone, mut f: impl FnMut(Interval)) {
@@ -467,6 +424,13 @@ impl serde::Serialize for Grid {
     }
 }
 
+/// Reads the text that `Display` writes (any form [`Grid::parse`] accepts).
+impl<'de> serde::Deserialize<'de> for Grid {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::parse::deserialize_text(d, Grid::parse)
+    }
+}
+
 /// Grid computation stops at the last instant jiff's timestamps reach.
 const JIFF_MAX_US: i64 = crate::parse::LAST_MICROS;
 
@@ -545,7 +509,7 @@ struct Period {
 impl Period {
     fn at(tz: &TimeZone, t: i64) -> Period {
         let at = ts(t);
-        let offset = i64::from(tz.to_offset(at).seconds()) * 1_000_000;
+        let offset = i64::from(tz.to_offset(at).seconds()) * MICROS_PER_SECOND;
         let start = tz
             .preceding(
                 at.checked_add(jiff::SignedDuration::from_nanos(1))

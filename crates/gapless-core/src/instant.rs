@@ -3,6 +3,7 @@
 use std::fmt;
 
 use crate::error::{Error, Result};
+use crate::units::NANOS_PER_MICROSECOND;
 
 /// A point on the UTC time line at microsecond precision, in the years 0001
 /// to 9999 (the range and precision of PostgreSQL `timestamptz`).
@@ -63,7 +64,7 @@ impl Instant {
     /// When the timestamp is outside the years 0001 to 9999 or is finer than
     /// a microsecond.
     pub fn from_timestamp(ts: jiff::Timestamp) -> Result<Instant> {
-        if ts.subsec_nanosecond() % 1_000 != 0 {
+        if i64::from(ts.subsec_nanosecond()) % NANOS_PER_MICROSECOND != 0 {
             return Err(Error::new(format!(
                 "instant {ts} is finer than a microsecond"
             )));

@@ -11,7 +11,8 @@
 //!   half-open intervals that cannot be empty or reversed (`instant.rs`).
 //! - [`IntervalSet`]: sorted, disjoint, non-adjacent runs with union,
 //!   difference, complement, intersection, measure and gap queries
-//!   (`set.rs`).
+//!   (`set/mod.rs`), stored in chunks of runs (`set/runs.rs`) with a buffer
+//!   of inserts folded in by a radix sort and merge (`set/merge.rs`).
 //! - [`Coverage`], [`CoverageReport`]: latest-wins ledger state: events applied
 //!   in sequence order, then coverage, gaps, covered ratio and frontier
 //!   (`coverage.rs`).
@@ -19,8 +20,18 @@
 //!   (`segments.rs`).
 //! - [`Grid`]: calendar windows in an IANA time zone (`grid.rs`).
 //! - [`Policy`]: when a window counts as complete (`policy.rs`).
-//! - parsing per SPEC §2: instants, durations, ISO 8601 intervals and the
-//!   event object forms (`parse.rs`, `duration.rs`, `event.rs`).
+//! - [`Duration`]: fixed and calendar lengths of time, their arithmetic and
+//!   canonical text (`duration/mod.rs`); lexing its ISO 8601 and short forms
+//!   (`duration/lex.rs`).
+//! - parsing per SPEC §2 (`parse/`): the shared error quoting (`mod.rs`),
+//!   instants (`instant.rs`), ISO 8601 intervals (`interval.rs`) and time
+//!   zones (`zone.rs`).
+//! - events (`event/`): [`EventKind`] and [`NewEvent`], the validated event
+//!   (`mod.rs`); asset names and event ids (`names.rs`); [`AssetDecl`], what
+//!   an asset declares (`decl.rs`); [`RawEvent`], the JSON object forms and
+//!   their resolution against the declaration (`wire.rs`).
+//! - time-unit constants such as [`MICROS_PER_SECOND`] and [`MICROS_PER_DAY`]
+//!   (`units.rs`).
 //! - [`Error`]: the one error type, a one-line message naming input and reason.
 
 mod coverage;
@@ -33,6 +44,7 @@ mod parse;
 mod policy;
 mod segments;
 mod set;
+mod units;
 
 pub use coverage::{Coverage, CoverageReport};
 pub use duration::Duration;
@@ -48,3 +60,7 @@ pub use parse::{
 pub use policy::Policy;
 pub use segments::{segments, Segment, SegmentSource};
 pub use set::IntervalSet;
+pub use units::{
+    MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MILLISECOND, MICROS_PER_MINUTE, MICROS_PER_SECOND,
+    NANOS_PER_MICROSECOND, SECONDS_PER_DAY, SECONDS_PER_HOUR, SECONDS_PER_MINUTE,
+};

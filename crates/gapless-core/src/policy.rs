@@ -166,3 +166,10 @@ impl serde::Serialize for Policy {
         s.collect_str(self)
     }
 }
+
+/// Reads the text that `Display` writes (any form [`Policy::parse`] accepts).
+impl<'de> serde::Deserialize<'de> for Policy {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::parse::deserialize_text(d, Policy::parse)
+    }
+}

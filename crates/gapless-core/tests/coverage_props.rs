@@ -1,7 +1,9 @@
 //! Latest-wins `Coverage` against a brute-force model: events painted one by
 //! one, in sequence order, onto a timeline of 200 one-µs ticks.
 
-use gapless_core::{Coverage, CoverageReport, EventKind, Instant, Interval, IntervalSet};
+use gapless_core::{
+    Coverage, CoverageReport, EventKind, Instant, Interval, IntervalSet, MICROS_PER_MINUTE,
+};
 use proptest::prelude::*;
 
 mod ticks;
@@ -121,7 +123,7 @@ proptest! {
 #[test]
 fn conformance_day_of_batches_ratio() {
     // 1440 minutes, 15 missing: Python prints 1425 / 1440 as this.
-    let min = 60_000_000;
+    let min = MICROS_PER_MINUTE;
     let day = Interval::from_micros(BASE, BASE + 1440 * min).unwrap();
     let mut cov = Coverage::new();
     for m in (0..1440).step_by(5) {
@@ -264,7 +266,7 @@ fn naive_differs() -> (i64, i64) {
 
 #[test]
 fn conformance_touching_and_overlapping_events_merge() {
-    let m = |x: i64| x * 60_000_000; // minutes after 10:00
+    let m = |x: i64| x * MICROS_PER_MINUTE; // minutes after 10:00
     let mut cov = Coverage::new();
     cov.apply(EventKind::Landed, iv(m(0), m(5)));
     cov.apply(EventKind::Landed, iv(m(5), m(10)));

@@ -260,6 +260,11 @@ fn field_errors() {
         (format!("{{\"asset\": \"a\\u0001b\", {ok_iv}}}"), "field \"asset\": invalid asset name \"a\\u{1}b\": control character '\\u{1}' is not allowed"),
         (format!("{{\"asset\": \"A\", \"id\": \"\", {ok_iv}}}"), "field \"id\": empty; an id is a non-empty string"),
         (format!("{{\"asset\": \"A\", \"id\": 7, {ok_iv}}}"), "field \"id\": expected a string, found a number"),
+        // Ids follow the rule of asset names on every backend: no NUL (which
+        // PostgreSQL text cannot hold) and no other control character.
+        (format!("{{\"asset\": \"A\", \"id\": \"a\\u0000b\", {ok_iv}}}"), "field \"id\": invalid id \"a\\0b\": control character '\\0' is not allowed"),
+        (format!("{{\"asset\": \"A\", \"id\": \"batch\\n7\", {ok_iv}}}"), "field \"id\": invalid id \"batch\\n7\": control character '\\n' is not allowed"),
+        (format!("{{\"asset\": \"A\", \"id\": \"x\\u009f\", {ok_iv}}}"), "field \"id\": invalid id \"x\\u{9f}\": control character '\\u{9f}' is not allowed"),
         (format!("{{\"asset\": \"A\", \"kind\": \"Landed\", {ok_iv}}}"), "field \"kind\": invalid kind \"Landed\": expected \"landed\" or \"retracted\""),
         (format!("{{\"asset\": \"A\", \"kind\": true, {ok_iv}}}"), "field \"kind\": expected a string, found a boolean"),
         (format!("{{\"asset\": \"A\", \"extra\": \"x\", {ok_iv}}}"), "field \"extra\": expected a JSON object, found a string"),
@@ -401,4 +406,17 @@ fn same_content() {
     for line in different {
         assert!(!a.same_content(&resolve(line)), "{line}");
     }
+}
+
+#[test]
+fn a_nul_escape_in_extra_is_kept_as_written() {
+    // `extra` is stored as its JSON text (text, not jsonb, in PostgreSQL), so
+    // the six characters `\u0000` inside a string are no NUL character and
+    // are kept byte for byte like any other escape.
+    let ev = resolve(
+        r#"{"asset": "A", "start": "2025-06-01T10:00Z", "end": "2025-06-01T10:05Z", "extra": {"note": "a\u0000b"}}"#,
+    );
+    let extra = ev.extra.unwrap();
+    assert_eq!(extra, r#"{"note": "a\u0000b"}"#);
+    assert!(!extra.contains('\0'));
 }

@@ -3,6 +3,7 @@
 
 use gapless_core::{
     parse_instant, parse_interval, parse_time_zone, Grid, GridUnit, Instant, Interval,
+    MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE as MINUTE,
 };
 use jiff::tz::TimeZone;
 use proptest::prelude::*;
@@ -336,7 +337,7 @@ fn lord_howe_half_hour_shift() {
             &tz("Australia/Lord_Howe"),
         )
         .iter()
-        .map(|w| w.len_micros() / 60_000_000)
+        .map(|w| w.len_micros() / MINUTE)
         .collect();
     assert_eq!(lens, [24 * 60 + 30]);
     let lens: Vec<i64> = Grid::parse("1d")
@@ -346,7 +347,7 @@ fn lord_howe_half_hour_shift() {
             &tz("Australia/Lord_Howe"),
         )
         .iter()
-        .map(|w| w.len_micros() / 60_000_000)
+        .map(|w| w.len_micros() / MINUTE)
         .collect();
     assert_eq!(lens, [23 * 60 + 30]);
 }
@@ -492,8 +493,6 @@ fn grid_text_round_trips_and_errors_are_clear() {
 // ---------------------------------------------------------------------------
 // The brute-force reference.
 
-const MINUTE: i64 = 60_000_000;
-
 /// Whether the wall clock at `t` is a boundary of `g`: for sub-day grids the
 /// local time is on the grid; for day grids the local date changed (from
 /// the minute before) to a qualifying date.
@@ -567,23 +566,23 @@ proptest! {
         day_of_year in 0i64..365,
         before_min in 0i64..(3 * 24 * 60),
         len_min in 1i64..(3 * 24 * 60),
-        odd_micros in 0i64..60_000_000,
+        odd_micros in 0i64..MINUTE,
     ) {
         let tz = tz(ZONES[zone]);
         let g = Grid::parse(GRIDS[grid]).unwrap();
         // Aim at the next transition after a random day (if the zone has one).
         let from = jiff::civil::Date::new(year, 1, 1).unwrap().to_datetime(jiff::civil::Time::midnight())
             .to_zoned_datetime(TimeZone::UTC).unwrap().timestamp().as_microsecond()
-            + day_of_year * 24 * 60 * MINUTE;
+            + day_of_year * MICROS_PER_DAY;
         let pivot = tz
             .following(jiff::Timestamp::from_microsecond(from).unwrap())
             .next()
             .map(|tr| tr.timestamp().as_microsecond())
-            .filter(|t| *t < from + 400 * 24 * 60 * MINUTE)
+            .filter(|t| *t < from + 400 * MICROS_PER_DAY)
             .unwrap_or(from);
         let start = pivot - before_min * MINUTE + odd_micros;
         let r = Interval::from_micros(start, start + len_min * MINUTE).unwrap();
-        let margin = if g.is_calendar_days() { 5 * 24 * 60 * MINUTE } else { 26 * 60 * MINUTE };
+        let margin = if g.is_calendar_days() { 5 * MICROS_PER_DAY } else { 26 * MICROS_PER_HOUR };
         let want = reference_windows(g, &tz, r, margin);
         let got: Vec<(i64, i64)> = g
             .windows(r, &tz)
@@ -660,8 +659,8 @@ fn the_ends_of_the_time_line_do_not_panic() {
     let last = parse_instant("9999-12-30T22:00:00Z", None).unwrap();
     let points = [
         Instant::MIN,
-        Instant::from_micros(Instant::MIN.as_micros() + 3_600_000_000).unwrap(),
-        Instant::from_micros(last.as_micros() - 3_600_000_000).unwrap(),
+        Instant::from_micros(Instant::MIN.as_micros() + MICROS_PER_HOUR).unwrap(),
+        Instant::from_micros(last.as_micros() - MICROS_PER_HOUR).unwrap(),
         last,
         Instant::MAX,
     ];
@@ -686,7 +685,7 @@ fn the_ends_of_the_time_line_do_not_panic() {
             }
             let all = Interval::new(
                 Instant::MIN,
-                Instant::from_micros(Instant::MIN.as_micros() + 86_400_000_000).unwrap(),
+                Instant::from_micros(Instant::MIN.as_micros() + MICROS_PER_DAY).unwrap(),
             )
             .unwrap();
             assert!(!g.windows(all, &tz(zone)).is_empty());

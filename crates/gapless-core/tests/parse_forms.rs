@@ -3,7 +3,7 @@
 
 use gapless_core::{
     parse_instant, parse_interval, parse_local_instant, parse_local_interval, parse_time_zone,
-    Duration, Grid, Policy, RawEvent,
+    Duration, Grid, Policy, RawEvent, MICROS_PER_DAY, MICROS_PER_SECOND, SECONDS_PER_DAY,
 };
 use jiff::tz::TimeZone;
 use proptest::prelude::*;
@@ -791,10 +791,10 @@ proptest! {
     #[test]
     fn interval_forms_agree(
         start_s in 946_684_800i64..4_102_444_800, // 2000 to 2100
-        len_s in 1i64..(40 * 86_400),
+        len_s in 1i64..(40 * SECONDS_PER_DAY),
     ) {
-        let start = gapless_core::Instant::from_micros(start_s * 1_000_000).unwrap();
-        let end = gapless_core::Instant::from_micros((start_s + len_s) * 1_000_000).unwrap();
+        let start = gapless_core::Instant::from_micros(start_s * MICROS_PER_SECOND).unwrap();
+        let end = gapless_core::Instant::from_micros((start_s + len_s) * MICROS_PER_SECOND).unwrap();
         let (s, e) = (start.to_string(), end.to_string());
         let want = gapless_core::Interval::new(start, end).unwrap();
         let iso_len = format!("PT{len_s}S");
@@ -828,11 +828,11 @@ proptest! {
     #[test]
     fn fixed_durations_invert(
         start_s in 946_684_800i64..4_102_444_800,
-        micros in 1i64..(400 * 86_400_000_000),
+        micros in 1i64..(400 * MICROS_PER_DAY),
         zone in prop::sample::select(vec!["UTC", "Europe/Berlin", "Australia/Lord_Howe"]),
     ) {
         let tz = tz(zone);
-        let t = gapless_core::Instant::from_micros(start_s * 1_000_000).unwrap();
+        let t = gapless_core::Instant::from_micros(start_s * MICROS_PER_SECOND).unwrap();
         let d = Duration::from_micros(micros).unwrap();
         let later = d.add_to(t, &tz).unwrap();
         prop_assert_eq!(later.as_micros() - t.as_micros(), micros);

@@ -1,8 +1,6 @@
 //! Policies: parsing, canonical text and completeness.
 
-use gapless_core::{CoverageReport, Duration, Interval, Policy};
-
-const MINUTE: i64 = 60_000_000;
+use gapless_core::{CoverageReport, Duration, Interval, Policy, MICROS_PER_MINUTE as MINUTE};
 
 /// A report of a one-hour window with gaps of the given minutes.
 fn report(gaps: &[i64]) -> CoverageReport {

@@ -27,12 +27,22 @@
 //! operation adopts as the runs (a move, no copy). The sorted-disjoint
 //! invariant is therefore never visible as broken: every read goes through
 //! the merged view.
+//!
+//! This file is the [`IntervalSet`] API and its buffering; the chunked run
+//! storage is `runs.rs`, the radix sort and merge that fold the buffer in
+//! are `merge.rs`.
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use crate::{Error, Instant, Interval, Result};
+
+mod merge;
+mod runs;
+
+use merge::merge_into;
+use runs::Runs;
 
 /// An interval from bounds the caller has already ordered.
 ///
@@ -367,12 +377,12 @@ impl IntervalSet {
 
     /// Number of runs.
     pub fn run_count(&self) -> usize {
-        self.view().len
+        self.view().len()
     }
 
     /// Whether the set has no instant.
     pub fn is_empty(&self) -> bool {
-        self.runs.len == 0 && self.pending.is_empty()
+        self.runs.len() == 0 && self.pending.is_empty()
     }
 
     /// Total microseconds in the set (an `i128`: the runs of 0001–9999 can
@@ -594,7 +604,7 @@ impl IntervalSet {
         // Fold in once the buffer is as large as the runs: the linear merge
         // then costs at most one step per buffered insert (amortized O(1)),
         // and the buffer never holds more than max(compact_at, runs) items.
-        if self.pending.len() >= self.limits.compact_at.max(self.runs.len) {
+        if self.pending.len() >= self.limits.compact_at.max(self.runs.len()) {
             self.compact();
         }
     }
@@ -609,109 +619,6 @@ impl IntervalSet {
     }
 }
 
-/// `runs ∪ pending` as sorted, disjoint, non-adjacent runs; sorts `pending`.
-fn merge_into(runs: &Runs, pending: &mut [Interval], chunk: usize) -> Runs {
-    sort_by_start(pending);
-    // Merge into one flat `Vec` (the tightest loop), then cut it in chunks.
-    let mut out: Vec<Interval> = Vec::with_capacity(runs.len + pending.len().min(1 << 20));
-    let (mut a, mut b) = (runs.iter().peekable(), pending.iter().copied().peekable());
-    loop {
-        let next = match (a.peek(), b.peek()) {
-            (Some(x), Some(y)) if x.start() <= y.start() => a.next(),
-            (Some(_), Some(_)) => b.next(),
-            (Some(_), None) => a.next(),
-            (None, Some(_)) => b.next(),
-            (None, None) => break,
-        };
-        let iv = next.expect("peeked");
-        match out.last_mut() {
-            // Overlapping or touching the last run: extend it.
-            Some(last) if iv.start() <= last.end() => {
-                if iv.end() > last.end() {
-                    *last = span(last.start(), iv.end());
-                }
-            }
-            _ => out.push(iv),
-        }
-    }
-    Runs::from_vec(out, chunk)
-}
-
-/// Below this many intervals a comparison sort wins over radix passes.
-const RADIX_MIN: usize = 512;
-/// Above this many (4 MiB of intervals) the scatter of each radix pass
-/// misses the cache and a comparison sort wins again (measured: 1M shuffled
-/// intervals sort in 63 ms by comparison, 130 ms by radix; 250k in 20 ms by
-/// comparison, 3 ms by radix). The buffer's compactions keep most sorts
-/// below it.
-const RADIX_MAX: usize = 1 << 18;
-/// Bits per radix pass: 2048 counters stay in L1.
-const RADIX_BITS: u32 = 11;
-
-/// Sorts by start: an LSD radix sort on `start - min` for large inputs.
-///
-/// Sorting the buffer is most of the cost of a large out-of-order load. The
-/// keys are instants of a bounded span, often with many constant low bits
-/// (whole seconds, 5-minute slots), so a radix sort that skips the constant
-/// bits needs 3 to 5 linear passes where a comparison sort needs ~20 rounds
-/// of comparisons per element: several times faster while the data fits the
-/// cache (see [`RADIX_MAX`]).
-fn sort_by_start(v: &mut [Interval]) {
-    if !(RADIX_MIN..=RADIX_MAX).contains(&v.len()) {
-        v.sort_unstable_by_key(|iv| iv.start());
-        return;
-    }
-    let min = v
-        .iter()
-        .map(|iv| iv.start())
-        .min()
-        .expect("not empty")
-        .as_micros();
-    // Instants span less than 2^59 µs, so every key fits a u64.
-    let key = |iv: &Interval| (iv.start().as_micros() - min) as u64;
-    let varying = v.iter().fold(0u64, |acc, iv| acc | key(iv));
-    if varying == 0 {
-        return; // all starts equal
-    }
-    let (low, high) = (varying.trailing_zeros(), 64 - varying.leading_zeros());
-    // Passes alternate between `v` and one scratch copy.
-    let mut scratch = v.to_vec();
-    let mut in_v = true;
-    let mut shift = low;
-    while shift < high {
-        let digit = |iv: &Interval| ((key(iv) >> shift) & ((1 << RADIX_BITS) - 1)) as usize;
-        if in_v {
-            radix_pass(v, &mut scratch, digit);
-        } else {
-            radix_pass(&scratch, v, digit);
-        }
-        in_v = !in_v;
-        shift += RADIX_BITS;
-    }
-    if !in_v {
-        v.copy_from_slice(&scratch);
-    }
-}
-
-/// One stable counting-sort pass of `from` into `to` by `digit`.
-fn radix_pass(from: &[Interval], to: &mut [Interval], digit: impl Fn(&Interval) -> usize) {
-    let mut offsets = [0usize; 1 << RADIX_BITS];
-    for iv in from {
-        offsets[digit(iv)] += 1;
-    }
-    let mut sum = 0;
-    for slot in offsets.iter_mut() {
-        let n = *slot;
-        *slot = sum;
-        sum += n;
-    }
-    for iv in from {
-        let d = digit(iv);
-        to[offsets[d]] = *iv;
-        offsets[d] += 1;
-    }
-}
-
 /// Intersection of sorted, disjoint, non-adjacent runs: walks the smaller
 /// side, binary-searches the larger.
 fn intersect_runs(a: &[Interval], b: &Runs) -> Vec<Interval> {
@@ -721,7 +628,7 @@ fn intersect_runs(a: &[Interval], b: &Runs) -> Vec<Interval> {
     let mut clip = |r: Interval, s: Interval| {
         out.push(span(r.start().max(s.start()), r.end().min(s.end())));
     };
-    if a.len() <= b.len {
+    if a.len() <= b.len() {
         for &r in a {
             for s in b
                 .iter_from(b.seek(r.start(), false))
@@ -740,210 +647,6 @@ fn intersect_runs(a: &[Interval], b: &Runs) -> Vec<Interval> {
         }
     }
     out
-}
-
-/// Sorted, disjoint, non-adjacent runs, stored in chunks so that an edit in
-/// the middle moves at most a chunk, not every run after it.
-///
-/// Invariants: no chunk is empty; `ends[c]` is the end of the last run of
-/// chunk `c` (the key the chunk search uses); `len` counts all runs; the
-/// chunks in order are sorted, disjoint and non-adjacent as a whole.
-#[derive(Debug, Clone, Default)]
-struct Runs {
-    chunks: Vec<Vec<Interval>>,
-    ends: Vec<Instant>,
-    len: usize,
-}
-
-/// A position in [`Runs`]: chunk, then index in it; always a run, or
-/// `(chunks.len(), 0)` for the end, so positions compare with `==`.
-type Pos = (usize, usize);
-
-impl Runs {
-    /// `runs` (already sorted, disjoint, non-adjacent) in chunks.
-    fn from_vec(runs: Vec<Interval>, chunk: usize) -> Runs {
-        let len = runs.len();
-        let chunks: Vec<Vec<Interval>> = if len == 0 {
-            Vec::new()
-        } else if len <= 2 * chunk {
-            vec![runs] // no copy
-        } else {
-            runs.chunks(chunk).map(<[Interval]>::to_vec).collect()
-        };
-        let ends = chunks.iter().map(|c| c[c.len() - 1].end()).collect();
-        Runs { chunks, ends, len }
-    }
-
-    fn iter(&self) -> impl Iterator<Item = Interval> + '_ {
-        self.chunks.iter().flatten().copied()
-    }
-
-    fn first(&self) -> Option<Interval> {
-        self.chunks.first().map(|c| c[0])
-    }
-
-    fn last(&self) -> Option<Interval> {
-        self.chunks.last().map(|c| c[c.len() - 1])
-    }
-
-    /// The first run ending after `t`, or at `t` too when `touching`.
-    fn seek(&self, t: Instant, touching: bool) -> Pos {
-        let before = |end: Instant| if touching { end < t } else { end <= t };
-        let c = self.ends.partition_point(|&e| before(e));
-        // `ends[c]` is not before `t`, so the search stops inside chunk `c`.
-        let i = self
-            .chunks
-            .get(c)
-            .map_or(0, |ch| ch.partition_point(|r| before(r.end())));
-        (c, i)
-    }
-
-    fn get(&self, (c, i): Pos) -> Option<Interval> {
-        self.chunks.get(c).and_then(|ch| ch.get(i)).copied()
-    }
-
-    fn next_pos(&self, (c, i): Pos) -> Pos {
-        if i + 1 < self.chunks[c].len() {
-            (c, i + 1)
-        } else {
-            (c + 1, 0)
-        }
-    }
-
-    /// How many runs an insert at `p` counts as moving: those after it in
-    /// its chunk when that is the last chunk, else all of them (an edit
-    /// there is cheap too, but for a bulk load the buffer is cheaper).
-    fn tail_from(&self, (c, i): Pos) -> usize {
-        if c + 1 >= self.chunks.len() {
-            self.chunks.get(c).map_or(0, |ch| ch.len() - i)
-        } else {
-            self.len
-        }
-    }
-
-    fn iter_from(&self, (c, i): Pos) -> impl Iterator<Item = Interval> + '_ {
-        let head: &[Interval] = self.chunks.get(c).map_or(&[], |ch| &ch[i..]);
-        let rest: &[Vec<Interval>] = self.chunks.get(c + 1..).unwrap_or(&[]);
-        head.iter().chain(rest.iter().flatten()).copied()
-    }
-
-    /// Appends a run that starts after the last run ends.
-    fn push(&mut self, iv: Interval, chunk: usize) {
-        match self.chunks.last_mut() {
-            Some(ch) if ch.len() < chunk => {
-                ch.push(iv);
-                *self.ends.last_mut().expect("one end per chunk") = iv.end();
-            }
-            _ => {
-                let mut ch = Vec::with_capacity(chunk);
-                ch.push(iv);
-                self.chunks.push(ch);
-                self.ends.push(iv.end());
-            }
-        }
-        self.len += 1;
-    }
-
-    /// Applies `iv` when it starts at or after the last run's start (the
-    /// streaming producer's case): appended, or merged into the last run
-    /// when they overlap or touch. `false`, untouched, otherwise.
-    #[inline]
-    fn try_append(&mut self, iv: Interval, chunk: usize) -> bool {
-        if let Some(ch) = self.chunks.last_mut() {
-            let last = ch.last_mut().expect("chunks are never empty");
-            if iv.start() < last.start() {
-                return false;
-            }
-            if iv.start() <= last.end() {
-                if iv.end() > last.end() {
-                    *last = span(last.start(), iv.end());
-                    *self.ends.last_mut().expect("one end per chunk") = iv.end();
-                }
-                return true;
-            }
-        }
-        self.push(iv, chunk);
-        true
-    }
-
-    /// Replaces the runs in `[a, b)` by `with`, which must fit, sorted,
-    /// between the runs before `a` and from `b` on.
-    fn splice(&mut self, a: Pos, b: Pos, with: &[Interval], chunk: usize) {
-        let ((ca, ia), (cb, ib)) = (a, b);
-        if ca == self.chunks.len() {
-            for &iv in with {
-                self.push(iv, chunk);
-            }
-            return;
-        }
-        let removed;
-        if ca == cb {
-            removed = ib - ia;
-            self.chunks[ca].splice(ia..ib, with.iter().copied());
-        } else {
-            removed = self.chunks[ca].len() - ia
-                + self.chunks[ca + 1..cb].iter().map(Vec::len).sum::<usize>()
-                + ib;
-            self.chunks[ca].truncate(ia);
-            self.chunks[ca].extend_from_slice(with);
-            if cb < self.chunks.len() {
-                self.chunks[cb].drain(..ib);
-            }
-            self.chunks.drain(ca + 1..cb);
-            self.ends.drain(ca + 1..cb);
-            // The former chunk `cb`, now right after `ca`, lost its head.
-            self.repair(ca + 1, chunk);
-        }
-        self.len = self.len - removed + with.len();
-        self.repair(ca, chunk);
-        // Checked in debug builds on small sets only, to keep edits O(chunk).
-        debug_assert!(self.len > 4096 || self.invariants_hold(), "{self:?}");
-    }
-
-    /// The invariants of the type (for debug assertions).
-    fn invariants_hold(&self) -> bool {
-        let sizes_ok = self.chunks.len() == self.ends.len()
-            && self.chunks.iter().all(|c| !c.is_empty())
-            && self.chunks.iter().map(Vec::len).sum::<usize>() == self.len;
-        let ends_ok = self
-            .chunks
-            .iter()
-            .zip(&self.ends)
-            .all(|(c, &e)| c[c.len() - 1].end() == e);
-        let runs: Vec<Interval> = self.iter().collect();
-        sizes_ok && ends_ok && runs.windows(2).all(|w| w[0].end() < w[1].start())
-    }
-
-    /// Restores the invariants of chunk `c` after an edit: drops it when
-    /// empty, splits it past twice the chunk size, absorbs its successor when
-    /// both are small (so removals cannot leave a trail of tiny chunks), and
-    /// refreshes its end.
-    fn repair(&mut self, c: usize, chunk: usize) {
-        let Some(n) = self.chunks.get(c).map(Vec::len) else {
-            return;
-        };
-        if n == 0 {
-            self.chunks.remove(c);
-            self.ends.remove(c);
-            return;
-        }
-        if n > 2 * chunk {
-            let tail = self.chunks[c].split_off(n / 2);
-            self.ends.insert(c + 1, tail[tail.len() - 1].end());
-            self.chunks.insert(c + 1, tail);
-        } else if n <= chunk / 4
-            && self
-                .chunks
-                .get(c + 1)
-                .is_some_and(|next| n + next.len() <= chunk)
-        {
-            let next = self.chunks.remove(c + 1);
-            self.ends.remove(c + 1);
-            self.chunks[c].extend(next);
-        }
-        let ch = &self.chunks[c];
-        self.ends[c] = ch[ch.len() - 1].end();
-    }
 }
 
 impl Clone for IntervalSet {

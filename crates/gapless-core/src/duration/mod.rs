@@ -1,16 +1,16 @@
-//! Durations: ISO 8601 (`PT5M`, `PT0.5S`, `P1D`, `P1M`) and short forms
-//! (`5m`, `1h`, `1d`, `1mo`).
+//! Durations: the type, its calendar arithmetic and its canonical text. The
+//! text forms it is parsed from, ISO 8601 (`PT5M`, `PT0.5S`, `P1D`, `P1M`)
+//! and short forms (`5m`, `1h`, `1d`, `1mo`), are lexed in `lex.rs`.
 
 use std::fmt;
 use std::str::FromStr;
 
-use crate::parse::{invalid, shown};
+use crate::parse::invalid;
+use crate::units::{MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND};
 use crate::{Error, Instant, Result};
 
-const MICROS_PER_SECOND: i64 = 1_000_000;
-const MICROS_PER_MINUTE: i64 = 60 * MICROS_PER_SECOND;
-const MICROS_PER_HOUR: i64 = 60 * MICROS_PER_MINUTE;
-const MICROS_PER_DAY: i64 = 24 * MICROS_PER_HOUR;
+mod lex;
+
 /// Longest accepted: 9999 years of months, days or microseconds.
 const MAX_MONTHS: i64 = 9_999 * 12;
 const MAX_DAYS: i64 = 3_652_059;
@@ -127,12 +127,6 @@ impl Duration {
         self.months != 0
     }
 
-    /// Whether it has months, years, weeks or days: units that follow the
-    /// local calendar where a time zone applies.
-    pub fn is_calendar(&self) -> bool {
-        self.months != 0 || self.days != 0
-    }
-
     /// The months (a year counts 12).
     pub fn months(&self) -> i64 {
         self.months
@@ -141,11 +135,6 @@ impl Duration {
     /// The days (a week counts 7).
     pub fn days(&self) -> i64 {
         self.days
-    }
-
-    /// The microseconds of hours, minutes, seconds and fractions.
-    pub fn time_micros(&self) -> i64 {
-        self.micros
     }
 
     /// `t + self`: months and days follow the local calendar of `tz`, the
@@ -280,25 +269,6 @@ impl Duration {
             micros,
         })
     }
-
-    /// Parse without wrapping the reason into an error.
-    pub(crate) fn lex(text: &str) -> Result<Duration, String> {
-        let t = text.trim();
-        if t.is_empty() {
-            return Err("empty; expected a duration such as PT5M or 5m".into());
-        }
-        if t.starts_with('-') {
-            return Err("negative durations are not allowed".into());
-        }
-        let t = t.strip_prefix('+').unwrap_or(t);
-        let mut acc = Acc::default();
-        if let Some(rest) = t.strip_prefix(['P', 'p']) {
-            lex_iso(rest, &mut acc)?;
-        } else {
-            lex_short(t, &mut acc)?;
-        }
-        Duration::build(acc.months, acc.days, acc.micros)
-    }
 }
 
 impl fmt::Display for Duration {
@@ -332,6 +302,13 @@ impl serde::Serialize for Duration {
     }
 }
 
+/// Reads the text that `Display` writes (any form [`Duration::parse`] accepts).
+impl<'de> serde::Deserialize<'de> for Duration {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::parse::deserialize_text(d, Duration::parse)
+    }
+}
+
 /// Hours, minutes and the remaining microseconds of seconds.
 fn split_time(micros: i64) -> (i64, i64, i64) {
     (
@@ -350,282 +327,4 @@ fn fmt_seconds(micros: i64) -> String {
         let digits = format!("{frac:06}");
         format!("{whole}.{}", digits.trim_end_matches('0'))
     }
-}
-
-#[derive(Default)]
-struct Acc {
-    months: i64,
-    days: i64,
-    micros: i64,
-}
-
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Debug)]
-enum Unit {
-    Microsecond,
-    Millisecond,
-    Second,
-    Minute,
-    Hour,
-    Day,
-    Week,
-    Month,
-    Year,
-}
-
-impl Unit {
-    fn name(self) -> &'static str {
-        match self {
-            Unit::Microsecond => "microseconds",
-            Unit::Millisecond => "milliseconds",
-            Unit::Second => "seconds",
-            Unit::Minute => "minutes",
-            Unit::Hour => "hours",
-            Unit::Day => "days",
-            Unit::Week => "weeks",
-            Unit::Month => "months",
-            Unit::Year => "years",
-        }
-    }
-
-    /// Microseconds of a fixed unit.
-    fn fixed(self) -> Option<i64> {
-        match self {
-            Unit::Microsecond => Some(1),
-            Unit::Millisecond => Some(1_000),
-            Unit::Second => Some(MICROS_PER_SECOND),
-            Unit::Minute => Some(MICROS_PER_MINUTE),
-            Unit::Hour => Some(MICROS_PER_HOUR),
-            _ => None,
-        }
-    }
-
-    fn short(word: &str) -> Option<Unit> {
-        Some(match word {
-            "y" | "yr" | "yrs" | "year" | "years" => Unit::Year,
-            "mo" | "mos" | "month" | "months" => Unit::Month,
-            "w" | "wk" | "wks" | "week" | "weeks" => Unit::Week,
-            "d" | "day" | "days" => Unit::Day,
-            "h" | "hr" | "hrs" | "hour" | "hours" => Unit::Hour,
-            "m" | "min" | "mins" | "minute" | "minutes" => Unit::Minute,
-            "s" | "sec" | "secs" | "second" | "seconds" => Unit::Second,
-            "ms" | "msec" | "msecs" | "millisecond" | "milliseconds" => Unit::Millisecond,
-            "us" | "µs" | "usec" | "usecs" | "microsecond" | "microseconds" => Unit::Microsecond,
-            _ => return None,
-        })
-    }
-}
-
-/// A number with an optional fraction: the digits before and after the
-/// point.
-struct Number<'a> {
-    whole: &'a str,
-    frac: Option<&'a str>,
-}
-
-impl Number<'_> {
-    fn text(&self) -> String {
-        match self.frac {
-            Some(f) => format!("{}.{f}", self.whole),
-            None => self.whole.to_string(),
-        }
-    }
-}
-
-/// Split a leading number off `s`.
-fn take_number(s: &str) -> Result<(Number<'_>, &str), String> {
-    let end = s
-        .bytes()
-        .position(|b| !b.is_ascii_digit())
-        .unwrap_or(s.len());
-    let whole = &s[..end];
-    let mut rest = &s[end..];
-    let mut frac = None;
-    if rest.starts_with(['.', ',']) {
-        let r = &rest[1..];
-        let fend = r
-            .bytes()
-            .position(|b| !b.is_ascii_digit())
-            .unwrap_or(r.len());
-        if fend == 0 {
-            return Err("expected digits after the decimal point".into());
-        }
-        frac = Some(&r[..fend]);
-        rest = &r[fend..];
-    }
-    if whole.is_empty() {
-        if frac.is_some() {
-            return Err("expected a digit before the decimal point".into());
-        }
-        return Err(match rest.chars().next() {
-            None => "expected a number".into(),
-            Some(c) => format!("expected a number, found {:?}", c),
-        });
-    }
-    Ok((Number { whole, frac }, rest))
-}
-
-/// Add `n` of `unit` to the accumulator.
-fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<(), String> {
-    let too_long = || "longer than 9999 years".to_string();
-    // Enough digits to exceed any limit are rejected before overflow.
-    let whole: i64 = if n.whole.trim_start_matches('0').len() > 18 {
-        return Err(too_long());
-    } else {
-        n.whole.parse().unwrap_or(0)
-    };
-    match unit.fixed() {
-        None => {
-            if n.frac.is_some() {
-                return Err(format!(
-                    "{} {} cannot have a fraction; use a smaller unit",
-                    n.text(),
-                    unit.name()
-                ));
-            }
-            let (slot, factor) = match unit {
-                Unit::Year => (&mut acc.months, 12),
-                Unit::Month => (&mut acc.months, 1),
-                Unit::Week => (&mut acc.days, 7),
-                _ => (&mut acc.days, 1),
-            };
-            *slot = whole
-                .checked_mul(factor)
-                .and_then(|v| slot.checked_add(v))
-                .filter(|v| *v <= MAX_DAYS.max(MAX_MONTHS))
-                .ok_or_else(too_long)?;
-        }
-        Some(per) => {
-            let mut micros = i128::from(whole) * i128::from(per);
-            if let Some(frac) = n.frac {
-                let significant = frac.trim_end_matches('0');
-                if significant.len() > 12 {
-                    return Err(format!(
-                        "{} {} is finer than a microsecond",
-                        n.text(),
-                        unit.name()
-                    ));
-                }
-                let scale = 10i128.pow(significant.len() as u32);
-                let num = significant.parse::<i128>().unwrap_or(0) * i128::from(per);
-                if num % scale != 0 {
-                    return Err(format!(
-                        "{} {} is finer than a microsecond",
-                        n.text(),
-                        unit.name()
-                    ));
-                }
-                micros += num / scale;
-            }
-            let total = i128::from(acc.micros) + micros;
-            if total > i128::from(MAX_MICROS) {
-                return Err(too_long());
-            }
-            acc.micros = total as i64;
-        }
-    }
-    Ok(())
-}
-
-/// ISO 8601 after the `P`.
-fn lex_iso(s: &str, acc: &mut Acc) -> Result<(), String> {
-    if s.is_empty() {
-        return Err("expected at least one component after \"P\", such as PT5M or P1D".into());
-    }
-    let (date, time) = match s.find(['T', 't']) {
-        Some(i) => (&s[..i], Some(&s[i + 1..])),
-        None => (s, None),
-    };
-    if time == Some("") {
-        return Err("expected hours, minutes or seconds after \"T\"".into());
-    }
-    let mut fraction_seen = false;
-    let mut comps = |part: &str, units: &[(char, Unit)]| -> Result<(), String> {
-        let mut rest = part;
-        let mut next = 0;
-        while !rest.is_empty() {
-            if fraction_seen {
-                return Err("only the last component may have a fraction".into());
-            }
-            let (n, r) = take_number(rest)?;
-            let mut chars = r.chars();
-            let Some(designator) = chars.next() else {
-                return Err(format!("the number {} has no unit designator", n.text()));
-            };
-            let upper = designator.to_ascii_uppercase();
-            let Some(pos) = units[next..].iter().position(|(c, _)| *c == upper) else {
-                return Err(if units.iter().any(|(c, _)| *c == upper) {
-                    format!("designator {designator:?} is out of order or repeated")
-                } else if time.is_none() && matches!(upper, 'H' | 'S') {
-                    format!("designator {designator:?} needs \"T\" before the time components, such as PT{}{upper}", n.text())
-                } else {
-                    format!("unknown designator {designator:?}")
-                });
-            };
-            let unit = units[next + pos].1;
-            next += pos + 1;
-            fraction_seen = n.frac.is_some();
-            add(acc, &n, unit)?;
-            rest = chars.as_str();
-        }
-        Ok(())
-    };
-    comps(
-        date,
-        &[
-            ('Y', Unit::Year),
-            ('M', Unit::Month),
-            ('W', Unit::Week),
-            ('D', Unit::Day),
-        ],
-    )?;
-    if let Some(time) = time {
-        comps(
-            time,
-            &[('H', Unit::Hour), ('M', Unit::Minute), ('S', Unit::Second)],
-        )?;
-    }
-    Ok(())
-}
-
-/// Short forms such as `5m`, `1h30m`, `1.5h`, `2 days`.
-fn lex_short(s: &str, acc: &mut Acc) -> Result<(), String> {
-    let mut rest = s;
-    let mut last: Option<Unit> = None;
-    let mut fraction_seen = false;
-    while !rest.is_empty() {
-        if fraction_seen {
-            return Err("only the last component may have a fraction".into());
-        }
-        let (n, r) = take_number(rest)?;
-        let r = r.trim_start();
-        let end = r
-            .char_indices()
-            .find(|(_, c)| !(c.is_alphabetic()))
-            .map_or(r.len(), |(i, _)| i);
-        let word = &r[..end];
-        if word.is_empty() {
-            return Err(format!(
-                "the number {} has no unit; use s, m, h, d, w, mo or y (e.g. 5m) or ISO 8601 (PT5M)",
-                n.text()
-            ));
-        }
-        let Some(unit) = Unit::short(&word.to_lowercase()) else {
-            return Err(format!(
-                "unknown unit {:?}; use s, m, h, d, w, mo or y (e.g. 5m) or ISO 8601 (PT5M)",
-                shown(word)
-            ));
-        };
-        if last.is_some_and(|l| unit >= l) {
-            return Err(format!(
-                "units must go from largest to smallest without repeats, found {:?} after {}",
-                word,
-                last.map_or("", |l| l.name())
-            ));
-        }
-        last = Some(unit);
-        fraction_seen = n.frac.is_some();
-        add(acc, &n, unit)?;
-        rest = r[end..].trim_start();
-    }
-    Ok(())
 }

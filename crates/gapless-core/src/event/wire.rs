@@ -1,131 +1,17 @@
-//! The event object of SPEC §2 in all its forms.
-
-use std::fmt;
-use std::str::FromStr;
+//! The wire forms of an event: the JSON object of SPEC §2 in all its forms
+//! ([`RawEvent::from_json`]) and its resolution against the asset's
+//! declaration into a [`NewEvent`] ([`RawEvent::resolve`]).
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::names::validate_event_id;
+use super::{validate_asset_name, AssetDecl, EventKind, NewEvent};
 use crate::parse::{invalid, lex_instant, shown, IsoInterval, Lexed};
-use crate::{parse_instant, Duration, Error, Instant, Interval, Result};
+use crate::{parse_instant, Error, Instant, Interval, Result};
 
 /// The most bytes an `extra` object may have (64 KiB).
 pub const MAX_EXTRA_BYTES: usize = 64 * 1024;
-
-/// The most bytes of an asset name or an event id.
-pub const MAX_NAME_BYTES: usize = 512;
-
-/// Whether an event says its data is in place or withdrawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum EventKind {
-    /// The data for the interval is in place.
-    Landed,
-    /// The data is no longer valid.
-    Retracted,
-}
-
-impl EventKind {
-    /// `landed` or `retracted`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            EventKind::Landed => "landed",
-            EventKind::Retracted => "retracted",
-        }
-    }
-
-    /// Parse `landed` or `retracted` (lower case, as [`EventKind::as_str`]
-    /// prints them).
-    ///
-    /// # Errors
-    ///
-    /// For any other text: `invalid kind "maybe": expected "landed" or
-    /// "retracted"`.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use gapless_core::EventKind;
-    ///
-    /// assert_eq!(EventKind::parse("retracted")?, EventKind::Retracted);
-    /// assert!(EventKind::parse("maybe").is_err());
-    /// # Ok::<(), gapless_core::Error>(())
-    /// ```
-    pub fn parse(text: &str) -> Result<EventKind> {
-        match text {
-            "landed" => Ok(EventKind::Landed),
-            "retracted" => Ok(EventKind::Retracted),
-            _ => Err(invalid(
-                "kind",
-                text,
-                "expected \"landed\" or \"retracted\"",
-            )),
-        }
-    }
-}
-
-impl fmt::Display for EventKind {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-impl FromStr for EventKind {
-    type Err = Error;
-    fn from_str(s: &str) -> Result<Self> {
-        EventKind::parse(s)
-    }
-}
-
-impl serde::Serialize for EventKind {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.serialize_str(self.as_str())
-    }
-}
-
-/// Check an asset name: UTF-8 of 1 to 512 bytes without control characters.
-///
-/// # Errors
-///
-/// When the name is empty, too long or has a control character.
-///
-/// # Example
-///
-/// ```
-/// use gapless_core::validate_asset_name;
-///
-/// assert!(validate_asset_name("s3://lake/orders").is_ok());
-/// assert!(validate_asset_name("").is_err());
-/// assert!(validate_asset_name("a\nb").is_err());
-/// ```
-pub fn validate_asset_name(name: &str) -> Result<()> {
-    check_name(name).map_err(|reason| invalid("asset name", name, reason))
-}
-
-fn check_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("empty; an asset name is 1 to 512 bytes of UTF-8".into());
-    }
-    if name.len() > MAX_NAME_BYTES {
-        return Err(format!(
-            "{} bytes is longer than the {MAX_NAME_BYTES} allowed",
-            name.len()
-        ));
-    }
-    if let Some(c) = name.chars().find(|c| c.is_control()) {
-        return Err(format!("control character {c:?} is not allowed"));
-    }
-    Ok(())
-}
-
-/// What an asset declares about itself: the span of a discrete key and the
-/// time zone its keys and bare dates are read in.
-#[derive(Debug, Clone)]
-pub struct AssetDecl {
-    /// `[key, key + span)` for a discrete `partition_key`.
-    pub key_span: Option<Duration>,
-    /// Time zone of the asset.
-    pub tz: jiff::tz::TimeZone,
-}
 
 /// Where the interval of a raw event comes from.
 #[derive(Debug, Clone)]
@@ -237,7 +123,7 @@ impl RawEvent {
     /// `partition_key`, either an ISO 8601 interval (see
     /// [`crate::parse_interval`]) or a single instant (a discrete key, whose
     /// span the asset must declare). Optional: `id` (a non-empty string of
-    /// at most 512 bytes), `kind` (`landed`, the default, or `retracted`),
+    /// at most 512 bytes without control characters, as an asset name), `kind` (`landed`, the default, or `retracted`),
     /// `extra` (a JSON object of at most 64 KiB, kept byte for byte),
     /// `produced_at` (an instant). Unknown fields are ignored, and `null` is
     /// the same as leaving a field out.
@@ -302,22 +188,7 @@ impl RawEvent {
             None => None,
             Some(raw) => {
                 let id = string_field(raw, "id")?;
-                if id.is_empty() {
-                    return Err(Error::new(
-                        "field \"id\": empty; an id is a non-empty string",
-                    ));
-                }
-                if id.len() > MAX_NAME_BYTES {
-                    return Err(invalid(
-                        "id",
-                        &id,
-                        format!(
-                            "{} bytes is longer than the {MAX_NAME_BYTES} allowed",
-                            id.len()
-                        ),
-                    )
-                    .context("field \"id\""));
-                }
+                validate_event_id(&id).map_err(|e| e.context("field \"id\""))?;
                 Some(id)
             }
         };
@@ -412,11 +283,6 @@ impl RawEvent {
     /// The asset named by the event.
     pub fn asset(&self) -> &str {
         &self.asset
-    }
-
-    /// The producer's idempotency key, if given.
-    pub fn id(&self) -> Option<&str> {
-        self.id.as_deref()
     }
 
     /// Whether the interval is a discrete `partition_key`, which only the
@@ -550,62 +416,4 @@ fn bounds(
         end_text,
         names,
     })
-}
-
-/// A validated event ready to be stored.
-#[derive(Debug, Clone, PartialEq)]
-pub struct NewEvent {
-    /// Asset name (validated).
-    pub asset: String,
-    /// The producer's idempotency key, unique per asset.
-    pub id: Option<String>,
-    /// The interval covered.
-    pub interval: Interval,
-    /// Landed or retracted.
-    pub kind: EventKind,
-    /// The `extra` object, byte for byte as given.
-    pub extra: Option<String>,
-    /// When the producer made it.
-    pub produced_at: Option<Instant>,
-}
-
-impl NewEvent {
-    /// Whether `other` says the same thing: equal interval, kind,
-    /// `produced_at` and `extra`. Two `extra` objects are equal when their
-    /// bytes are, or when they parse to equal JSON values (so re-serializing
-    /// the same object with other spacing or key order is no conflict).
-    ///
-    /// The asset and id are not compared: this is the idempotency test for
-    /// two events of the same `(asset, id)`.
-    ///
-    /// # Example
-    ///
-    /// ```
-    /// use gapless_core::RawEvent;
-    ///
-    /// let a = RawEvent::from_json(r#"{"asset": "A", "id": "7", "start": "2025-06-01T10:00Z", "end": "2025-06-01T10:05Z", "extra": {"a": 1, "b": 2}}"#)?;
-    /// let b = RawEvent::from_json(r#"{"asset": "A", "id": "7", "start": "2025-06-01T10:00:00Z", "end": "2025-06-01T10:05:00Z", "extra": {"b":2,"a":1}}"#)?;
-    /// assert!(a.resolve(None)?.same_content(&b.resolve(None)?));
-    /// # Ok::<(), gapless_core::Error>(())
-    /// ```
-    pub fn same_content(&self, other: &NewEvent) -> bool {
-        self.interval == other.interval
-            && self.kind == other.kind
-            && self.produced_at == other.produced_at
-            && match (&self.extra, &other.extra) {
-                (None, None) => true,
-                (Some(a), Some(b)) => a == b || same_json(a, b),
-                _ => false,
-            }
-    }
-}
-
-fn same_json(a: &str, b: &str) -> bool {
-    match (
-        serde_json::from_str::<serde_json::Value>(a),
-        serde_json::from_str::<serde_json::Value>(b),
-    ) {
-        (Ok(x), Ok(y)) => x == y,
-        _ => false,
-    }
 }
