@@ -5,7 +5,7 @@
 //! type the embedded ledger returns. Their OpenAPI schemas are derived from
 //! these very types.
 
-use gapless_core::{Instant, Interval};
+use gapless_core::{EventKind, Grid, Instant, Interval, Policy};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use utoipa::ToSchema;
@@ -39,8 +39,9 @@ pub struct CheckAnswer {
     /// The gaps, in order.
     #[schema(value_type = Vec<IntervalSchema>)]
     pub missing: Vec<Interval>,
-    /// The policy judged by (`full` unless given).
-    pub policy: String,
+    /// The policy judged by (`full` unless given), canonical.
+    #[schema(value_type = String, example = "gap<10m")]
+    pub policy: Policy,
     /// Complete under the policy (what `check`'s exit code says).
     pub complete: bool,
 }
@@ -69,11 +70,13 @@ pub struct WindowsAnswer {
     /// The asset asked about.
     pub asset: String,
     /// The grid, canonical (`1h`).
-    pub every: String,
+    #[schema(value_type = String, example = "1h")]
+    pub every: Grid,
     /// The IANA time zone.
     pub tz: String,
     /// The policy, canonical.
-    pub policy: String,
+    #[schema(value_type = String, example = "full")]
+    pub policy: Policy,
     /// The windows in time order.
     pub windows: Vec<WindowAnswer>,
 }
@@ -97,7 +100,8 @@ pub struct SegmentAnswer {
     #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// `landed` or `retracted`.
-    pub kind: String,
+    #[schema(value_type = String, example = "landed")]
+    pub kind: EventKind,
     /// The winning event.
     pub event: EventRef,
 }
@@ -131,7 +135,8 @@ pub struct EventAnswer {
     #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
     /// `landed` or `retracted`.
-    pub kind: String,
+    #[schema(value_type = String, example = "landed")]
+    pub kind: EventKind,
     /// The `extra` object byte for byte, or null.
     #[schema(value_type = Option<Object>)]
     pub extra: Option<Box<RawValue>>,

@@ -171,7 +171,7 @@ pub fn segments(a: &SegmentsAnswer) -> String {
             s.start.to_string(),
             s.end.to_string(),
             len(s.start, s.end),
-            s.kind,
+            s.kind.as_str(),
             s.event.seq,
             s.event.id.as_deref().unwrap_or("-")
         );
@@ -195,7 +195,7 @@ pub fn events(a: &EventsAnswer) -> String {
             e.id.as_deref().unwrap_or("-"),
             e.start.to_string(),
             e.end.to_string(),
-            e.kind,
+            e.kind.as_str(),
             e.extra.as_ref().map_or("", |x| x.get())
         );
     }

@@ -215,7 +215,7 @@ impl Ledger {
             covered: report.covered,
             covered_ratio: report.covered_ratio,
             missing: report.missing,
-            policy: policy.to_string(),
+            policy: *policy,
         })
     }
 
@@ -278,9 +278,9 @@ impl Ledger {
             .collect();
         Ok(WindowsAnswer {
             asset: asset.to_string(),
-            every: grid.to_string(),
+            every: *grid,
             tz: tz.1.to_string(),
-            policy: policy.to_string(),
+            policy: *policy,
             windows,
         })
     }
@@ -309,7 +309,7 @@ impl Ledger {
             .map(|s| SegmentAnswer {
                 start: s.interval.start(),
                 end: s.interval.end(),
-                kind: s.kind.as_str().to_string(),
+                kind: s.kind,
                 event: EventRef {
                     id: ids.get(&s.seq).and_then(|id| (*id).clone()),
                     seq: s.seq,
@@ -364,7 +364,7 @@ impl Ledger {
                     seq: e.seq,
                     start: e.interval.start(),
                     end: e.interval.end(),
-                    kind: e.kind.as_str().to_string(),
+                    kind: e.kind,
                     extra: e
                         .extra
                         .map(RawValue::from_string)
