@@ -2,10 +2,9 @@
 //! another (a commit each) against the same POSTs from 16 threads at once
 //! (group commit shares commits between them).
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 use gapless_ledger::Ledger;
@@ -13,21 +12,32 @@ use gapless_server::{AppState, ServerConfig};
 
 static NEXT: AtomicU64 = AtomicU64::new(0);
 
-fn post_one(addr: SocketAddr) {
+/// Every status is an answer (asserted below), no redirects, bounded.
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(Duration::from_secs(60)))
+        .build()
+        .new_agent()
+}
+
+/// One event, on a connection of its own (`Connection: close`), as the
+/// bench has always measured.
+fn post_one(agent: &ureq::Agent, url: &str) {
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     let start = jiff::Timestamp::from_second(1_700_000_000 + n as i64 * 60).unwrap();
     let end = jiff::Timestamp::from_second(1_700_000_060 + n as i64 * 60).unwrap();
     let body = format!(r#"{{"asset": "bench", "id": "{n}", "start": "{start}", "end": "{end}"}}"#);
-    let mut s = TcpStream::connect(addr).unwrap();
-    write!(
-        s,
-        "POST /v1/events HTTP/1.1\r\nHost: bench\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    )
-    .unwrap();
-    let mut answer = String::new();
-    s.read_to_string(&mut answer).unwrap();
-    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let mut answer = agent
+        .post(url)
+        .header("Connection", "close")
+        .content_type("application/json")
+        .send(&body)
+        .expect("POST /v1/events");
+    let status = answer.status().as_u16();
+    let text = answer.body_mut().read_to_string().unwrap();
+    assert_eq!(status, 200, "{text}");
 }
 
 fn bench(c: &mut Criterion) {
@@ -42,7 +52,8 @@ fn bench(c: &mut Criterion) {
     let listener = runtime
         .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
         .unwrap();
-    let addr = listener.local_addr().unwrap();
+    let url = format!("http://{}/v1/events", listener.local_addr().unwrap());
+    let agent = agent();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let server = runtime.spawn(async move {
         let state = AppState::new(ledger, ServerConfig::default());
@@ -58,13 +69,13 @@ fn bench(c: &mut Criterion) {
         .sample_size(10)
         .throughput(Throughput::Elements(POSTS as u64));
     group.bench_function("64 single-event POSTs, one at a time", |b| {
-        b.iter(|| (0..POSTS).for_each(|_| post_one(addr)))
+        b.iter(|| (0..POSTS).for_each(|_| post_one(&agent, &url)))
     });
     group.bench_function("64 single-event POSTs from 16 threads", |b| {
         b.iter(|| {
             std::thread::scope(|s| {
                 for _ in 0..16 {
-                    s.spawn(|| (0..POSTS / 16).for_each(|_| post_one(addr)));
+                    s.spawn(|| (0..POSTS / 16).for_each(|_| post_one(&agent, &url)));
                 }
             })
         })
