@@ -1,9 +1,18 @@
 //! Every worked example of `docs/conformance/cases.json`, run through the
-//! `gapless` binary on a fresh SQLite ledger each.
+//! `gapless` binary (embedded, and in client mode against `gapless serve`)
+//! and in-process through `gapless_api::Ask` (the embedded `Ledger`, and
+//! `gapless_client::Client` against `gapless serve`), on SQLite and on
+//! PostgreSQL, a fresh ledger each case.
 
 mod common;
 
+use std::sync::Arc;
+
 use common::{conformance_cases, subset_mismatch, Gapless, PgSchema, Server};
+use gapless_api::{
+    Ask, BodyFormat, CoverageRequest, DeclareRequest, Error, EventsRequest, FrontierRequest,
+    RecordRequest, SegmentsRequest, WindowsRequest,
+};
 use serde_json::Value;
 
 fn query_args(q: &Value) -> Vec<String> {
@@ -19,6 +28,152 @@ fn query_args(q: &Value) -> Vec<String> {
     args
 }
 
+/// What one step gave: the exit code the command line would give, the JSON
+/// answer (null on an error), and the error message.
+struct Outcome {
+    code: i32,
+    json: Value,
+    error: String,
+}
+
+/// A way to reach the ledger of one case.
+trait Runner {
+    fn declare(&self, asset: &str, key_span: Option<&str>, tz: Option<&str>) -> Outcome;
+    fn ingest(&self, ndjson: &str) -> Outcome;
+    fn query(&self, q: &Value) -> Outcome;
+    /// How many events of `asset` are stored.
+    fn stored(&self, asset: &str) -> Option<usize>;
+}
+
+/// The `gapless` binary.
+impl Runner for Gapless {
+    fn declare(&self, asset: &str, key_span: Option<&str>, tz: Option<&str>) -> Outcome {
+        let mut args = vec!["asset".to_string(), "set".into(), asset.into()];
+        if let Some(span) = key_span {
+            args.extend(["--key-span".into(), span.into()]);
+        }
+        if let Some(tz) = tz {
+            args.extend(["--tz".into(), tz.into()]);
+        }
+        outcome(self.run(&args, None))
+    }
+
+    fn ingest(&self, ndjson: &str) -> Outcome {
+        outcome(self.run(&["ingest", "-", "--json"], Some(ndjson)))
+    }
+
+    fn query(&self, q: &Value) -> Outcome {
+        outcome(self.run(&query_args(q), None))
+    }
+
+    fn stored(&self, asset: &str) -> Option<usize> {
+        let out = self.run(&["events", asset, "--json"], None);
+        out.json()["events"].as_array().map(Vec::len)
+    }
+}
+
+fn outcome(out: common::Output) -> Outcome {
+    Outcome {
+        code: out.code,
+        json: serde_json::from_str(&out.stdout).unwrap_or(Value::Null),
+        error: out.stderr.trim_end().to_string(),
+    }
+}
+
+/// In-process, through the one interface.
+struct InProcess(Box<dyn Ask>);
+
+fn answered<T: serde::Serialize>(answer: Result<T, Error>, code: impl Fn(&T) -> i32) -> Outcome {
+    match answer {
+        Ok(a) => Outcome {
+            code: code(&a),
+            json: serde_json::to_value(&a).unwrap(),
+            error: String::new(),
+        },
+        Err(e) => Outcome {
+            code: 2,
+            json: Value::Null,
+            error: e.to_string(),
+        },
+    }
+}
+
+impl Runner for InProcess {
+    fn declare(&self, asset: &str, key_span: Option<&str>, tz: Option<&str>) -> Outcome {
+        let request = DeclareRequest {
+            asset: asset.into(),
+            key_span: key_span.map(str::to_string),
+            tz: tz.map(str::to_string),
+        };
+        answered(self.0.declare(&request), |_| 0)
+    }
+
+    fn ingest(&self, ndjson: &str) -> Outcome {
+        let answer = self.0.record(RecordRequest {
+            body: &mut ndjson.as_bytes(),
+            format: BodyFormat::Ndjson,
+            source: "standard input",
+            size: Some(ndjson.len() as u64),
+        });
+        answered(answer, |_| 0)
+    }
+
+    fn query(&self, q: &Value) -> Outcome {
+        let text = |k: &str| q[k].as_str().map(str::to_string);
+        let asset = text("asset").expect("asset");
+        let (start, end, tz) = (text("start"), text("end"), text("tz"));
+        match q["command"].as_str().expect("command") {
+            "check" => answered(
+                self.0.coverage(&CoverageRequest {
+                    asset,
+                    start: start.expect("start"),
+                    end: end.expect("end"),
+                    policy: text("policy"),
+                    tz,
+                }),
+                |a| if a.complete { 0 } else { 1 },
+            ),
+            "windows" => answered(
+                self.0.windows(&WindowsRequest {
+                    asset,
+                    start: start.expect("start"),
+                    end: end.expect("end"),
+                    every: text("every").expect("every"),
+                    tz,
+                    policy: text("policy"),
+                }),
+                |_| 0,
+            ),
+            "segments" => answered(
+                self.0.segments(&SegmentsRequest {
+                    asset,
+                    start: start.expect("start"),
+                    end: end.expect("end"),
+                    tz,
+                }),
+                |_| 0,
+            ),
+            "frontier" => answered(
+                self.0.frontier(&FrontierRequest {
+                    asset,
+                    origin: text("origin").expect("origin"),
+                    tz,
+                }),
+                |_| 0,
+            ),
+            other => panic!("no such command in the cases: {other}"),
+        }
+    }
+
+    fn stored(&self, asset: &str) -> Option<usize> {
+        let page = self.0.events(&EventsRequest {
+            asset: asset.into(),
+            ..Default::default()
+        });
+        page.ok().map(|p| p.events.len())
+    }
+}
+
 /// How the commands reach the ledger.
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Mode {
@@ -26,6 +181,10 @@ enum Mode {
     Embedded,
     /// `gapless --url http://... ...` against `gapless serve` on that ledger.
     Client,
+    /// `Ledger` as `Ask`, in this process.
+    AskEmbedded,
+    /// `gapless_client::Client` as `Ask`, against `gapless serve`.
+    AskClient,
 }
 
 /// Which backend holds the ledger.
@@ -55,6 +214,26 @@ fn every_case_through_the_server_on_postgres() {
     every_case(Mode::Client, Backend::Postgres);
 }
 
+#[test]
+fn every_case_through_ask_embedded() {
+    every_case(Mode::AskEmbedded, Backend::Sqlite);
+}
+
+#[test]
+fn every_case_through_ask_client() {
+    every_case(Mode::AskClient, Backend::Sqlite);
+}
+
+#[test]
+fn every_case_through_ask_embedded_on_postgres() {
+    every_case(Mode::AskEmbedded, Backend::Postgres);
+}
+
+#[test]
+fn every_case_through_ask_client_on_postgres() {
+    every_case(Mode::AskClient, Backend::Postgres);
+}
+
 fn every_case(mode: Mode, backend: Backend) {
     let cases = conformance_cases();
     let mut failures = Vec::new();
@@ -65,63 +244,71 @@ fn every_case(mode: Mode, backend: Backend) {
             Some(schema) => Gapless::postgres(schema),
             None => Gapless::new(),
         };
-        let _server = (mode == Mode::Client).then(|| {
-            let server = Server::start(&g);
-            g.url = Some(server.url.clone());
-            server
-        });
+        let server = matches!(mode, Mode::Client | Mode::AskClient).then(|| Server::start(&g));
+        let runner: Box<dyn Runner> = match mode {
+            Mode::Embedded => Box::new(g),
+            Mode::Client => {
+                g.url = Some(server.as_ref().unwrap().url.clone());
+                Box::new(g)
+            }
+            Mode::AskEmbedded => {
+                let store = gapless_store::open(g.db.to_str().unwrap()).unwrap();
+                Box::new(InProcess(Box::new(gapless_ledger::Ledger::new(Arc::from(
+                    store,
+                )))))
+            }
+            Mode::AskClient => {
+                let url = &server.as_ref().unwrap().url;
+                Box::new(InProcess(Box::new(
+                    gapless_client::Client::new(url).unwrap(),
+                )))
+            }
+        };
         for step in case["setup"].as_array().into_iter().flatten() {
             assert_eq!(step["command"], "asset set", "{name}: unknown setup step");
-            let mut args = vec![
-                "asset".to_string(),
-                "set".into(),
-                step["asset"].as_str().unwrap().into(),
-            ];
-            if let Some(span) = step["key_span"].as_str() {
-                args.extend(["--key-span".into(), span.into()]);
-            }
-            if let Some(tz) = step["tz"].as_str() {
-                args.extend(["--tz".into(), tz.into()]);
-            }
-            let out = g.run(&args, None);
-            assert_eq!(out.code, 0, "{name}: setup failed: {}", out.stderr);
+            let out = runner.declare(
+                step["asset"].as_str().unwrap(),
+                step["key_span"].as_str(),
+                step["tz"].as_str(),
+            );
+            assert_eq!(out.code, 0, "{name}: setup failed: {}", out.error);
         }
 
         if let Some(events) = case["events"].as_array() {
             let ndjson: String = events.iter().map(|e| format!("{e}\n")).collect();
-            let out = g.run(&["ingest", "-", "--json"], Some(&ndjson));
+            let out = runner.ingest(&ndjson);
             let expect = case
                 .get("expect_ingest")
                 .cloned()
                 .unwrap_or(serde_json::json!({"exit": 0}));
             if out.code != expect["exit"].as_i64().unwrap() as i32 {
-                failures.push(format!("{name}: ingest exit {} ({})", out.code, out.stderr));
+                failures.push(format!("{name}: ingest exit {} ({})", out.code, out.error));
                 continue;
             }
-            if let Some(m) = subset_mismatch(&strip_exit(&expect), &out.json()) {
+            if let Some(m) = subset_mismatch(&strip_exit(&expect), &out.json) {
                 failures.push(format!("{name}: ingest: {m}"));
             }
         }
 
         for q in case["queries"].as_array().into_iter().flatten() {
             let args = query_args(q);
-            let out = g.run(&args, None);
+            let out = runner.query(q);
             let expect = &q["expect"];
             if let Some(code) = expect["exit"].as_i64() {
                 if out.code != code as i32 {
                     failures.push(format!(
                         "{name}: {args:?}: exit {} not {code} ({})",
-                        out.code, out.stderr
+                        out.code, out.error
                     ));
                 }
             } else if out.code != 0 {
                 failures.push(format!(
                     "{name}: {args:?}: exit {} ({})",
-                    out.code, out.stderr
+                    out.code, out.error
                 ));
                 continue;
             }
-            if let Some(m) = subset_mismatch(&strip_exit(expect), &out.json()) {
+            if let Some(m) = subset_mismatch(&strip_exit(expect), &out.json) {
                 failures.push(format!("{name}: {args:?}: {m}"));
             }
         }
@@ -129,18 +316,17 @@ fn every_case(mode: Mode, backend: Backend) {
         if let Some(bad) = case["error_lines"].as_array() {
             let good = r#"{"asset": "orders", "id": "good", "start": "2025-06-01T00:00:00Z", "end": "2025-06-01T00:05:00Z"}"#;
             for line in bad {
-                let out = g.run(&["ingest", "-"], Some(&format!("{good}\n{line}\n")));
+                let out = runner.ingest(&format!("{good}\n{line}\n"));
                 if out.code != 2 {
                     failures.push(format!("{name}: {line}: exit {} not 2", out.code));
                 }
-                let msg = out.stderr.trim_end();
-                if !msg.contains("line 2") || msg.contains('\n') {
+                let msg = out.error.trim_start_matches("gapless: ");
+                if !msg.starts_with("line 2: ") || msg.contains('\n') {
                     failures.push(format!(
                         "{name}: {line}: error is not one line naming line 2: {msg:?}"
                     ));
                 }
-                let events = g.run(&["events", "orders", "--json"], None);
-                if events.json()["events"].as_array().map(Vec::len) != Some(0) {
+                if runner.stored("orders") != Some(0) {
                     failures.push(format!("{name}: {line}: something was stored"));
                 }
             }
