@@ -23,13 +23,11 @@ pub struct CoverageRequest {
     #[serde(skip)]
     #[arg(value_name = "ASSET")]
     pub asset: String,
-    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
     #[arg(long)]
-    #[param(format = DateTime)]
     pub start: String,
     /// End of the range, exclusive.
     #[arg(long)]
-    #[param(format = DateTime)]
     pub end: String,
     /// When the range counts as complete: full (default), ratio>=R, gap<D.
     #[arg(long)]
@@ -51,13 +49,11 @@ pub struct WindowsRequest {
     #[serde(skip)]
     #[arg(value_name = "ASSET")]
     pub asset: String,
-    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
     #[arg(long)]
-    #[param(format = DateTime)]
     pub start: String,
     /// End of the range, exclusive.
     #[arg(long)]
-    #[param(format = DateTime)]
     pub end: String,
     /// The grid: Nm, Nh, Nd, Nw, Nmo, Ny.
     #[arg(long)]
@@ -82,13 +78,11 @@ pub struct SegmentsRequest {
     #[serde(skip)]
     #[arg(value_name = "ASSET")]
     pub asset: String,
-    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
     #[arg(long)]
-    #[param(format = DateTime)]
     pub start: String,
     /// End of the range, exclusive.
     #[arg(long)]
-    #[param(format = DateTime)]
     pub end: String,
     /// IANA time zone of bare dates (default UTC).
     #[arg(long)]
@@ -109,12 +103,10 @@ pub struct EventsRequest {
     /// Only events overlapping [start, end) (give both or neither).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(format = DateTime)]
     pub start: Option<String>,
     /// End of the range, exclusive.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(format = DateTime)]
     pub end: Option<String>,
     /// Only `landed` or `retracted` events.
     #[arg(long)]
@@ -147,7 +139,6 @@ pub struct FrontierRequest {
     pub asset: String,
     /// Where the covered run starts.
     #[arg(long)]
-    #[param(format = DateTime)]
     pub origin: String,
     /// IANA time zone of a bare date (default UTC).
     #[arg(long)]
@@ -163,13 +154,11 @@ pub struct MultiCoverageRequest {
     /// The assets.
     #[arg(value_name = "ASSET", required = true)]
     pub assets: Vec<String>,
-    /// Start of the range: RFC 3339, a naive date-time, or a bare date.
+    /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
     #[arg(long)]
-    #[schema(format = DateTime)]
     pub start: String,
     /// End of the range, exclusive.
     #[arg(long)]
-    #[schema(format = DateTime)]
     pub end: String,
     /// IANA time zone of bare dates (default UTC).
     #[arg(long)]
