@@ -36,9 +36,12 @@ pub struct CheckAnswer {
     pub covered: bool,
     /// Covered share of the range.
     pub covered_ratio: f64,
-    /// The gaps, in order.
+    /// The gaps, in order: the first [`crate::params::MAX_GAPS`] of them.
     #[schema(value_type = Vec<IntervalSchema>)]
     pub missing: Vec<Interval>,
+    /// How many gaps there are in all (more than `missing` holds when the
+    /// list was cut).
+    pub missing_count: usize,
     /// The policy judged by (`full` unless given), canonical.
     #[schema(value_type = String, example = "gap<10m")]
     pub policy: Policy,
@@ -49,6 +52,9 @@ pub struct CheckAnswer {
 /// One window of `windows`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
 pub struct WindowAnswer {
+    /// The window's partition key: its start in the grid's zone, in the
+    /// key format asked for (default `%Y-%m-%dT%H:%M:%S`).
+    pub key: String,
     /// The window's start (may be before the range).
     #[schema(value_type = String, format = DateTime)]
     pub start: Instant,
@@ -59,9 +65,11 @@ pub struct WindowAnswer {
     pub covered_ratio: f64,
     /// Complete under the policy.
     pub complete: bool,
-    /// The gaps in the window.
+    /// The gaps in the window: the first [`crate::params::MAX_GAPS`].
     #[schema(value_type = Vec<IntervalSchema>)]
     pub missing: Vec<Interval>,
+    /// How many gaps the window has in all.
+    pub missing_count: usize,
 }
 
 /// `windows`: the grid windows that overlap a range.
@@ -234,7 +242,10 @@ pub struct MultiCheckAnswer {
     pub covered: bool,
     /// Covered share of the range.
     pub covered_ratio: f64,
-    /// The gaps, in order.
+    /// The gaps, in order: the first [`crate::params::MAX_GAPS`] of them.
     #[schema(value_type = Vec<IntervalSchema>)]
     pub missing: Vec<Interval>,
+    /// How many gaps there are in all (more than `missing` holds when the
+    /// list was cut).
+    pub missing_count: usize,
 }

@@ -14,6 +14,8 @@
 //!   text as the user gives it; clap flags, serde query strings and bodies,
 //!   OpenAPI parameters in one struct (`request.rs`).
 //! - answers: [`CheckAnswer`], [`WindowsAnswer`], … (`answer.rs`).
+//! - [`params`]: a request's text to typed values, with the shared
+//!   messages (`params.rs`).
 //! - [`Error`]: kind, one-line message, position in a batch (`error.rs`).
 //! - `schema.rs`: OpenAPI descriptions of what has no Rust type of its own
 //!   on the wire ([`ErrorBody`], intervals, event objects).
@@ -21,14 +23,15 @@
 //! # Adding a question or a parameter
 //!
 //! A parameter is a field of its request type (flag, query parameter and
-//! OpenAPI entry at once) and its parsing in the ledger's `Ask`
-//! implementation. A question is a request and an answer type here, a
+//! OpenAPI entry at once) and its parsing (with [`params`]) in the ledger's
+//! `Ask` implementation. A question is a request and an answer type here, a
 //! method of [`Ask`], its implementation in the ledger and the client, a
 //! route in the server and a command in the CLI.
 
 mod answer;
 mod ask;
 mod error;
+pub mod params;
 mod request;
 mod schema;
 

@@ -29,10 +29,22 @@ pub struct CoverageRequest {
     /// End of the range, exclusive.
     #[arg(long)]
     pub end: String,
-    /// When the range counts as complete: full (default), ratio>=R, gap<D.
+    /// When the range counts as complete: full (default), 'ratio>=R' or
+    /// 'gap<D' (quote it in a shell); or use --min-ratio / --max-gap.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+    /// Complete when at least this share is covered (0 to 1): the policy
+    /// ratio>=R without the quoting.
+    #[arg(long, conflicts_with_all = ["policy", "max_gap"])]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
+    pub min_ratio: Option<String>,
+    /// Complete when every gap is shorter than this duration (10m, PT10M):
+    /// the policy gap<D without the quoting.
+    #[arg(long, conflicts_with_all = ["policy", "min_ratio"])]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_gap: Option<String>,
     /// IANA time zone of bare dates (default UTC).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -62,10 +74,33 @@ pub struct WindowsRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
-    /// When a window counts as complete: full (default), ratio>=R, gap<D.
+    /// When a window counts as complete: full (default), 'ratio>=R' or
+    /// 'gap<D' (quote it in a shell); or use --min-ratio / --max-gap.
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
+    /// Complete when at least this share is covered (0 to 1): the policy
+    /// ratio>=R without the quoting.
+    #[arg(long, conflicts_with_all = ["policy", "max_gap"])]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
+    pub min_ratio: Option<String>,
+    /// Complete when every gap is shorter than this duration (10m, PT10M):
+    /// the policy gap<D without the quoting.
+    #[arg(long, conflicts_with_all = ["policy", "min_ratio"])]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_gap: Option<String>,
+    /// Only the windows that are not complete (a backfill plan).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub incomplete: bool,
+    /// Each window's partition key: its start in the grid's zone, formatted
+    /// with this strftime format (default %Y-%m-%dT%H:%M:%S, the default of
+    /// Airflow's temporal mappers). On the command line, prints the keys
+    /// alone, one a line.
+    #[arg(long = "keys", value_name = "FORMAT", num_args = 0..=1, default_missing_value = crate::params::DEFAULT_KEY_FORMAT)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_format: Option<String>,
 }
 
 /// `gapless segments` · `GET /v1/assets/{asset}/segments`: which event
@@ -211,17 +246,38 @@ pub struct EmitRequest {
     /// When the producer made the data.
     #[arg(long)]
     pub produced_at: Option<String>,
+    /// IANA time zone of naive date-times and bare dates (default UTC).
+    #[arg(long)]
+    pub tz: Option<String>,
 }
 
 impl EmitRequest {
-    /// The event object (SPEC §2) these flags describe. `extra` is spliced
-    /// in as the text given, so that it is kept byte for byte; the event
-    /// parser checks that it is a JSON object.
-    pub fn to_json(&self) -> String {
+    /// The event object (SPEC §2) these flags describe. With `tz`, the
+    /// instants are read in it and written as RFC 3339; without, they go as
+    /// given (naive ones are UTC). `extra` is spliced in as the text given,
+    /// so that it is kept byte for byte; the event parser checks that it is
+    /// a JSON object.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for an unknown zone or an instant that cannot be read in
+    /// it.
+    pub fn to_json(&self) -> crate::Result<String> {
+        let zone = self
+            .tz
+            .as_deref()
+            .map(|tz| crate::params::time_zone(Some(tz)))
+            .transpose()?;
+        let instant = |name: &str, text: &str| -> crate::Result<String> {
+            Ok(match &zone {
+                Some((zone, _)) => crate::params::instant(name, text, zone)?.to_string(),
+                None => text.to_string(),
+            })
+        };
         let mut event = serde_json::Map::new();
         event.insert("asset".into(), self.asset.clone().into());
-        event.insert("start".into(), self.start.clone().into());
-        event.insert("end".into(), self.end.clone().into());
+        event.insert("start".into(), instant("start", &self.start)?.into());
+        event.insert("end".into(), instant("end", &self.end)?.into());
         if let Some(id) = &self.id {
             event.insert("id".into(), id.clone().into());
         }
@@ -229,7 +285,7 @@ impl EmitRequest {
             event.insert("kind".into(), "retracted".into());
         }
         if let Some(p) = &self.produced_at {
-            event.insert("produced_at".into(), p.clone().into());
+            event.insert("produced_at".into(), instant("produced_at", p)?.into());
         }
         let mut text = serde_json::Value::Object(event).to_string();
         if let Some(extra) = &self.extra {
@@ -238,7 +294,7 @@ impl EmitRequest {
             text.push_str(extra);
             text.push('}');
         }
-        text
+        Ok(text)
     }
 }
 
@@ -327,11 +383,31 @@ mod tests {
             retract: true,
             extra: Some(r#"{"b": 1,  "a": 2}"#.into()),
             produced_at: None,
+            tz: None,
         };
         assert_eq!(
-            e.to_json(),
+            e.to_json().unwrap(),
             r#"{"asset":"orders","end":"2025-06-02","id":"b1","kind":"retracted","start":"2025-06-01","extra":{"b": 1,  "a": 2}}"#
         );
+    }
+
+    #[test]
+    fn emit_reads_naive_instants_in_its_zone() {
+        let e = EmitRequest {
+            asset: "orders".into(),
+            start: "2025-10-26".into(),
+            end: "2025-10-26T12:00".into(),
+            tz: Some("Europe/Berlin".into()),
+            ..Default::default()
+        };
+        let event: serde_json::Value = serde_json::from_str(&e.to_json().unwrap()).unwrap();
+        assert_eq!(event["start"], "2025-10-25T22:00:00Z");
+        assert_eq!(event["end"], "2025-10-26T11:00:00Z");
+        let bad = EmitRequest {
+            tz: Some("Mars/Olympus".into()),
+            ..e
+        };
+        assert!(bad.to_json().unwrap_err().message().starts_with("tz: "));
     }
 
     #[test]

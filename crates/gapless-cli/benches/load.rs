@@ -515,7 +515,7 @@ fn compare(
 
     let store = gapless_store::open(sqlite_file.to_str().unwrap()).unwrap();
     let ledger = Ledger::new(Arc::from(store));
-    let policy = gapless_ledger::params::policy(None).unwrap();
+    let policy = gapless_api::params::policy(None).unwrap();
     let agents: Vec<ureq::Agent> = servers.iter().map(|_| agent()).collect();
 
     let kinds = [

@@ -148,6 +148,16 @@ pub fn windows(a: &WindowsAnswer) -> String {
     out
 }
 
+/// `windows --keys`: each window's partition key, one a line (a backfill
+/// plan with `--incomplete`).
+pub fn window_keys(a: &WindowsAnswer) -> String {
+    let mut out = String::new();
+    for w in &a.windows {
+        let _ = writeln!(out, "{}", w.key);
+    }
+    out
+}
+
 /// `segments`.
 pub fn segments(a: &SegmentsAnswer) -> String {
     let mut out = String::new();

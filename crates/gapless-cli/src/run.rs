@@ -53,7 +53,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     match cli.command {
         Command::Serve { .. } => unreachable!("handled above"),
         Command::Emit { request, output } => {
-            let event = request.to_json();
+            let event = request.to_json()?;
             let answer = ledger.record(RecordRequest {
                 body: &mut event.as_bytes(),
                 format: BodyFormat::Json,
@@ -76,7 +76,12 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             });
         }
         Command::Windows { request, output } => {
-            print(output, &ledger.windows(&request)?, human::windows)?;
+            let answer = ledger.windows(&request)?;
+            if request.key_format.is_some() && !output.json {
+                print(output, &answer, human::window_keys)?;
+            } else {
+                print(output, &answer, human::windows)?;
+            }
         }
         Command::Segments { request, output } => {
             print(output, &ledger.segments(&request)?, human::segments)?;

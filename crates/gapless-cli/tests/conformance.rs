@@ -130,6 +130,7 @@ impl Runner for InProcess {
                     end: end.expect("end"),
                     policy: text("policy"),
                     tz,
+                    ..Default::default()
                 }),
                 |a| if a.complete { 0 } else { 1 },
             ),
@@ -141,6 +142,7 @@ impl Runner for InProcess {
                     every: text("every").expect("every"),
                     tz,
                     policy: text("policy"),
+                    ..Default::default()
                 }),
                 |_| 0,
             ),

@@ -239,8 +239,57 @@ impl Grid {
     /// ```
     pub fn windows(&self, range: Interval, tz: &TimeZone) -> Vec<Interval> {
         let mut out = Vec::new();
-        self.for_each_window(range, tz, |w| out.push(w));
+        self.for_each_window(range, tz, |w| {
+            out.push(w);
+            true
+        });
         out
+    }
+
+    /// The windows that overlap `range`, as [`Grid::windows`], when there
+    /// are at most `max` of them; otherwise `Err` with an estimate of how
+    /// many there are (the range's length over the grid's nominal step),
+    /// found without making them: a request for a century of minutes costs
+    /// no more than one for `max` windows.
+    ///
+    /// # Errors
+    ///
+    /// The estimated count when there are more than `max` windows.
+    pub fn windows_at_most(
+        &self,
+        range: Interval,
+        tz: &TimeZone,
+        max: usize,
+    ) -> std::result::Result<Vec<Interval>, u64> {
+        let mut out = Vec::new();
+        let mut over = false;
+        self.for_each_window(range, tz, |w| {
+            over = out.len() == max;
+            if !over {
+                out.push(w);
+            }
+            !over
+        });
+        if over {
+            let step = self.nominal_micros().max(1);
+            let estimate = (range.len_micros() / step).unsigned_abs() + 1;
+            return Err(estimate.max(max as u64 + 1));
+        }
+        Ok(out)
+    }
+
+    /// The grid's step as a fixed length: months as 30.436875 days and years
+    /// as 365.2425 (the Gregorian means), for estimates only.
+    fn nominal_micros(&self) -> i64 {
+        let n = i64::from(self.n);
+        match self.unit {
+            GridUnit::Minute => n * MICROS_PER_MINUTE,
+            GridUnit::Hour => n * MICROS_PER_HOUR,
+            GridUnit::Day => n * MICROS_PER_DAY,
+            GridUnit::Week => n * 7 * MICROS_PER_DAY,
+            GridUnit::Month => n * 2_629_746 * MICROS_PER_SECOND,
+            GridUnit::Year => n * 31_556_952 * MICROS_PER_SECOND,
+        }
     }
 
     /// The window that contains `t`.
@@ -268,7 +317,8 @@ impl Grid {
         }
     }
 
-    fn for_each_window(&self, range: Interval, tz: &TimeZone, mut f: impl FnMut(Interval)) {
+    /// Call `f` with each window in order while it returns `true`.
+    fn for_each_window(&self, range: Interval, tz: &TimeZone, mut f: impl FnMut(Interval) -> bool) {
         // Windows are cut at the ends of the time line: MIN, and the later of
         // jiff's last timestamp and the end of the range.
         let hi = range.end().as_micros().max(JIFF_MAX_US);
@@ -289,7 +339,9 @@ impl Grid {
                 while cur < range.end().as_micros() {
                     let next = walker.next_boundary_gt(&wall, cur);
                     if let Some(w) = window(cur, next) {
-                        f(w);
+                        if !f(w) {
+                            return;
+                        }
                     }
                     if next <= cur {
                         break;
@@ -313,7 +365,9 @@ impl Grid {
                     };
                     let end = self.boundary_of(next_date, tz, hi);
                     if let Some(w) = window(start, end) {
-                        f(w);
+                        if !f(w) {
+                            return;
+                        }
                     }
                     if end >= range.end().as_micros() || end >= hi {
                         break;

@@ -12,7 +12,9 @@ use gapless_api::{
 use gapless_core::{AssetDecl, Duration};
 
 use crate::error::from_store;
-use crate::{now, params, Ledger};
+use gapless_api::params;
+
+use crate::{now, Ledger, WindowsQuery};
 
 impl Ask for Ledger {
     fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer> {
@@ -31,34 +33,48 @@ impl Ask for Ledger {
 
     fn coverage(&self, q: &CoverageRequest) -> Result<CheckAnswer> {
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let range = params::range(&q.start, &q.end, Some(&zone))?;
-        let policy = params::policy(q.policy.as_deref())?;
+        let range = params::range(&q.start, &q.end, &zone)?;
+        let policy = params::policy_of(
+            q.policy.as_deref(),
+            q.min_ratio.as_deref(),
+            q.max_gap.as_deref(),
+        )?;
         self.check(&q.asset, range, &policy)
     }
 
     fn coverage_all(&self, q: &MultiCoverageRequest) -> Result<MultiCheckAnswer> {
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let range = params::range(&q.start, &q.end, Some(&zone))?;
+        let range = params::range(&q.start, &q.end, &zone)?;
         self.check_all(&q.assets, range)
     }
 
     fn windows(&self, q: &WindowsRequest) -> Result<WindowsAnswer> {
-        let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
-        let range = params::range(&q.start, &q.end, Some(&zone))?;
-        let grid = params::grid(&q.every)?;
-        let policy = params::policy(q.policy.as_deref())?;
-        self.windows_in(&q.asset, range, &grid, (&zone, &tz_name), &policy)
+        let (zone, zone_name) = params::time_zone(q.tz.as_deref())?;
+        let query = WindowsQuery {
+            range: params::range(&q.start, &q.end, &zone)?,
+            grid: params::grid(&q.every)?,
+            zone: &zone,
+            zone_name: &zone_name,
+            policy: params::policy_of(
+                q.policy.as_deref(),
+                q.min_ratio.as_deref(),
+                q.max_gap.as_deref(),
+            )?,
+            incomplete_only: q.incomplete,
+            key_format: &params::key_format(q.key_format.as_deref())?,
+        };
+        self.windows_in(&q.asset, &query)
     }
 
     fn segments(&self, q: &SegmentsRequest) -> Result<SegmentsAnswer> {
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let range = params::range(&q.start, &q.end, Some(&zone))?;
+        let range = params::range(&q.start, &q.end, &zone)?;
         self.segments_in(&q.asset, range)
     }
 
     fn events(&self, q: &EventsRequest) -> Result<EventsAnswer> {
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let range = params::optional_range(q.start.as_deref(), q.end.as_deref(), Some(&zone))?;
+        let range = params::optional_range(q.start.as_deref(), q.end.as_deref(), &zone)?;
         let kind = q.kind.as_deref().map(params::kind).transpose()?;
         let limit = params::limit(q.limit.as_deref())?;
         let after = q.after.as_deref().map(params::cursor).transpose()?;
@@ -67,7 +83,7 @@ impl Ask for Ledger {
 
     fn frontier(&self, q: &FrontierRequest) -> Result<FrontierAnswer> {
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let origin = params::instant("origin", &q.origin, Some(&zone))?;
+        let origin = params::instant("origin", &q.origin, &zone)?;
         self.frontier_from(&q.asset, origin)
     }
 

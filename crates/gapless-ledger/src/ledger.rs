@@ -21,12 +21,26 @@ use serde_json::value::RawValue;
 use crate::error::from_store;
 use crate::ingest::{Batch, BatchBuilder};
 
-/// The page of `events` when none is asked for.
-pub const DEFAULT_PAGE: usize = 1_000;
+use gapless_api::params::{DEFAULT_PAGE, MAX_GAPS, MAX_PAGE, MAX_WINDOWS};
 
-/// The largest page of `events`: large enough for a backfill to page
-/// quickly, small enough that one answer stays a few megabytes.
-pub const MAX_PAGE: usize = 10_000;
+/// A `windows` question in typed form.
+#[derive(Debug, Clone, Copy)]
+pub struct WindowsQuery<'a> {
+    /// The range the windows overlap.
+    pub range: Interval,
+    /// The calendar grid.
+    pub grid: Grid,
+    /// The grid's time zone, and its name to echo.
+    pub zone: &'a TimeZone,
+    /// The name of `zone` as asked.
+    pub zone_name: &'a str,
+    /// When a window counts as complete.
+    pub policy: Policy,
+    /// Only the windows that are not complete.
+    pub incomplete_only: bool,
+    /// The strftime format of each window's key.
+    pub key_format: &'a str,
+}
 
 /// The ledger's questions and writes over one store.
 #[derive(Debug, Clone)]
@@ -214,7 +228,8 @@ impl Ledger {
             complete: policy.is_complete(&report),
             covered: report.covered,
             covered_ratio: report.covered_ratio,
-            missing: report.missing,
+            missing_count: report.missing.len(),
+            missing: cut(report.missing),
             policy: *policy,
         })
     }
@@ -240,48 +255,58 @@ impl Ledger {
             end: range.end(),
             covered: report.covered,
             covered_ratio: report.covered_ratio,
-            missing: report.missing,
+            missing_count: report.missing.len(),
+            missing: cut(report.missing),
         })
     }
 
-    /// `windows`: the windows of `grid` in `tz` that overlap `range`.
+    /// `windows`: the windows of `q.grid` in `q.zone` that overlap
+    /// `q.range`, each with its coverage and partition key.
     ///
     /// # Errors
     ///
-    /// Storage faults only.
-    pub fn windows_in(
-        &self,
-        asset: &str,
-        range: Interval,
-        grid: &Grid,
-        tz: (&TimeZone, &str),
-        policy: &Policy,
-    ) -> Result<WindowsAnswer> {
-        let windows = grid.windows(range, tz.0);
+    /// `BadInput` for more than [`MAX_WINDOWS`] windows; storage faults.
+    pub fn windows_in(&self, asset: &str, q: &WindowsQuery<'_>) -> Result<WindowsAnswer> {
+        let grid = q.grid;
+        let windows = grid
+            .windows_at_most(q.range, q.zone, MAX_WINDOWS)
+            .map_err(|n| {
+                Error::bad_input(format!(
+                    "every: the range holds about {n} windows of {grid}, more than the limit of \
+                 {MAX_WINDOWS}: ask for a shorter range or a coarser grid"
+                ))
+            })?;
         let hull = match (windows.first(), windows.last()) {
             (Some(f), Some(l)) => Interval::new(f.start(), l.end())?,
-            _ => range,
+            _ => q.range,
         };
         let covered = self.store.coverage(asset, hull).map_err(from_store)?;
-        let windows = windows
-            .into_iter()
-            .map(|w| {
-                let r = CoverageReport::of(&covered, w);
-                WindowAnswer {
-                    start: w.start(),
-                    end: w.end(),
-                    complete: policy.is_complete(&r),
-                    covered_ratio: r.covered_ratio,
-                    missing: r.missing,
-                }
-            })
-            .collect();
+        let mut answers = Vec::with_capacity(windows.len());
+        for w in windows {
+            let r = CoverageReport::of(&covered, w);
+            let complete = q.policy.is_complete(&r);
+            if q.incomplete_only && complete {
+                continue;
+            }
+            let start = w.start().to_timestamp().to_zoned_datetime(q.zone.clone());
+            let key = jiff::fmt::strtime::format(q.key_format, &start)
+                .map_err(|e| Error::bad_input(format!("key_format: {e}")))?;
+            answers.push(WindowAnswer {
+                key,
+                start: w.start(),
+                end: w.end(),
+                complete,
+                covered_ratio: r.covered_ratio,
+                missing_count: r.missing.len(),
+                missing: cut(r.missing),
+            });
+        }
         Ok(WindowsAnswer {
             asset: asset.to_string(),
-            every: *grid,
-            tz: tz.1.to_string(),
-            policy: *policy,
-            windows,
+            every: grid,
+            tz: q.zone_name.to_string(),
+            policy: q.policy,
+            windows: answers,
         })
     }
 
@@ -399,6 +424,12 @@ impl Ledger {
             frontier,
         })
     }
+}
+
+/// The first [`MAX_GAPS`] of `missing` (the answer says how many there are).
+fn cut(mut missing: Vec<Interval>) -> Vec<Interval> {
+    missing.truncate(MAX_GAPS);
+    missing
 }
 
 /// `e` from storing `batch`, a conflict at its event's position.

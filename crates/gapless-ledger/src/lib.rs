@@ -12,8 +12,6 @@
 //! - [`Ledger`]: typed questions and the writes (`ledger.rs`).
 //! - [`gapless_api::Ask`] for [`Ledger`]: a request's text to typed values,
 //!   in one place (`ask.rs`).
-//! - [`params`]: parsing the text of a request, with the messages the
-//!   command line and the server share (`params.rs`).
 //! - [`ingest`]: event objects to a validated [`ingest::Batch`], errors by
 //!   position (`ingest.rs`).
 //! - `error.rs`: storage errors as API errors of the right kind.
@@ -24,7 +22,6 @@ mod clock;
 mod error;
 pub mod ingest;
 mod ledger;
-pub mod params;
 
 pub use clock::now;
-pub use ledger::{Ledger, DEFAULT_PAGE, MAX_PAGE};
+pub use ledger::{Ledger, WindowsQuery};

@@ -70,6 +70,7 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
             "covered_ratio",
             "end",
             "missing",
+            "missing_count",
             "policy",
             "start"
         ]
@@ -100,7 +101,15 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
     assert_eq!(v["windows"].as_array().unwrap().len(), 2);
     assert_eq!(
         keys(&v["windows"][0]),
-        ["complete", "covered_ratio", "end", "missing", "start"]
+        [
+            "complete",
+            "covered_ratio",
+            "end",
+            "key",
+            "missing",
+            "missing_count",
+            "start"
+        ]
     );
     assert_eq!(v["windows"][0]["complete"], true);
     assert_eq!(v["windows"][1]["complete"], false);
@@ -182,6 +191,7 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
             "covered_ratio",
             "end",
             "missing",
+            "missing_count",
             "start"
         ]
     );

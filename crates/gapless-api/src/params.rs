@@ -1,0 +1,191 @@
+//! Parsing the text of a request (flags, query strings, bodies) into typed
+//! values, with the error messages the command line and the server share.
+//! The embedded ledger's `Ask` implementation is its one caller for the
+//! questions; `emit` uses it to read its instants in `--tz`.
+
+use gapless_core::{
+    parse_local_instant, parse_time_zone, EventKind, Grid, Instant, Interval, Policy,
+};
+use jiff::tz::TimeZone;
+
+use crate::Error;
+
+/// The page of `events` when none is asked for.
+pub const DEFAULT_PAGE: usize = 1_000;
+
+/// The largest page of `events`: large enough for a backfill to page
+/// quickly, small enough that one answer stays a few megabytes.
+pub const MAX_PAGE: usize = 10_000;
+
+/// The most windows one `windows` answer holds: a year of hours, or a
+/// month of five-minute windows, fits; more is refused naming the count,
+/// so that no request can make an answer without bound.
+pub const MAX_WINDOWS: usize = 10_000;
+
+/// The most gaps one `missing` list holds; the rest are counted in
+/// `missing_count`. Enough for every gap of a month of five-minute slices.
+pub const MAX_GAPS: usize = 10_000;
+
+/// The format of a window's partition key when none is given: Airflow's
+/// temporal partition mappers' default.
+pub const DEFAULT_KEY_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
+
+fn bad(name: &str, e: impl std::fmt::Display) -> Error {
+    Error::bad_input(format!("{name}: {e}"))
+}
+
+/// The instant given as `name`: RFC 3339 with an offset as written; a
+/// naive date-time or a bare date (its midnight) as wall-clock time in `tz`
+/// (a time in a DST gap moves forward by the gap, one in a fold is the
+/// earlier instant).
+///
+/// # Errors
+///
+/// `BadInput` naming `name` and the text.
+pub fn instant(name: &str, text: &str, tz: &TimeZone) -> Result<Instant, Error> {
+    parse_local_instant(text, tz).map_err(|e| bad(name, e))
+}
+
+/// The range `[start, end)`, its naive bounds read in `tz` (see
+/// [`instant`]).
+///
+/// # Errors
+///
+/// `BadInput` for an unparseable bound or an empty or reversed range.
+pub fn range(start: &str, end: &str, tz: &TimeZone) -> Result<Interval, Error> {
+    let s = instant("start", start, tz)?;
+    let e = instant("end", end, tz)?;
+    Interval::new(s, e).map_err(|e| bad("range", e))
+}
+
+/// The time zone named `name`, UTC when none is given. Returns the zone and
+/// the name to echo.
+///
+/// # Errors
+///
+/// `BadInput` for an unknown zone.
+pub fn time_zone(name: Option<&str>) -> Result<(TimeZone, String), Error> {
+    let name = name.unwrap_or("UTC");
+    Ok((
+        parse_time_zone(name).map_err(|e| bad("tz", e))?,
+        name.to_string(),
+    ))
+}
+
+/// The policy given, `full` when none is.
+///
+/// # Errors
+///
+/// `BadInput` for an unknown policy.
+pub fn policy(text: Option<&str>) -> Result<Policy, Error> {
+    Policy::parse(text.unwrap_or("full")).map_err(|e| bad("policy", e))
+}
+
+/// The policy given as text (`policy`) or by one of its parts
+/// (`min_ratio`, `max_gap`, which need no quoting in a shell or a URL);
+/// `full` when none is given.
+///
+/// # Errors
+///
+/// `BadInput` for more than one of them, or a bad one.
+pub fn policy_of(
+    policy: Option<&str>,
+    min_ratio: Option<&str>,
+    max_gap: Option<&str>,
+) -> Result<Policy, Error> {
+    match (policy, min_ratio, max_gap) {
+        (p, None, None) => self::policy(p),
+        (None, Some(r), None) => {
+            Policy::parse(&format!("ratio>={}", r.trim())).map_err(|e| bad("min_ratio", e))
+        }
+        (None, None, Some(d)) => {
+            Policy::parse(&format!("gap<{}", d.trim())).map_err(|e| bad("max_gap", e))
+        }
+        _ => Err(Error::bad_input(
+            "policy: give one of policy, min_ratio and max_gap, not several",
+        )),
+    }
+}
+
+/// The strftime format of partition keys, checked once by formatting a
+/// sample instant.
+///
+/// # Errors
+///
+/// `BadInput` for a format jiff cannot print.
+pub fn key_format(text: Option<&str>) -> Result<String, Error> {
+    let format = text.unwrap_or(DEFAULT_KEY_FORMAT);
+    let sample = jiff::Timestamp::UNIX_EPOCH.to_zoned_datetime(TimeZone::UTC);
+    jiff::fmt::strtime::format(format, &sample)
+        .map_err(|e| bad("key_format", format!("invalid format {format:?}: {e}")))?;
+    Ok(format.to_string())
+}
+
+/// The grid given as `every`.
+///
+/// # Errors
+///
+/// `BadInput` for an unknown grid.
+pub fn grid(text: &str) -> Result<Grid, Error> {
+    Grid::parse(text).map_err(|e| bad("every", e))
+}
+
+/// The event kind filter.
+///
+/// # Errors
+///
+/// `BadInput` unless `landed` or `retracted`.
+pub fn kind(text: &str) -> Result<EventKind, Error> {
+    EventKind::parse(text).map_err(|e| bad("kind", e))
+}
+
+/// The page size of `events`, if given (its range is checked by
+/// the ledger).
+///
+/// # Errors
+///
+/// `BadInput` for text that is not a whole number.
+pub fn limit(text: Option<&str>) -> Result<Option<usize>, Error> {
+    text.map(|t| {
+        t.trim().parse::<usize>().map_err(|_| {
+            bad(
+                "limit",
+                format!("{t:?} is not a number: give 1 to {}", MAX_PAGE),
+            )
+        })
+    })
+    .transpose()
+}
+
+/// The range of `events`: both bounds or neither.
+///
+/// # Errors
+///
+/// `BadInput` for a bound given alone or a bad range.
+pub fn optional_range(
+    start: Option<&str>,
+    end: Option<&str>,
+    tz: &TimeZone,
+) -> Result<Option<Interval>, Error> {
+    match (start, end) {
+        (Some(s), Some(e)) => range(s, e, tz).map(Some),
+        (None, None) => Ok(None),
+        _ => Err(Error::bad_input(
+            "range: give both start and end, or neither",
+        )),
+    }
+}
+
+/// The cursor a previous `events` page returned as `next`.
+///
+/// # Errors
+///
+/// `BadInput` for anything no page returned.
+pub fn cursor(text: &str) -> Result<i64, Error> {
+    text.parse::<i64>().ok().filter(|n| *n >= 0).ok_or_else(|| {
+        bad(
+            "after",
+            format!("invalid cursor {text:?}: use the \"next\" value of the previous page"),
+        )
+    })
+}
