@@ -1,0 +1,337 @@
+//! The questions as a user asks them, on the command line and (the same
+//! ledger served) over HTTP: naive instants in `--tz`, the policy flags that
+//! need no quoting, backfill plans from `windows`, and bounded answers.
+
+mod common;
+
+use common::{Gapless, Server};
+use serde_json::Value;
+
+/// A ledger with `orders` covered on 2025-06-14 from 00:00 to 10:00 and from
+/// 10:15 to 24:00 UTC (one 15-minute gap).
+fn orders() -> Gapless {
+    let g = Gapless::new();
+    let ndjson = "{\"asset\": \"orders\", \"start\": \"2025-06-14T00:00Z\", \"end\": \"2025-06-14T10:00Z\"}\n\
+                  {\"asset\": \"orders\", \"start\": \"2025-06-14T10:15Z\", \"end\": \"2025-06-15T00:00Z\"}\n";
+    let out = g.run(&["ingest", "-"], Some(ndjson));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    g
+}
+
+fn json(g: &Gapless, args: &[&str]) -> (i32, Value) {
+    let mut args = args.to_vec();
+    args.push("--json");
+    let out = g.run(&args, None);
+    let v = serde_json::from_str(&out.stdout).unwrap_or(Value::Null);
+    (out.code, v)
+}
+
+/// Both ways in on the same ledger: the binary on the file, and the binary
+/// in client mode against `gapless serve` on it.
+fn both(g: &mut Gapless, check: impl Fn(&Gapless, &str)) {
+    check(g, "embedded");
+    let server = Server::start(g);
+    g.url = Some(server.url.clone());
+    check(g, "client");
+    g.url = None;
+}
+
+#[test]
+fn tz_reads_every_naive_instant_of_the_question() {
+    let mut g = orders();
+    both(&mut g, |g, mode| {
+        // Berlin is UTC+2 in June: 2025-06-14 local midnight is 22:00Z the
+        // day before, 12:00 local is 10:00Z.
+        let (_, v) = json(
+            g,
+            &[
+                "check",
+                "orders",
+                "--start",
+                "2025-06-14",
+                "--end",
+                "2025-06-14T12:00",
+                "--tz",
+                "Europe/Berlin",
+            ],
+        );
+        assert_eq!(v["start"], "2025-06-13T22:00:00Z", "{mode}");
+        assert_eq!(v["end"], "2025-06-14T10:00:00Z", "{mode}");
+        // Without --tz, naive is UTC as before.
+        let (_, v) = json(
+            g,
+            &[
+                "check",
+                "orders",
+                "--start",
+                "2025-06-14",
+                "--end",
+                "2025-06-14T12:00",
+            ],
+        );
+        assert_eq!(v["end"], "2025-06-14T12:00:00Z", "{mode}");
+        // An offset is an offset whatever --tz says.
+        let (_, v) = json(
+            g,
+            &[
+                "frontier",
+                "orders",
+                "--origin",
+                "2025-06-14T02:00+02:00",
+                "--tz",
+                "Asia/Tokyo",
+            ],
+        );
+        assert_eq!(v["origin"], "2025-06-14T00:00:00Z", "{mode}");
+        assert_eq!(v["frontier"], "2025-06-14T10:00:00Z", "{mode}");
+    });
+    // emit --tz: the stored event is the Berlin interval.
+    let out = g.run(
+        &[
+            "emit",
+            "clicks",
+            "--start",
+            "2025-10-26T01:00",
+            "--end",
+            "2025-10-26T03:00",
+            "--tz",
+            "Europe/Berlin",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (_, v) = json(&g, &["events", "clicks"]);
+    // 01:00 CEST is 23:00Z; 03:00 on the fall-back night is CET, 02:00Z.
+    assert_eq!(v["events"][0]["start"], "2025-10-25T23:00:00Z");
+    assert_eq!(v["events"][0]["end"], "2025-10-26T02:00:00Z");
+}
+
+#[test]
+fn policy_flags_need_no_quoting_and_say_why_when_wrong() {
+    let mut g = orders();
+    both(&mut g, |g, mode| {
+        let day = [
+            "check",
+            "orders",
+            "--start",
+            "2025-06-14",
+            "--end",
+            "2025-06-15",
+        ];
+        let with = |extra: &[&str]| {
+            let mut a = day.to_vec();
+            a.extend_from_slice(extra);
+            json(g, &a)
+        };
+        // 15 minutes of a day is 1.04% missing: 98.96% covered.
+        let (code, v) = with(&["--min-ratio", "0.98"]);
+        assert_eq!(
+            (code, v["policy"].as_str()),
+            (0, Some("ratio>=0.98")),
+            "{mode}"
+        );
+        let (code, _) = with(&["--min-ratio", "0.99"]);
+        assert_eq!(code, 1, "{mode}");
+        let (code, v) = with(&["--max-gap", "20m"]);
+        assert_eq!((code, v["policy"].as_str()), (0, Some("gap<20m")), "{mode}");
+        let (code, _) = with(&["--max-gap", "PT15M"]);
+        assert_eq!(code, 1, "{mode}: the gap is 15 minutes, not shorter");
+        let out = g.run(&[&day[..], &["--max-gap", "1mo"]].concat(), None);
+        assert_eq!(out.code, 2, "{mode}");
+        assert!(
+            out.stderr.contains("max_gap: ") && out.stderr.contains("no fixed length"),
+            "{mode}: {}",
+            out.stderr
+        );
+        let out = g.run(&[&day[..], &["--min-ratio", "lots"]].concat(), None);
+        assert_eq!(out.code, 2, "{mode}");
+        assert!(out.stderr.contains("min_ratio: "), "{mode}: {}", out.stderr);
+    });
+    // Both at once: clap refuses on the command line; over HTTP the ledger
+    // says which.
+    let server = Server::start(&g);
+    let body = ureq::get(format!(
+        "{}/v1/assets/orders/coverage?start=2025-06-14&end=2025-06-15&min_ratio=0.5&max_gap=1h",
+        server.url
+    ))
+    .config()
+    .http_status_as_error(false)
+    .build()
+    .call()
+    .unwrap()
+    .into_body()
+    .read_to_string()
+    .unwrap();
+    assert!(
+        body.contains("give one of policy, min_ratio and max_gap"),
+        "{body}"
+    );
+}
+
+#[test]
+fn windows_make_a_backfill_plan() {
+    let mut g = orders();
+    both(&mut g, |g, mode| {
+        let out = g.run(
+            &[
+                "windows",
+                "orders",
+                "--start",
+                "2025-06-14",
+                "--end",
+                "2025-06-15",
+                "--every",
+                "1h",
+                "--incomplete",
+                "--keys",
+            ],
+            None,
+        );
+        assert_eq!(out.code, 0, "{mode}: {}", out.stderr);
+        assert_eq!(out.stdout, "2025-06-14T10:00:00\n", "{mode}");
+        let out = g.run(
+            &[
+                "windows",
+                "orders",
+                "--start",
+                "2025-06-14",
+                "--end",
+                "2025-06-15",
+                "--every",
+                "6h",
+                "--keys",
+                "%Y%m%d%H",
+                "--tz",
+                "Asia/Kolkata",
+            ],
+            None,
+        );
+        assert_eq!(
+            out.stdout, "2025061400\n2025061406\n2025061412\n2025061418\n",
+            "{mode}"
+        );
+        let (code, v) = json(
+            g,
+            &[
+                "windows",
+                "orders",
+                "--start",
+                "2025-06-14",
+                "--end",
+                "2025-06-15",
+                "--every",
+                "1d",
+                "--tz",
+                "Europe/Berlin",
+            ],
+        );
+        assert_eq!(code, 0, "{mode}");
+        let keys: Vec<&str> = v["windows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["key"].as_str().unwrap())
+            .collect();
+        // The dates are Berlin dates: one Berlin day, keyed by its local start.
+        assert_eq!(keys, ["2025-06-14T00:00:00"], "{mode}");
+        assert_eq!(v["windows"][0]["start"], "2025-06-13T22:00:00Z", "{mode}");
+        assert_eq!(
+            v["windows"][0]["missing_count"], 2,
+            "{mode}: 22:00-24:00Z and 10:00-10:15Z"
+        );
+        let out = g.run(
+            &[
+                "windows",
+                "orders",
+                "--start",
+                "2025-06-14",
+                "--end",
+                "2025-06-15",
+                "--every",
+                "1h",
+                "--keys",
+                "%Q%",
+            ],
+            None,
+        );
+        assert_eq!(out.code, 2, "{mode}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("key_format: "),
+            "{mode}: {}",
+            out.stderr
+        );
+    });
+}
+
+#[test]
+fn windows_and_gap_lists_are_bounded() {
+    let mut g = orders();
+    both(&mut g, |g, mode| {
+        let started = std::time::Instant::now();
+        let out = g.run(
+            &[
+                "windows",
+                "orders",
+                "--start",
+                "0001-01-01",
+                "--end",
+                "9999-01-01",
+                "--every",
+                "1m",
+            ],
+            None,
+        );
+        assert_eq!(out.code, 2, "{mode}");
+        assert!(
+            out.stderr.contains("more than the limit of 10000"),
+            "{mode}: {}",
+            out.stderr
+        );
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "{mode}: refusing took {:?}",
+            started.elapsed()
+        );
+        let (code, v) = json(
+            g,
+            &[
+                "windows",
+                "orders",
+                "--start",
+                "2025-06-14",
+                "--end",
+                "2025-06-15",
+                "--every",
+                "5m",
+            ],
+        );
+        assert_eq!(code, 0, "{mode}");
+        assert_eq!(v["windows"].as_array().unwrap().len(), 288, "{mode}");
+    });
+    // 10,001 gaps: one-minute events every other minute.
+    let ndjson: String = (0..10_001)
+        .map(|i| {
+            let start = 1_749_859_200 + i * 120; // 2025-06-14T00:00:00Z
+            format!(
+                "{{\"asset\": \"sparse\", \"start\": \"{}\", \"end\": \"{}\"}}\n",
+                jiff::Timestamp::from_second(start).unwrap(),
+                jiff::Timestamp::from_second(start + 60).unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(g.run(&["ingest", "-"], Some(&ndjson)).code, 0);
+    let (code, v) = json(
+        &g,
+        &[
+            "check",
+            "sparse",
+            "--start",
+            "2025-06-14T00:01Z",
+            "--end",
+            "2025-06-30",
+        ],
+    );
+    assert_eq!(code, 1);
+    assert_eq!(v["missing"].as_array().unwrap().len(), 10_000);
+    assert_eq!(v["missing_count"], 10_001);
+}
