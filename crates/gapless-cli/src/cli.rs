@@ -10,12 +10,31 @@ use gapless_api::{
     WindowsRequest,
 };
 
+/// What `gapless --help` says after the commands.
+const AFTER_HELP: &str = "\
+Instants: RFC 3339 (2025-06-14T10:05:00Z), a naive date-time (2025-06-14T10:05)
+or a bare date (2025-06-14); naive ones are read in --tz (default UTC).
+
+Exit codes: 0 success (check: complete), 1 check: not complete, 2 any error
+(one line on standard error naming the input and the reason).
+
+Environment:
+  GAPLESS_DB     the ledger, as --db (default gapless.db, one SQLite file)
+  GAPLESS_URL    ask a gapless server instead, as --url
+  GAPLESS_TOKEN  the bearer token sent to a server that has tokens
+
+Example:
+  gapless emit orders --start 2025-06-14T10:05Z --end 2025-06-14T10:10Z --id batch-1
+  gapless check orders --start 2025-06-14 --end 2025-06-15 || echo 'not yet'";
+
 /// gapless: exact coverage of time-partitioned data.
 ///
-/// Record the interval each batch covers; ask whether [start, end) is
-/// complete and which gaps are missing.
+/// Producers record the interval each batch covers (`emit`, `ingest`);
+/// consumers ask whether [start, end) is complete and which gaps are
+/// missing (`check`, `windows`, `frontier`), on one SQLite file or against
+/// a shared server (`serve`).
 #[derive(Debug, Parser)]
-#[command(name = "gapless", version, about, long_about = None)]
+#[command(name = "gapless", version, about, after_help = AFTER_HELP)]
 pub struct Cli {
     /// The ledger: a SQLite file path, or a postgres:// URL.
     #[arg(long, env = "GAPLESS_DB", default_value = "gapless.db", global = true)]
@@ -41,13 +60,19 @@ pub struct Output {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Record one event.
+    #[command(
+        after_help = "Example:\n  gapless emit orders --start 2025-06-14T10:05Z --end 2025-06-14T10:10Z --id batch-123\n  gapless emit orders --start 2025-06-14T17:00Z --end 2025-06-14T17:30Z --retract --id bad-slice"
+    )]
     Emit {
         #[command(flatten)]
         request: EmitRequest,
         #[command(flatten)]
         output: Output,
     },
-    /// Record events from NDJSON, one atomic batch per file.
+    /// Record events from NDJSON or a JSON array, one atomic batch per file.
+    #[command(
+        after_help = "Example:\n  gapless ingest batches.ndjson\n  producer | gapless ingest -"
+    )]
     Ingest {
         /// The file; `-` or none reads standard input.
         file: Option<PathBuf>,
@@ -55,13 +80,22 @@ pub enum Command {
         output: Output,
     },
     /// Is the range complete? Exit 0 when complete under the policy, 1 when not.
+    #[command(
+        after_help = "Example:\n  gapless check orders --start 2025-06-14 --end 2025-06-15\n  gapless check orders --start 2025-06-14 --end 2025-06-15 --max-gap 10m\n  gapless check orders --start 2025-06-14 --end 2025-06-15 --policy 'ratio>=0.99'"
+    )]
     Check {
         #[command(flatten)]
         request: CoverageRequest,
+        /// List every gap (without it: the first 20 and a summary).
+        #[arg(long)]
+        all: bool,
         #[command(flatten)]
         output: Output,
     },
     /// The calendar windows that overlap the range, each with its coverage.
+    #[command(
+        after_help = "Example:\n  gapless windows orders --start 2025-03-29 --end 2025-04-01 --every 1d --tz Europe/Berlin\n  gapless windows orders --start 2025-06-01 --end 2025-07-01 --every 1h --incomplete --keys"
+    )]
     Windows {
         #[command(flatten)]
         request: WindowsRequest,
@@ -69,13 +103,20 @@ pub enum Command {
         output: Output,
     },
     /// Which event provides each part of the range.
+    #[command(
+        after_help = "Example:\n  gapless segments orders --start 2025-06-14T10:00Z --end 2025-06-14T11:00Z"
+    )]
     Segments {
         #[command(flatten)]
         request: SegmentsRequest,
         #[command(flatten)]
         output: Output,
     },
-    /// The events whose interval overlaps the range, in sequence order.
+    /// The events whose interval overlaps the range, in sequence order, a page
+    /// at a time (1000 unless --limit says otherwise).
+    #[command(
+        after_help = "Example:\n  gapless events orders --start 2025-06-14 --end 2025-06-15 --kind retracted --limit 100"
+    )]
     Events {
         #[command(flatten)]
         request: EventsRequest,
@@ -83,6 +124,7 @@ pub enum Command {
         output: Output,
     },
     /// Complete up to when, from an origin.
+    #[command(after_help = "Example:\n  gapless frontier orders --origin 2025-06-14")]
     Frontier {
         #[command(flatten)]
         request: FrontierRequest,
@@ -114,6 +156,7 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum AssetCommand {
     /// Declare an asset's discrete key span and time zone.
+    #[command(after_help = "Example:\n  gapless asset set clicks --key-span 5m --tz UTC")]
     Set {
         #[command(flatten)]
         request: DeclareRequest,

@@ -77,8 +77,51 @@ pub fn appended(a: &IngestAnswer) -> String {
     format!("accepted {}, duplicates {}\n", a.accepted, a.duplicates)
 }
 
-/// `check`.
-pub fn check(a: &CheckAnswer) -> String {
+/// Gaps listed before `check` summarizes the rest (all with `--all`).
+const GAPS_SHOWN: usize = 20;
+
+/// Cells of the coverage bar: fits an 80-column terminal with its labels.
+const BAR_CELLS: i64 = 60;
+
+/// One line that shows where in `[start, end)` the gaps are: `#` a covered
+/// cell, `.` a missing one, `+` a cell partly covered; `?` where the gap
+/// list was cut before it, so nothing is known of it here.
+fn bar(start: Instant, end: Instant, missing: &[Interval], cut: bool) -> String {
+    let (s, len) = (start.as_micros(), end.as_micros() - start.as_micros());
+    let known_to = match (cut, missing.last()) {
+        (true, Some(last)) => last.end().as_micros(),
+        _ => end.as_micros(),
+    };
+    let mut gaps = missing.iter().peekable();
+    let mut cells = String::with_capacity(BAR_CELLS as usize);
+    for i in 0..BAR_CELLS {
+        // Cell bounds in i128: a range of millennia times 60 overflows i64.
+        let lo = s + (i128::from(len) * i128::from(i) / i128::from(BAR_CELLS)) as i64;
+        let hi = s + (i128::from(len) * i128::from(i + 1) / i128::from(BAR_CELLS)) as i64;
+        if lo >= known_to {
+            cells.push('?');
+            continue;
+        }
+        while gaps.peek().is_some_and(|g| g.end().as_micros() <= lo) {
+            gaps.next();
+        }
+        let missing_here: i64 = gaps
+            .clone()
+            .take_while(|g| g.start().as_micros() < hi)
+            .map(|g| g.end().as_micros().min(hi) - g.start().as_micros().max(lo))
+            .sum();
+        cells.push(match missing_here {
+            0 => '#',
+            m if m >= hi - lo => '.',
+            _ => '+',
+        });
+    }
+    cells
+}
+
+/// `check`; every gap with `all`, else the first [`GAPS_SHOWN`] and a
+/// summary of the rest.
+pub fn check(a: &CheckAnswer, all: bool) -> String {
     let mut out = String::new();
     let status = if a.complete {
         "complete"
@@ -94,14 +137,52 @@ pub fn check(a: &CheckAnswer) -> String {
         a.policy,
         percent(a.covered_ratio)
     );
-    if !a.missing.is_empty() {
+    if a.missing_count == 0 {
+        return out;
+    }
+    let cut = a.missing.len() < a.missing_count;
+    let missing_micros = if cut {
+        // Not every gap is listed: the total from the covered share.
+        ((1.0 - a.covered_ratio) * (a.end.as_micros() - a.start.as_micros()) as f64).round() as i64
+    } else {
+        a.missing.iter().map(|g| g.len_micros()).sum()
+    };
+    let _ = writeln!(out, "coverage |{}|", bar(a.start, a.end, &a.missing, cut));
+    let _ = writeln!(
+        out,
+        "missing {}, {} in all:",
+        plural(a.missing_count, "gap", "gaps"),
+        length(missing_micros)
+    );
+    let shown = if all {
+        a.missing.len()
+    } else {
+        a.missing.len().min(GAPS_SHOWN)
+    };
+    gaps_table(&mut out, &a.missing[..shown], "  ");
+    let rest = a.missing_count - shown;
+    if rest > 0 {
+        let listed_rest: i64 = a.missing[shown..].iter().map(|g| g.len_micros()).sum();
+        let rest_micros = if cut {
+            missing_micros
+                - a.missing[..shown]
+                    .iter()
+                    .map(|g| g.len_micros())
+                    .sum::<i64>()
+        } else {
+            listed_rest
+        };
+        let hint = if all || cut {
+            "(the answer lists the first 10000)"
+        } else {
+            "(--all lists them)"
+        };
         let _ = writeln!(
             out,
-            "missing {}, {} in all:",
-            plural(a.missing.len(), "gap", "gaps"),
-            total(&a.missing)
+            "  ... and {rest} more {}, {} in all {hint}",
+            if rest == 1 { "gap" } else { "gaps" },
+            length(rest_micros.max(0))
         );
-        gaps_table(&mut out, &a.missing, "  ");
     }
     out
 }
@@ -120,25 +201,49 @@ pub fn windows(a: &WindowsAnswer) -> String {
         complete,
         plural(a.windows.len(), "window", "windows")
     );
+    // Outside UTC, the local start with its offset, so that the two 02:00
+    // hours of a fall-back night can be told apart.
+    let zone = (a.tz != "UTC")
+        .then(|| gapless_core::parse_time_zone(&a.tz).ok())
+        .flatten();
+    let local = |t: Instant| match &zone {
+        Some(z) => format!(
+            "{:<23} ",
+            t.to_timestamp()
+                .to_zoned_datetime(z.clone())
+                .strftime("%Y-%m-%d %H:%M %:z")
+                .to_string()
+        ),
+        None => String::new(),
+    };
     let _ = writeln!(
         out,
-        "{:<27} {:<27} {:>9}  {:<10} gaps",
-        "start", "end", "covered", "status"
+        "{}{:<27} {:<27} {:>9}  {:<10} gaps",
+        if zone.is_some() {
+            format!("{:<23} ", "local start")
+        } else {
+            String::new()
+        },
+        "start",
+        "end",
+        "covered",
+        "status"
     );
     for w in &a.windows {
         let status = if w.complete { "complete" } else { "missing" };
-        let gaps = if w.missing.is_empty() {
+        let gaps = if w.missing_count == 0 {
             String::new()
         } else {
             format!(
                 "{} ({})",
-                plural(w.missing.len(), "gap", "gaps"),
+                plural(w.missing_count, "gap", "gaps"),
                 total(&w.missing)
             )
         };
         let _ = writeln!(
             out,
-            "{:<27} {:<27} {:>9}  {:<10} {gaps}",
+            "{}{:<27} {:<27} {:>9}  {:<10} {gaps}",
+            local(w.start),
             w.start.to_string(),
             w.end.to_string(),
             percent(w.covered_ratio),
@@ -189,24 +294,40 @@ pub fn segments(a: &SegmentsAnswer) -> String {
     out
 }
 
+/// `text` in at most `width` characters, the last one `…` when cut.
+fn clip(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+/// Characters of the id column; longer ids are clipped (`--json` has them whole).
+const ID_WIDTH: usize = 20;
+
+/// Characters of `extra` shown; the rest is in `--json`.
+const EXTRA_WIDTH: usize = 60;
+
 /// `events`.
 pub fn events(a: &EventsAnswer) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:>8}  {:<20} {:<27} {:<27} {:<10} extra",
+        "{:>8}  {:<ID_WIDTH$} {:<27} {:<27} {:<10} extra",
         "seq", "id", "start", "end", "kind"
     );
     for e in &a.events {
         let _ = writeln!(
             out,
-            "{:>8}  {:<20} {:<27} {:<27} {:<10} {}",
+            "{:>8}  {:<ID_WIDTH$} {:<27} {:<27} {:<10} {}",
             e.seq,
-            e.id.as_deref().unwrap_or("-"),
+            clip(e.id.as_deref().unwrap_or("-"), ID_WIDTH),
             e.start.to_string(),
             e.end.to_string(),
             e.kind.as_str(),
-            e.extra.as_ref().map_or("", |x| x.get())
+            clip(e.extra.as_ref().map_or("", |x| x.get()), EXTRA_WIDTH)
         );
     }
     match &a.next {
@@ -273,6 +394,37 @@ pub fn assets(a: &AssetsAnswer) -> String {
 #[cfg(test)]
 mod tests {
     use super::length;
+
+    #[test]
+    fn long_ids_are_clipped_to_their_column() {
+        assert_eq!(super::clip("short", 20), "short");
+        let c = super::clip("a-very-long-producer-batch-id-0001", 20);
+        assert_eq!((c.chars().count(), c.ends_with('…')), (20, true));
+        assert_eq!(super::clip("ümlaut", 6), "ümlaut");
+    }
+
+    #[test]
+    fn the_bar_puts_gaps_where_they_are() {
+        use gapless_core::{Instant, Interval};
+        let t = |m: i64| Instant::from_micros(m * 60_000_000).unwrap();
+        let gap = Interval::new(t(30), t(60)).unwrap();
+        // An hour in 60 cells of a minute: the second half is missing.
+        let bar = super::bar(t(0), t(60), &[gap], false);
+        assert_eq!(bar, format!("{}{}", "#".repeat(30), ".".repeat(30)));
+        // Half a minute missing makes a cell partial.
+        let half = Interval::new(
+            t(10),
+            Instant::from_micros(10 * 60_000_000 + 30_000_000).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(
+            super::bar(t(0), t(60), &[half], false).chars().nth(10),
+            Some('+')
+        );
+        // A cut list: nothing is known past its last gap.
+        let bar = super::bar(t(0), t(60), &[Interval::new(t(0), t(1)).unwrap()], true);
+        assert!(bar.starts_with(".?") && bar.ends_with('?'), "{bar}");
+    }
 
     #[test]
     fn lengths_read_like_people_write_them() {

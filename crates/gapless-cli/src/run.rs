@@ -29,7 +29,11 @@ fn open_ledger(db: &str) -> Result<Ledger, Error> {
 
 /// Print `answer` as JSON or as `human` renders it. A closed pipe (`| head`)
 /// is not an error worth a message.
-fn print<T: Serialize>(output: Output, answer: &T, human: fn(&T) -> String) -> Result<(), Error> {
+fn print<T: Serialize>(
+    output: Output,
+    answer: &T,
+    human: impl FnOnce(&T) -> String,
+) -> Result<(), Error> {
     let mut out = std::io::stdout().lock();
     if output.json {
         let text = serde_json::to_string(answer).map_err(|e| Error::fault(e.to_string()))?;
@@ -66,9 +70,13 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             let answer = ingest(ledger.as_ref(), file.as_deref())?;
             print(output, &answer, human::appended)?;
         }
-        Command::Check { request, output } => {
+        Command::Check {
+            request,
+            all,
+            output,
+        } => {
             let answer = ledger.coverage(&request)?;
-            print(output, &answer, human::check)?;
+            print(output, &answer, |a| human::check(a, all))?;
             return Ok(if answer.complete {
                 ExitCode::SUCCESS
             } else {
@@ -134,6 +142,22 @@ fn serve(
     Ok(ExitCode::SUCCESS)
 }
 
+/// A JSON array when the first byte that is not white space is `[`,
+/// otherwise NDJSON. Only the first buffer is looked at and nothing is
+/// consumed, so NDJSON line numbers stay right.
+fn format_of(input: &mut impl std::io::BufRead) -> std::io::Result<BodyFormat> {
+    let first = input
+        .fill_buf()?
+        .iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .copied();
+    Ok(if first == Some(b'[') {
+        BodyFormat::Json
+    } else {
+        BodyFormat::Ndjson
+    })
+}
+
 /// `ingest`: the whole input is one atomic batch, streamed to the ledger.
 fn ingest(ledger: &dyn Ask, file: Option<&std::path::Path>) -> Result<IngestAnswer, Error> {
     let path = file.filter(|p| p.as_os_str() != "-");
@@ -162,10 +186,12 @@ fn ingest(ledger: &dyn Ask, file: Option<&std::path::Path>) -> Result<IngestAnsw
         ),
     };
     bar.set_message(format!("reading {name}"));
-    let mut body = bar.wrap_read(input);
+    let mut body = std::io::BufReader::new(bar.wrap_read(input));
+    let format =
+        format_of(&mut body).map_err(|e| Error::bad_input(format!("cannot read {name}: {e}")))?;
     let answer = ledger.record(RecordRequest {
         body: &mut body,
-        format: BodyFormat::Ndjson,
+        format,
         source: &name,
         size,
     });

@@ -335,3 +335,98 @@ fn windows_and_gap_lists_are_bounded() {
     assert_eq!(v["missing"].as_array().unwrap().len(), 10_000);
     assert_eq!(v["missing_count"], 10_001);
 }
+
+#[test]
+fn output_a_person_can_read_at_scale() {
+    let g = Gapless::new();
+    // A year of hours with every eighth missing: 1,095 gaps.
+    let ndjson: String = (0..365 * 24)
+        .filter(|h| h % 8 != 3)
+        .map(|h| {
+            let start = 1_735_689_600 + h * 3600; // 2025-01-01T00:00:00Z
+            format!(
+                "{{\"asset\": \"year\", \"id\": \"h{h}\", \"start\": \"{}\", \"end\": \"{}\"}}\n",
+                jiff::Timestamp::from_second(start).unwrap(),
+                jiff::Timestamp::from_second(start + 3600).unwrap()
+            )
+        })
+        .collect();
+    assert_eq!(g.run(&["ingest", "-"], Some(&ndjson)).code, 0);
+    let year = [
+        "check",
+        "year",
+        "--start",
+        "2025-01-01",
+        "--end",
+        "2026-01-01",
+    ];
+    let out = g.run(&year, None);
+    assert_eq!(out.code, 1);
+    let lines: Vec<&str> = out.stdout.lines().collect();
+    assert!(
+        lines[1].starts_with("coverage |") && lines[1].ends_with('|'),
+        "{}",
+        out.stdout
+    );
+    assert_eq!(lines[2], "missing 1095 gaps, 45d 15h in all:");
+    assert_eq!(lines.len(), 3 + 20 + 1, "{}", out.stdout);
+    assert_eq!(
+        lines[23],
+        "  ... and 1075 more gaps, 44d 19h in all (--all lists them)"
+    );
+    let all = g.run(&[&year[..], &["--all"]].concat(), None);
+    assert_eq!(all.stdout.lines().count(), 3 + 1095);
+
+    // A JSON array is a batch too, named by its items.
+    let out = g.run(
+        &["ingest", "-"],
+        Some(
+            r#" [{"asset": "arr", "start": "2025-06-01", "end": "2025-06-02"}, {"asset": "arr"}]"#,
+        ),
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.starts_with("gapless: event 2: missing interval"),
+        "{}",
+        out.stderr
+    );
+    let out = g.run(
+        &["ingest", "-", "--json"],
+        Some(r#"[{"asset": "arr", "start": "2025-06-01", "end": "2025-06-02"}]"#),
+    );
+    assert_eq!(out.json()["accepted"], 1, "{}", out.stderr);
+
+    // Long ids keep the columns of `events`.
+    let long = "a-producer-batch-id-that-is-much-longer-than-its-column";
+    g.run(
+        &[
+            "emit",
+            "ids",
+            "--start",
+            "2025-06-01",
+            "--end",
+            "2025-06-02",
+            "--id",
+            long,
+        ],
+        None,
+    );
+    g.run(
+        &[
+            "emit",
+            "ids",
+            "--start",
+            "2025-06-02",
+            "--end",
+            "2025-06-03",
+            "--id",
+            "short",
+        ],
+        None,
+    );
+    let out = g.run(&["events", "ids"], None);
+    let rows: Vec<&str> = out.stdout.lines().skip(1).take(2).collect();
+    let column = |row: &str| row[..row.find("2025-06-0").unwrap()].chars().count();
+    assert_eq!(column(rows[0]), column(rows[1]), "{}", out.stdout);
+    assert!(rows[0].contains('…'));
+}
