@@ -115,7 +115,21 @@ impl Ledger {
                 })?;
                 self.parse(Some(Unit::Event), items.iter().map(|r| r.get()))
             }
-            BodyFormat::Json => self.parse(None, [text]),
+            BodyFormat::Json => {
+                // One object a line sent as JSON is the common mistake: say
+                // how to send it instead.
+                let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+                let one = serde_json::from_str::<&RawValue>(text);
+                match one {
+                    Err(e) if lines > 1 && e.to_string().starts_with("trailing characters") => {
+                        Err(Error::bad_input(format!(
+                            "the body holds {lines} lines of JSON, not one object or array: \
+                             send NDJSON with Content-Type: application/x-ndjson, or a JSON array"
+                        )))
+                    }
+                    _ => self.parse(None, [text]),
+                }
+            }
         }
     }
 

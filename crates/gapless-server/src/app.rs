@@ -102,11 +102,9 @@ async fn declared_size(State(state): State<AppState>, request: Request, next: Ne
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok());
     match declared {
-        Some(n) if n > state.config().body_limit as u64 => ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "request body is larger than the server's limit",
-        )
-        .into_response(),
+        Some(n) if n > state.config().body_limit as u64 => {
+            ApiError::too_large(state.config().body_limit).into_response()
+        }
         _ => next.run(request).await,
     }
 }

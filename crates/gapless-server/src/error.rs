@@ -88,6 +88,18 @@ impl ApiError {
         self
     }
 
+    /// 413: a body over the server's `limit` of bytes.
+    pub fn too_large(limit: usize) -> Self {
+        let mib = limit as f64 / (1024.0 * 1024.0);
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!(
+                "request body is larger than the server's limit of {limit} bytes ({mib:.0} MiB): \
+                 send the events in several requests"
+            ),
+        )
+    }
+
     /// The status.
     pub fn status(&self) -> StatusCode {
         self.status
@@ -155,11 +167,7 @@ macro_rules! from_rejection {
                 if status.is_server_error() {
                     return ApiError::internal(r.body_text());
                 }
-                let message = if status == StatusCode::PAYLOAD_TOO_LARGE {
-                    "request body is larger than the server's limit".to_string()
-                } else {
-                    r.body_text().lines().next().unwrap_or_default().to_string()
-                };
+                let message = r.body_text().lines().next().unwrap_or_default().to_string();
                 ApiError::new(status, message)
             }
         }

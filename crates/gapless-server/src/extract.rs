@@ -1,9 +1,24 @@
-//! axum's extractors with their rejections answered as [`ApiError`] JSON.
+//! The request extractors, answering every malformed request with the
+//! command line's wording rather than the framework's: the query string and
+//! JSON bodies are checked against the request type's own OpenAPI
+//! description (the fields it has, which are required, their JSON types)
+//! before serde reads them, so a client learns which parameter or field is
+//! wrong and what to send instead.
 
-use axum::extract::{FromRequest, FromRequestParts};
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::header::CONTENT_TYPE;
 use axum::http::request::Parts;
+use axum::http::StatusCode;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use utoipa::openapi::path::ParameterIn;
+use utoipa::openapi::schema::{ArrayItems, Schema, SchemaType, Type};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::Required;
+use utoipa::{IntoParams, ToSchema};
 
-use crate::ApiError;
+use crate::{ApiError, AppState};
 
 /// The `{asset}` of a path, percent-decoded (so `s3:%2F%2Flake%2Forders` is
 /// `s3://lake/orders`).
@@ -20,12 +35,221 @@ impl<S: Send + Sync> FromRequestParts<S> for AssetPath {
     }
 }
 
-/// The query string as `T`.
-#[derive(Debug, FromRequestParts)]
-#[from_request(via(axum::extract::Query), rejection(ApiError))]
+/// The query string as `T`: every parameter one `T` names, at most once,
+/// the required ones present.
+#[derive(Debug)]
 pub(crate) struct Query<T>(pub T);
 
-/// A JSON body as `T`.
-#[derive(Debug, FromRequest)]
-#[from_request(via(axum::Json), rejection(ApiError))]
+impl<S: Send + Sync, T: DeserializeOwned + IntoParams> FromRequestParts<S> for Query<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
+        let raw = parts.uri.query().unwrap_or_default();
+        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw).map_err(|e| {
+            ApiError::bad_request(format!("the query string is not URL-encoded: {e}"))
+        })?;
+        let params = T::into_params(|| Some(ParameterIn::Query));
+        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
+        for (i, (name, _)) in pairs.iter().enumerate() {
+            if !names.contains(&name.as_str()) {
+                return Err(ApiError::bad_request(format!(
+                    "unknown query parameter {name:?}: this question takes {}",
+                    names.join(", ")
+                )));
+            }
+            if pairs[..i].iter().any(|(n, _)| n == name) {
+                return Err(ApiError::bad_request(format!(
+                    "query parameter {name:?} is given more than once"
+                )));
+            }
+        }
+        for p in &params {
+            if p.required == Required::True && !pairs.iter().any(|(n, _)| *n == p.name) {
+                let about = p.description.as_deref().unwrap_or_default();
+                return Err(ApiError::bad_request(format!(
+                    "missing query parameter {:?}: {}",
+                    p.name,
+                    first_sentence(about)
+                )));
+            }
+        }
+        for (name, value) in &pairs {
+            let boolean = params.iter().any(|p| {
+                p.name == *name
+                    && matches!(&p.schema, Some(RefOr::T(Schema::Object(o))) if o.schema_type == SchemaType::Type(Type::Boolean))
+            });
+            if boolean && value != "true" && value != "false" {
+                return Err(ApiError::bad_request(format!(
+                    "query parameter {name:?}: give true or false, not {value:?}"
+                )));
+            }
+        }
+        serde_urlencoded::from_str(raw)
+            .map(Query)
+            .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))
+    }
+}
+
+/// A JSON object body as `T`: sent as `application/json`, an object, only
+/// the fields `T` has, each of its type, the required ones present.
+#[derive(Debug)]
 pub(crate) struct Json<T>(pub T);
+
+impl<T: DeserializeOwned + ToSchema> FromRequest<AppState> for Json<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &AppState) -> Result<Self, ApiError> {
+        let content_type = request
+            .headers()
+            .get(CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| {
+                v.split(';')
+                    .next()
+                    .unwrap_or_default()
+                    .trim()
+                    .to_ascii_lowercase()
+            });
+        match content_type.as_deref() {
+            Some("application/json") => {}
+            Some(t) if t.ends_with("+json") => {}
+            other => {
+                return Err(ApiError::new(
+                    StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                    format!(
+                        "unsupported content type {:?}: send the body as application/json",
+                        other.unwrap_or("none")
+                    ),
+                ))
+            }
+        }
+        let bytes = Bytes::from_request(request, state)
+            .await
+            .map_err(|r| body_error(r, state))?;
+        let value: Value = serde_json::from_slice(&bytes)
+            .map_err(|e| ApiError::bad_request(format!("the body is not JSON: {e}")))?;
+        check_object::<T>(&value)?;
+        serde_json::from_value(value)
+            .map(Json)
+            .map_err(|e| ApiError::bad_request(format!("invalid body: {e}")))
+    }
+}
+
+/// A body that could not be read: over the limit (413, saying the limit),
+/// or cut off.
+pub(crate) fn body_error(
+    r: axum::extract::rejection::BytesRejection,
+    state: &AppState,
+) -> ApiError {
+    if r.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ApiError::too_large(state.config().body_limit)
+    } else {
+        ApiError::from(r)
+    }
+}
+
+/// `value` against `T`'s schema: an object with known fields of the right
+/// JSON types and every required field.
+fn check_object<T: ToSchema>(value: &Value) -> Result<(), ApiError> {
+    let RefOr::T(Schema::Object(schema)) = T::schema() else {
+        return Ok(());
+    };
+    let fields: Vec<&str> = schema.properties.keys().map(String::as_str).collect();
+    let Value::Object(object) = value else {
+        return Err(ApiError::bad_request(format!(
+            "the body must be a JSON object with the fields {}, found {}",
+            fields.join(", "),
+            json_type(value)
+        )));
+    };
+    for (name, field) in object {
+        let Some(property) = schema.properties.get(name) else {
+            return Err(ApiError::bad_request(format!(
+                "unknown field {name:?}: the body takes {}",
+                fields.join(", ")
+            )));
+        };
+        if let Some(expected) = mismatch(property, field) {
+            return Err(ApiError::bad_request(format!(
+                "field {name:?}: expected {expected}, found {}",
+                json_type(field)
+            )));
+        }
+    }
+    for name in &schema.required {
+        if !object.contains_key(name) {
+            let about = match schema.properties.get(name) {
+                Some(RefOr::T(Schema::Object(o))) => o.description.clone(),
+                Some(RefOr::T(Schema::Array(a))) => a.description.clone(),
+                _ => None,
+            };
+            return Err(ApiError::bad_request(format!(
+                "missing field {name:?}: {}",
+                first_sentence(about.as_deref().unwrap_or_default())
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What `property` expects when `value` is not of its JSON type.
+fn mismatch(property: &RefOr<Schema>, value: &Value) -> Option<&'static str> {
+    let accepts = |types: &SchemaType, v: &Value| match types {
+        SchemaType::Type(t) => is(t, v),
+        SchemaType::Array(ts) => ts.iter().any(|t| is(t, v)),
+        SchemaType::AnyValue => true,
+    };
+    match property {
+        RefOr::T(Schema::Object(o)) => {
+            (!accepts(&o.schema_type, value)).then_some(match &o.schema_type {
+                SchemaType::Type(Type::String) => "a string",
+                SchemaType::Array(ts) if ts.contains(&Type::String) => "a string or null",
+                _ => "another type",
+            })
+        }
+        RefOr::T(Schema::Array(a)) => {
+            let Value::Array(items) = value else {
+                return (!accepts(&a.schema_type, value)).then_some("an array");
+            };
+            let item_is_string = matches!(
+                &a.items,
+                ArrayItems::RefOrSchema(s) if matches!(s.as_ref(), RefOr::T(Schema::Object(o)) if o.schema_type == SchemaType::Type(Type::String))
+            );
+            (item_is_string && items.iter().any(|i| !i.is_string()))
+                .then_some("an array of strings")
+        }
+        _ => None,
+    }
+}
+
+fn is(t: &Type, v: &Value) -> bool {
+    match t {
+        Type::Null => v.is_null(),
+        Type::String => v.is_string(),
+        Type::Boolean => v.is_boolean(),
+        Type::Integer => v.is_i64() || v.is_u64(),
+        Type::Number => v.is_number(),
+        Type::Array => v.is_array(),
+        Type::Object => v.is_object(),
+    }
+}
+
+fn json_type(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The first sentence of a field's description, as the hint of what to send.
+fn first_sentence(text: &str) -> String {
+    let one_line = text.replace('\n', " ");
+    match one_line.find(". ") {
+        Some(i) => one_line[..i].to_string(),
+        None => one_line.trim_end_matches('.').to_string(),
+    }
+}

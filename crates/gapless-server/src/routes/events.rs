@@ -76,7 +76,7 @@ pub(crate) async fn post_events(
 ) -> Result<Json<IngestAnswer>, ApiError> {
     caller.require(Scope::Write)?;
     let format = format_of(&headers)?;
-    let body = body?;
+    let body = body.map_err(|r| crate::extract::body_error(r, &state))?;
     let batch = state
         .ask(move |ledger| ledger.parse_body(format, &body))
         .await?;
