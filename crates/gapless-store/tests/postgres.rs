@@ -79,7 +79,8 @@ fn received() -> Instant {
     t(1_000_000)
 }
 
-/// Each scenario of the story in a fresh schema.
+/// Each scenario of the story in a fresh schema, then the store's
+/// invariants.
 macro_rules! story_tests {
     ($($name:ident),* $(,)?) => {
         $(
@@ -88,6 +89,7 @@ macro_rules! story_tests {
                 let schema = Schema::new(&stringify!($name)[..8.min(stringify!($name).len())]);
                 let store = schema.open();
                 story::$name(&store);
+                story::check_invariants(&store);
             }
         )*
         /// Every scenario is wired up above.

@@ -3,7 +3,9 @@
 //!
 //! A backend's test file includes this module (`mod story;`) and either calls
 //! [`run_all`] with a factory of fresh, empty stores, or one `pub fn` per
-//! scenario (see [`SCENARIOS`]) from its own `#[test]`s.
+//! scenario (see [`SCENARIOS`]) from its own `#[test]`s. After every
+//! scenario, [`check_invariants`] checks the store against itself through
+//! the trait alone, the same on every backend.
 //!
 //! Nothing here assumes how a backend numbers its sequence beyond "a later
 //! event has a higher one" (PostgreSQL sequences may skip numbers).
@@ -117,12 +119,117 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     ),
 ];
 
-/// Run every scenario, each on a fresh store from `make`.
+/// Run every scenario, each on a fresh store from `make`, and check the
+/// store's invariants after each.
 pub fn run_all(make: Make<'_>) {
     for (name, scenario) in SCENARIOS {
         eprintln!("story: {name}");
         let store = make();
         scenario(store.as_ref());
+        check_invariants(store.as_ref());
+    }
+}
+
+/// What must hold of any store after any scenario, checked through the
+/// [`Store`] trait alone (so the same on every backend). For every asset of
+/// the listing (names unique):
+///
+/// - its events, paged with the cursor, have strictly increasing sequences,
+///   and the same list comes back whatever the page size and from
+///   `events_overlapping` over the whole time line; a kind filter keeps
+///   exactly the events of that kind;
+/// - the listing's count is the number of events;
+/// - `coverage` over the whole time line is the replay of those events in
+///   sequence order, latest wins ([`Coverage`]);
+/// - the first and last covered instants of the listing are the start of
+///   the first run and the end of the last;
+/// - `run_containing` finds each run at its start and its last microsecond,
+///   and nothing at its end or just before its start (runs are disjoint
+///   and never touch).
+pub fn check_invariants(store: &dyn Store) {
+    let listing = store.assets().unwrap();
+    let names: HashSet<&str> = listing.iter().map(|a| a.asset.as_str()).collect();
+    assert_eq!(
+        names.len(),
+        listing.len(),
+        "asset names repeat: {listing:?}"
+    );
+    for summary in &listing {
+        let asset = summary.asset.as_str();
+        let log = all_events(store, asset, 257);
+        assert_strictly_increasing(&log);
+        assert_eq!(
+            all_events(store, asset, 1_000_000),
+            log,
+            "{asset}: the events differ by page size"
+        );
+        assert_eq!(
+            store.events_overlapping(asset, all_time()).unwrap(),
+            log,
+            "{asset}: events_overlapping over all time is not the log"
+        );
+        for kind in [EventKind::Landed, EventKind::Retracted] {
+            let want: Vec<_> = log.iter().filter(|e| e.kind == kind).cloned().collect();
+            assert_eq!(
+                events_of_kind(store, asset, kind),
+                want,
+                "{asset}: the {kind:?} events"
+            );
+        }
+        assert_eq!(
+            summary.events,
+            log.len() as u64,
+            "{asset}: the listing's count is not the number of events"
+        );
+        let cov = store.coverage(asset, all_time()).unwrap();
+        assert_eq!(
+            runs(&cov),
+            runs(&replay(&log)),
+            "{asset}: coverage is not the replay of the events"
+        );
+        assert_eq!(
+            (summary.first_covered, summary.last_covered),
+            (
+                cov.runs().next().map(|r| r.start()),
+                cov.runs().last().map(|r| r.end())
+            ),
+            "{asset}: first and last covered do not match the runs"
+        );
+        for run in cov.runs() {
+            let at = |us: i64| Instant::from_micros(us).ok();
+            let containing = |t: Instant| store.run_containing(asset, t).unwrap();
+            assert_eq!(containing(run.start()), Some(run), "{asset}: {run:?}");
+            let last = at(run.end().as_micros() - 1).unwrap();
+            assert_eq!(containing(last), Some(run), "{asset}: {run:?}");
+            assert_eq!(containing(run.end()), None, "{asset}: after {run:?}");
+            if let Some(before) = at(run.start().as_micros() - 1) {
+                assert_eq!(containing(before), None, "{asset}: before {run:?}");
+            }
+        }
+    }
+}
+
+/// Every event of `asset` of `kind`, following the cursor.
+fn events_of_kind(store: &dyn Store, asset: &str, kind: EventKind) -> Vec<StoredEvent> {
+    let mut out = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store
+            .events(
+                asset,
+                &EventQuery {
+                    kind: Some(kind),
+                    limit: 100,
+                    after,
+                    ..EventQuery::default()
+                },
+            )
+            .unwrap();
+        out.extend(page.events);
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return out,
+        }
     }
 }
 
