@@ -2,7 +2,7 @@
 
 /// A storage error. Messages are one line, name the input and never leak
 /// SQL.
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum StoreError {
     /// `(asset, id)` is stored with other content. `index` is the event's
     /// position in the batch (0-based).

@@ -266,23 +266,6 @@ fn retryable(e: &postgres::Error) -> bool {
     )
 }
 
-/// The same error again (one per batch of a failed group).
-fn copy_error(e: &StoreError) -> StoreError {
-    match e {
-        StoreError::Conflict { index, asset, id } => StoreError::Conflict {
-            index: *index,
-            asset: asset.clone(),
-            id: id.clone(),
-        },
-        StoreError::Invalid(m) => StoreError::Invalid(m.clone()),
-        StoreError::Open { location, reason } => StoreError::Open {
-            location: location.clone(),
-            reason: reason.clone(),
-        },
-        StoreError::Backend(m) => StoreError::Backend(m.clone()),
-    }
-}
-
 pub(crate) use crate::error::corrupt;
 
 /// `url` without its password (in the authority or as a parameter).
@@ -691,7 +674,7 @@ impl crate::Store for PostgresStore {
         }
         match self.run(|c| append::append_many(c, batches, received_at)) {
             Ok(results) => results,
-            Err(e) => batches.iter().map(|_| Err(copy_error(&e))).collect(),
+            Err(e) => batches.iter().map(|_| Err(e.clone())).collect(),
         }
     }
 

@@ -150,14 +150,7 @@ pub(crate) fn append_many(
 ) -> Vec<Result<Appended>> {
     // The shared transaction failed: every batch's result is that error.
     let all = |e: StoreError| -> Vec<Result<Appended>> {
-        let msg = match e {
-            StoreError::Backend(msg) => msg,
-            other => other.to_string(),
-        };
-        batches
-            .iter()
-            .map(|_| Err(StoreError::Backend(msg.clone())))
-            .collect()
+        batches.iter().map(|_| Err(e.clone())).collect()
     };
     let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
