@@ -7,7 +7,8 @@
 //! 1. The assets of the group are locked (`SELECT ... FOR UPDATE`, in name
 //!    order, so that writers never deadlock on them); missing ones are
 //!    created first (then the lock is taken again). The locks serialise
-//!    appends per asset until commit.
+//!    appends per asset until commit. An asset created here that ends up
+//!    with no event (its batch failed) is removed again before commit.
 //! 2. The stored events with the group's `(asset, id)` keys are read in one
 //!    statement; the batches are then walked in order: an id already stored,
 //!    in an earlier batch or earlier in the batch with the same content
@@ -42,12 +43,14 @@ use crate::{Appended, Result, StoreError};
 const COPY_FROM: usize = 256;
 
 /// Only missing names reach the insert, so that existing assets do not use
-/// up identity values.
+/// up identity values. The ids of the assets it created.
 const ENSURE_ASSETS: &str = "INSERT INTO assets (name) \
      SELECT n FROM unnest($1::text[]) AS u(n) \
      WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.name = u.n) \
      ORDER BY n COLLATE \"C\" \
-     ON CONFLICT (name) DO NOTHING";
+     ON CONFLICT (name) DO NOTHING RETURNING id";
+/// Assets this transaction created for batches that failed.
+const DROP_UNUSED_ASSETS: &str = "DELETE FROM assets WHERE id = ANY($1::bigint[])";
 const LOCK_ASSETS: &str = "SELECT id, name FROM assets WHERE name = ANY($1::text[]) \
      ORDER BY name COLLATE \"C\" FOR UPDATE";
 /// The stored events of the given `(asset, id)` keys: one index lookup per
@@ -177,14 +180,22 @@ pub(crate) fn append_many(
     Ok(out)
 }
 
+/// The assets of a group, locked.
+struct Locked {
+    /// Their ids by name.
+    id_of: HashMap<String, i64>,
+    /// The ids of those this transaction created.
+    created: Vec<i64>,
+}
+
 /// Lock the assets named by their ids' rows until the end of the
-/// transaction, in name order, creating the missing ones first: their ids by
-/// name. Usually one statement (all assets exist).
+/// transaction, in name order, creating the missing ones first. Usually one
+/// statement (all assets exist).
 fn lock_assets(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     names: &[&str],
-) -> Result<HashMap<String, i64>, Fail> {
+) -> Result<Locked, Fail> {
     let lock = |tx: &mut Transaction<'_>, stmts: &mut Stmts| -> Result<_, Fail> {
         let s = stmts.get(tx, LOCK_ASSETS)?;
         Ok(tx
@@ -195,13 +206,19 @@ fn lock_assets(
     };
     let ids = lock(tx, stmts)?;
     if ids.len() == names.len() {
-        return Ok(ids);
+        return Ok(Locked {
+            id_of: ids,
+            created: Vec::new(),
+        });
     }
     // New assets (rare): a deadlock with another writer creating them is
     // retried by the caller.
     let s = stmts.get(tx, ENSURE_ASSETS)?;
-    tx.execute(&s, &[&names])?;
-    lock(tx, stmts)
+    let created = tx.query(&s, &[&names])?.iter().map(|r| r.get(0)).collect();
+    Ok(Locked {
+        id_of: lock(tx, stmts)?,
+        created,
+    })
 }
 
 /// The work of one batch, decided in memory before anything is written.
@@ -243,7 +260,7 @@ fn append_group<'b>(
     }
     names.sort_unstable();
     names.dedup();
-    let id_of = lock_assets(tx, stmts, &names)?;
+    let Locked { id_of, created } = lock_assets(tx, stmts, &names)?;
 
     // Idempotency: the stored events of all the batches' ids, one statement.
     let mut keys: HashSet<(i64, &str)> = HashSet::new();
@@ -330,6 +347,15 @@ fn append_group<'b>(
         }
     }
     drop(known);
+    // Nothing of a failed batch is stored, not even an asset it named first.
+    let unused: Vec<i64> = created
+        .into_iter()
+        .filter(|id| !slot_of.contains_key(id))
+        .collect();
+    if !unused.is_empty() {
+        let s = stmts.get(tx, DROP_UNUSED_ASSETS)?;
+        tx.execute(&s, &[&unused])?;
+    }
     if cols.asset_id.is_empty() {
         return Ok(out);
     }

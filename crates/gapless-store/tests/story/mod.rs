@@ -53,6 +53,7 @@ macro_rules! with_scenarios {
             extra_byte_for_byte,
             concurrent_appends_and_reads,
             append_many_batches_are_independent,
+            append_many_conflict_index_is_within_its_batch,
             append_chunks_is_one_atomic_batch,
         );
     };
@@ -112,6 +113,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "append_many_batches_are_independent",
         append_many_batches_are_independent,
+    ),
+    (
+        "append_many_conflict_index_is_within_its_batch",
+        append_many_conflict_index_is_within_its_batch,
     ),
     (
         "append_chunks_is_one_atomic_batch",
@@ -1164,6 +1169,62 @@ pub fn append_many_batches_are_independent(store: &dyn Store) {
     assert_eq!(cover(store, "A"), vec![iv(0, 5), iv(6, 20)]);
     assert!(all_events(store, "B", 100).is_empty());
     assert_eq!(cover(store, "A"), runs(&replay(&log)));
+}
+
+/// `append_many` (the server's group commit): a conflicting batch answers
+/// `Conflict` with the position in *that* batch, stores nothing (not even an
+/// asset only it names), and the other batches of the group are stored with
+/// their own counts.
+pub fn append_many_conflict_index_is_within_its_batch(store: &dyn Store) {
+    store
+        .append(&[with_id(landed("A", 0, 10), "a")], received())
+        .unwrap();
+    let b1 = vec![landed("A", 10, 20), with_id(landed("A", 0, 10), "a")];
+    let b2 = vec![
+        landed("N", 0, 5),
+        with_id(landed("A", 0, 11), "a"), // its second event conflicts
+        landed("A", 40, 50),
+    ];
+    let b3 = vec![with_id(landed("B", 0, 5), "b"), landed("A", 20, 30)];
+    let results = store.append_many(&[&b1, &b2, &b3], received());
+    assert_eq!(results.len(), 3);
+    let counts = |r: &Result<gapless_store::Appended, StoreError>| {
+        r.as_ref().map(|a| (a.accepted, a.duplicates)).ok()
+    };
+    assert_eq!(counts(&results[0]), Some((1, 1)), "{:?}", results[0]);
+    match &results[1] {
+        Err(StoreError::Conflict { index, asset, id }) => {
+            // 1 in its batch (3 would count from the group's start).
+            assert_eq!((*index, asset.as_str(), id.as_str()), (1, "A", "a"));
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(counts(&results[2]), Some((2, 0)), "{:?}", results[2]);
+
+    // The first and third are stored, nothing of the second.
+    let log = all_events(store, "A", 100);
+    assert_eq!(
+        log.iter().map(|e| e.interval).collect::<Vec<_>>(),
+        vec![iv(0, 10), iv(10, 20), iv(20, 30)]
+    );
+    assert_strictly_increasing(&log);
+    assert_eq!(cover(store, "A"), vec![iv(0, 30)]);
+    assert_eq!(all_events(store, "B", 100).len(), 1);
+    assert!(all_events(store, "N", 100).is_empty());
+    let listed: Vec<_> = store
+        .assets()
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.asset, a.events))
+        .collect();
+    assert!(!listed.iter().any(|(n, _)| n == "N"), "{listed:?}");
+
+    // Alone, the batch gets the same verdict.
+    let err = store.append(&b2, received()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { index: 1, .. }),
+        "{err:?}"
+    );
 }
 
 /// `append_chunks`: one atomic batch in pieces, conflict indexes counted
