@@ -17,7 +17,7 @@
 //!    on).
 //! 3. The coverage runs that touch the hull of each asset's new events
 //!    (adjacent ones included) are read in one statement and the new events
-//!    applied to them in order ([`rebuild`]).
+//!    applied to them in order ([`crate::runs`]).
 //! 4. One statement writes it all: the new events (sequence numbers drawn
 //!    from `events_seq` in batch order while the locks are held, so per
 //!    asset they grow in commit order; big groups go first by
@@ -28,13 +28,15 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use gapless_core::{EventKind, Instant, Interval, NewEvent};
+use gapless_core::{Instant, NewEvent};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use postgres::Transaction;
 
-use super::{corrupt, Conn, Fail, Stmts};
-use crate::runs::{rebuild, Rebuilt};
+use super::{Conn, Fail, Stmts};
+use crate::codec::{decode_content, encode, Encoded};
+use crate::delta::AssetDelta;
+use crate::runs::RunChanges;
 use crate::{Appended, Result, StoreError};
 
 /// From this many new events on, they are sent with `COPY BINARY` (measured:
@@ -74,23 +76,6 @@ const COPY_EVENTS: &str = "COPY events \
 const DECLARE: &str = "INSERT INTO assets (name, key_span, tz) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO UPDATE SET key_span = EXCLUDED.key_span, tz = EXCLUDED.tz";
 
-/// The stored integer of a kind.
-pub(crate) fn kind_code(kind: EventKind) -> i16 {
-    match kind {
-        EventKind::Landed => 0,
-        EventKind::Retracted => 1,
-    }
-}
-
-/// The kind of a stored integer.
-pub(crate) fn kind_of(code: i16) -> Result<EventKind> {
-    match code {
-        0 => Ok(EventKind::Landed),
-        1 => Ok(EventKind::Retracted),
-        _ => Err(corrupt(format_args!("event kind {code}"))),
-    }
-}
-
 /// Refuse what PostgreSQL text cannot hold (a NUL character), naming the
 /// event, before any work.
 pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
@@ -112,31 +97,16 @@ pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
     Ok(())
 }
 
-/// The stored event of a row of [`STORED_BY_ID`], for
-/// [`NewEvent::same_content`] (asset and id are not compared there).
+/// The stored content of a row of [`STORED_BY_ID`], for
+/// [`NewEvent::same_content`].
 fn stored_content(r: &postgres::Row) -> Result<NewEvent> {
-    let produced: Option<i64> = r.try_get(6)?;
-    Ok(NewEvent {
-        asset: String::new(),
-        id: None,
-        interval: Interval::from_micros(r.try_get(2)?, r.try_get(3)?)
-            .map_err(|_| corrupt("event interval"))?,
-        kind: kind_of(r.try_get(4)?)?,
-        extra: r.try_get(5)?,
-        produced_at: produced
-            .map(|p| Instant::from_micros(p).map_err(|_| corrupt("event produced_at")))
-            .transpose()?,
-    })
-}
-
-/// What one append does to one asset.
-struct AssetBatch {
-    id: i64,
-    /// The new (not duplicate) events, in batch order.
-    events: Vec<(EventKind, Interval)>,
-    max_len: i64,
-    min_start: i64,
-    max_end: i64,
+    decode_content(
+        r.try_get(2)?,
+        r.try_get(3)?,
+        r.try_get::<_, i16>(4)?.into(),
+        r.try_get(5)?,
+        r.try_get(6)?,
+    )
 }
 
 /// The new events of a batch as columns.
@@ -150,6 +120,19 @@ struct Columns<'a> {
     kind: Vec<i16>,
     extra: Vec<Option<&'a str>>,
     produced_at: Vec<Option<i64>>,
+}
+
+impl<'a> Columns<'a> {
+    /// One more event of asset `asset_id`, stored as `c`.
+    fn push(&mut self, asset_id: i64, c: &Encoded<'a>) {
+        self.asset_id.push(asset_id);
+        self.id.push(c.id);
+        self.start.push(c.start);
+        self.end.push(c.end);
+        self.kind.push(c.kind);
+        self.extra.push(c.extra);
+        self.produced_at.push(c.produced_at);
+    }
 }
 
 pub(crate) fn append(
@@ -298,7 +281,7 @@ fn append_group<'b>(
 
     // Walk the batches in order.
     let mut cols = Columns::default();
-    let mut assets: Vec<AssetBatch> = Vec::new();
+    let mut assets: Vec<AssetDelta> = Vec::new();
     let mut slot_of: HashMap<i64, usize> = HashMap::new();
     for (bi, batch) in batches.iter().enumerate() {
         if !valid(bi) {
@@ -308,32 +291,12 @@ fn append_group<'b>(
             Ok(p) => {
                 for (aid, ev) in p.events {
                     let slot = *slot_of.entry(aid).or_insert_with(|| {
-                        assets.push(AssetBatch {
-                            id: aid,
-                            events: Vec::new(),
-                            max_len: 0,
-                            min_start: i64::MAX,
-                            max_end: i64::MIN,
-                        });
+                        assets.push(AssetDelta::new(aid));
                         assets.len() - 1
                     });
-                    let a = &mut assets[slot];
-                    let (start, end) = (
-                        ev.interval.start().as_micros(),
-                        ev.interval.end().as_micros(),
-                    );
-                    a.events.push((ev.kind, ev.interval));
-                    a.max_len = a.max_len.max(end - start);
-                    a.min_start = a.min_start.min(start);
-                    a.max_end = a.max_end.max(end);
-                    cols.asset_id.push(aid);
-                    cols.id.push(ev.id.as_deref());
-                    cols.start.push(start);
-                    cols.end.push(end);
-                    cols.kind.push(kind_code(ev.kind));
-                    cols.extra.push(ev.extra.as_deref());
-                    cols.produced_at
-                        .push(ev.produced_at.map(Instant::as_micros));
+                    let c = encode(ev);
+                    assets[slot].push(ev.kind, ev.interval, &c);
+                    cols.push(aid, &c);
                 }
                 out[bi] = Ok(p.out);
             }
@@ -469,7 +432,7 @@ fn write(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     cols: &mut Columns<'_>,
-    assets: &[AssetBatch],
+    assets: &[AssetDelta],
     received: i64,
 ) -> Result<(), Fail> {
     // The stored runs each asset's new events touch.
@@ -493,21 +456,25 @@ fn write(
             .or_default()
             .push((r.get(1), r.get(2)));
     }
-    let (mut del, mut upd, mut ins) = (RunCols::default(), RunCols::default(), RunCols::default());
+    // Deleted runs as `(asset, start)` columns.
+    let (mut del_asset, mut del_start) = (Vec::new(), Vec::new());
+    let (mut upd, mut ins) = (RunCols::default(), RunCols::default());
     for a in assets {
         let runs = stored.remove(&a.id).unwrap_or_default();
-        let mut old: HashMap<i64, i64> = runs.iter().copied().collect();
-        let Rebuilt { set, .. } = rebuild(runs, &a.events)?;
-        for run in set.runs() {
-            let (s, e) = (run.start().as_micros(), run.end().as_micros());
-            match old.remove(&s) {
-                Some(was) if was == e => {}
-                Some(_) => upd.push(a.id, s, e),
-                None => ins.push(a.id, s, e),
-            }
+        let RunChanges {
+            deleted,
+            updated,
+            inserted,
+        } = a.run_changes(&runs)?;
+        for s in deleted {
+            del_asset.push(a.id);
+            del_start.push(s);
         }
-        for (s, e) in old {
-            del.push(a.id, s, e);
+        for (s, e) in updated {
+            upd.push(a.id, s, e);
+        }
+        for (s, e) in inserted {
+            ins.push(a.id, s, e);
         }
     }
 
@@ -532,7 +499,7 @@ fn write(
     }
     let empty = Columns::default();
     let ev = if copied { &empty } else { &*cols };
-    let counts: Vec<i64> = assets.iter().map(|a| a.events.len() as i64).collect();
+    let counts: Vec<i64> = assets.iter().map(AssetDelta::count).collect();
     let lens: Vec<i64> = assets.iter().map(|a| a.max_len).collect();
     let s = stmts.get(tx, WRITE)?;
     tx.execute(
@@ -546,8 +513,8 @@ fn write(
             &ev.extra,
             &ev.produced_at,
             &received,
-            &del.asset,
-            &del.start,
+            &del_asset,
+            &del_start,
             &upd.asset,
             &upd.start,
             &upd.end,

@@ -266,8 +266,6 @@ fn retryable(e: &postgres::Error) -> bool {
     )
 }
 
-pub(crate) use crate::error::corrupt;
-
 /// `url` without its password (in the authority or as a parameter).
 pub fn redact(url: &str) -> String {
     let mut out = url.to_string();

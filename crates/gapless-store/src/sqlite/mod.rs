@@ -174,8 +174,6 @@ impl From<rusqlite::Error> for StoreError {
     }
 }
 
-pub(crate) use crate::error::corrupt;
-
 impl crate::Store for SqliteStore {
     /// A coverage or frontier read is one index seek on a pooled read
     /// connection: tens of microseconds, less than a thread hand-over.
@@ -260,7 +258,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
         let conn = store.writer();
-        let cases: [(&str, &[&str]); 10] = [
+        let cases: [(&str, &[&str]); 11] = [
             (
                 read::RUNS_OVERLAPPING,
                 &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
@@ -294,8 +292,12 @@ mod tests {
                 &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
             ),
             (
-                append::DELETE_RUNS_STARTING_IN,
-                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
+                append::DELETE_RUN,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us=?)"],
+            ),
+            (
+                append::UPDATE_RUN,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us=?)"],
             ),
             (
                 append::STORED_BY_ID,
