@@ -33,7 +33,8 @@ use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use postgres::Transaction;
 
-use super::{Conn, Fail, Stmts};
+use super::error::Fail;
+use super::pool::{Conn, Stmts};
 use crate::codec::{decode_content, encode, Encoded};
 use crate::delta::AssetDelta;
 use crate::runs::RunChanges;

@@ -8,7 +8,8 @@
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet};
 use postgres::Row;
 
-use super::{Conn, Fail};
+use super::error::Fail;
+use super::pool::Conn;
 use crate::codec::{self, event_columns, interval, EventRow};
 use crate::page::{self, Path, Shape, Walk};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
