@@ -40,6 +40,9 @@ impl From<StoreError> for LedgerError {
             StoreError::Conflict { .. } => LedgerError::Conflict(e.to_string()),
             StoreError::Invalid(m) => LedgerError::BadInput(m),
             StoreError::Open { .. } => LedgerError::Unavailable(e.to_string()),
+            StoreError::Unavailable(_) | StoreError::Full(_) => {
+                LedgerError::Unavailable(e.to_string())
+            }
             StoreError::Backend(_) => LedgerError::Fault(e.to_string()),
         }
     }

@@ -42,16 +42,21 @@
 //! usual libpq-style URL and parameters, plus two of gapless's own: `schema`
 //! (default `gapless`), the PostgreSQL schema that holds the ledger (created
 //! when missing, so several ledgers can share a database), and `pool_size`
-//! (default 16), the most connections one process opens. Messages name the
-//! URL without its password. TLS is not supported yet (`sslmode=require` is
-//! refused): use a trusted network or a local socket.
+//! (default 16), the most connections one process opens. `Open` messages
+//! name the URL without its password. TLS is not supported yet
+//! (`sslmode=require` is refused): use a trusted network or a local socket.
 //!
 //! # Failures
 //!
 //! A connection the server dropped (restart, administrator) is replaced, and
 //! a call that failed on it before committing anything runs once more; an
 //! append that deadlocks with other writers is retried. A failed commit is
-//! never retried (its outcome is unknown): the error is returned.
+//! never retried (its outcome is unknown): the error is returned. A server
+//! that cannot be reached (at opening or later), a connection lost for good
+//! and a pool with no connection to be had are
+//! [`StoreError::Unavailable`](crate::StoreError::Unavailable), a server out
+//! of space (SQLSTATE class 53) is [`StoreError::Full`](crate::StoreError::Full):
+//! fixed messages without connection details, which are logged instead.
 
 mod append;
 mod error;
@@ -63,7 +68,7 @@ mod url;
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
 use postgres::NoTls;
 
-use self::error::{describe_open, open_error};
+use self::error::open_failed;
 use self::pool::Pool;
 use self::url::Target;
 use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoredEvent};
@@ -95,10 +100,12 @@ impl PostgresStore {
     ///
     /// # Errors
     ///
-    /// [`crate::StoreError::Open`] when the server cannot be reached, refuses
-    /// the login, or the schema is not a gapless ledger (another
-    /// application's tables, a newer schema version). The message names the
-    /// URL without its password.
+    /// [`crate::StoreError::Unavailable`] when the server cannot be reached
+    /// (the message names no connection details; they are logged).
+    /// [`crate::StoreError::Open`] when the URL is bad, the server refuses
+    /// the login or the database, or the schema is not a gapless ledger
+    /// (another application's tables, a newer schema version). The message
+    /// names the URL without its password.
     pub fn open(url: &str) -> Result<PostgresStore> {
         Self::open_target(url::parse(url, None)?)
     }
@@ -134,7 +141,7 @@ impl PostgresStore {
         } = target;
         let mut client = config
             .connect(NoTls)
-            .map_err(|e| open_error(&location, describe_open(&e)))?;
+            .map_err(|e| open_failed(&location, &e))?;
         schema::migrate(&mut client, &location, &schema)?;
         let pool = Pool::new(location, config, schema, pool_size, client)?;
         Ok(PostgresStore { pool })

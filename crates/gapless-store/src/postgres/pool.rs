@@ -6,6 +6,9 @@
 //! and a call that failed on a pooled connection before committing anything
 //! runs once more on a new one; an append that deadlocks with other writers
 //! is retried. A failed commit is never retried (its outcome is unknown).
+//! When no connection can be had (the server is down, refuses logins, or all
+//! connections stay busy), the call fails with [`StoreError::Unavailable`];
+//! the next call connects again.
 
 use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
@@ -13,8 +16,9 @@ use std::time::Duration;
 
 use postgres::{Client, GenericClient, NoTls, Statement};
 
-use super::error::{describe, describe_open, is_broken, retryable, Fail};
+use super::error::{classify, connect_failed, describe, is_broken, retryable, store_error, Fail};
 use super::schema::quote_ident;
+use crate::error::UNAVAILABLE;
 use crate::{Result, StoreError};
 
 /// Connections one store opens at most, unless the URL says `pool_size`.
@@ -128,7 +132,7 @@ impl Pool {
                 LOCK_TIMEOUT.as_secs(),
                 IDLE_IN_TRANSACTION_TIMEOUT.as_secs()
             ))
-            .map_err(|e| StoreError::Backend(describe(&e)))?;
+            .map_err(|e| classify(&e, Some(&self.location)))?;
         Ok(Conn {
             client,
             stmts: Stmts::default(),
@@ -136,13 +140,10 @@ impl Pool {
     }
 
     fn connect(&self) -> Result<Conn> {
-        let client = self.config.connect(NoTls).map_err(|e| {
-            StoreError::Backend(format!(
-                "cannot connect to {}: {}",
-                self.location,
-                describe_open(&e)
-            ))
-        })?;
+        let client = self
+            .config
+            .connect(NoTls)
+            .map_err(|e| connect_failed(&e, &self.location))?;
         self.setup(client)
     }
 
@@ -177,8 +178,15 @@ impl Pool {
             }
             let now = std::time::Instant::now();
             if now >= deadline {
-                return Err(StoreError::Backend(format!(
-                    "all {} database connections stayed busy for {} s (raise pool_size?)",
+                tracing::error!(
+                    location = %self.location,
+                    "PostgreSQL: {UNAVAILABLE}: all {} connections stayed busy for {} s",
+                    self.size,
+                    POOL_WAIT.as_secs()
+                );
+                return Err(StoreError::Unavailable(format!(
+                    "{UNAVAILABLE}: all {} database connections stayed busy for {} s \
+                     (raise pool_size?)",
                     self.size,
                     POOL_WAIT.as_secs()
                 )));
@@ -250,7 +258,7 @@ impl Pool {
                 Err(Fail::Pg(e)) if retryable(&e) && tries < APPEND_TRIES => {
                     std::thread::sleep(Duration::from_millis(5 << tries));
                 }
-                Err(f) => return Err(f.into()),
+                Err(f) => return Err(store_error(f, &self.location)),
             }
         }
     }

@@ -54,7 +54,7 @@
 
 use postgres::Client;
 
-use super::error::{describe_open, open_error};
+use super::error::{open_error, open_failed};
 use crate::Result;
 
 /// The schema version this build writes and understands.
@@ -108,7 +108,7 @@ CREATE TABLE coverage_runs (
 /// one, refuse a newer one or a schema that holds other tables of the same
 /// names.
 pub(crate) fn migrate(client: &mut Client, location: &str, schema: &str) -> Result<()> {
-    let fail = |e: postgres::Error| open_error(location, describe_open(&e));
+    let fail = |e: postgres::Error| open_failed(location, &e);
     let quoted = quote_ident(schema);
     // Asset names, ids and `extra` are any UTF-8: a database in another
     // encoding would refuse or change some of them.

@@ -150,8 +150,17 @@ pub(crate) fn append_many(
                 }
                 out.push(Ok(counts));
             }
-            // Dropping the savepoint rolls this batch back.
-            Err(e) => out.push(Err(e)),
+            Err(e) => {
+                // Dropping the savepoint rolls this batch back.
+                drop(sp);
+                // Some faults (a full disk, I/O) make SQLite roll back the
+                // whole transaction, the earlier batches with it: then
+                // none of the group is stored.
+                if tx.is_autocommit() {
+                    return all(e);
+                }
+                out.push(Err(e));
+            }
         }
     }
     match tx.commit() {
