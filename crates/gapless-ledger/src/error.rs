@@ -9,7 +9,9 @@ pub(crate) fn from_store(e: StoreError) -> Error {
     match &e {
         StoreError::Conflict { .. } => Error::conflict(e.to_string()),
         StoreError::Invalid(m) => Error::bad_input(m.clone()),
-        StoreError::Open { .. } => Error::unavailable(e.to_string()),
+        StoreError::Open { .. } | StoreError::Unavailable(_) | StoreError::Full(_) => {
+            Error::unavailable(e.to_string())
+        }
         StoreError::Backend(_) => Error::fault(e.to_string()).with_source(e),
     }
 }

@@ -1,8 +1,10 @@
 //! Checking what reaches storage without passing the event parser: asset
-//! names and declarations, the same for every backend.
+//! names and declarations, the same for every backend; and reading a
+//! stored declaration back.
 
-use gapless_core::AssetDecl;
+use gapless_core::{AssetDecl, Duration};
 
+use crate::error::corrupt;
 use crate::{Result, StoreError};
 
 /// Check an asset name as SPEC §1 defines it (the core's rule).
@@ -25,4 +27,30 @@ pub(crate) fn check_decl(asset: &str, decl: &AssetDecl) -> Result<(Option<String
         )));
     }
     Ok((decl.key_span.map(|d| d.to_iso8601()), tz.to_string()))
+}
+
+/// The declaration of `asset` from its stored forms (`tz` `None`: never
+/// declared).
+///
+/// # Errors
+///
+/// A fault when the time zone is unknown to this build or the key span is
+/// not a duration.
+pub(crate) fn stored_decl(
+    asset: &str,
+    span: Option<String>,
+    tz: Option<String>,
+) -> Result<Option<AssetDecl>> {
+    let Some(tz) = tz else {
+        return Ok(None);
+    };
+    let tz = jiff::tz::TimeZone::get(&tz).map_err(|_| {
+        StoreError::Backend(format!(
+            "asset {asset:?} is declared with time zone {tz:?}, which this build does not know"
+        ))
+    })?;
+    let key_span = span
+        .map(|s| Duration::parse(&s).map_err(|_| corrupt(format_args!("key span {s:?}"))))
+        .transpose()?;
+    Ok(Some(AssetDecl { key_span, tz }))
 }

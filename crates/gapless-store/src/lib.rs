@@ -11,11 +11,25 @@
 //!   [`Appended`]: what goes in and comes out (`model.rs`).
 //! - [`StoreError`]: what can go wrong (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
+//!
+//! What the backends share is written once:
+//!
+//! - `codec.rs`: how an event's fields are stored (kind, instants as
+//!   microseconds, extra, id) and read back.
+//! - `page.rs`: planning a page of events (the page limit, walk or seek,
+//!   the next cursor).
+//! - `delta.rs`: what one append does to one asset (new events, count,
+//!   longest, hull).
+//! - `runs.rs`: the coverage runs an append changes (replay and diff).
+//! - `decl.rs`: checking asset names and declarations, reading them back.
 
+mod codec;
 mod decl;
+mod delta;
 mod error;
 mod model;
 mod open;
+mod page;
 mod postgres;
 mod runs;
 mod sqlite;

@@ -9,7 +9,9 @@ use crate::{PostgresStore, Result, SqliteStore, Store};
 /// # Errors
 ///
 /// [`crate::StoreError::Open`] when the ledger cannot be opened or is not a
-/// gapless ledger.
+/// gapless ledger; [`crate::StoreError::Unavailable`] when its PostgreSQL
+/// server cannot be reached; [`crate::StoreError::Full`] when there is no
+/// room to create it.
 pub fn open(db: &str) -> Result<Box<dyn Store>> {
     if is_postgres_url(db) {
         return Ok(Box::new(PostgresStore::open(db)?));

@@ -41,20 +41,27 @@ struct Schema {
     name: String,
 }
 
+/// A name no other test uses.
+fn unique_name(tag: &str) -> String {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let name = format!(
+        "gt_{tag}_{}_{}_{nanos}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    );
+    assert!(name.len() <= 63, "name too long: {name}");
+    name
+}
+
 impl Schema {
     fn new(tag: &str) -> Schema {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .subsec_nanos();
-        let name = format!(
-            "gt_{tag}_{}_{}_{nanos}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        );
-        assert!(name.len() <= 63, "schema name too long: {name}");
-        Schema { name }
+        Schema {
+            name: unique_name(tag),
+        }
     }
 
     fn open(&self) -> PostgresStore {
@@ -79,7 +86,8 @@ fn received() -> Instant {
     t(1_000_000)
 }
 
-/// Each scenario of the story in a fresh schema.
+/// Each scenario of the story in a fresh schema, then the store's
+/// invariants.
 macro_rules! story_tests {
     ($($name:ident),* $(,)?) => {
         $(
@@ -88,6 +96,7 @@ macro_rules! story_tests {
                 let schema = Schema::new(&stringify!($name)[..8.min(stringify!($name).len())]);
                 let store = schema.open();
                 story::$name(&store);
+                story::check_invariants(&store);
             }
         )*
         /// Every scenario is wired up above.
@@ -531,16 +540,185 @@ fn damaged_schema_is_refused() {
     assert!(msg.contains("coverage_runs is missing"), "{msg}");
 }
 
+/// A message of `Unavailable` names no connection details.
+fn assert_no_connection_details(msg: &str, details: &[&str]) {
+    for d in [
+        "postgres://",
+        "127.0.0.1",
+        "5432",
+        "someone",
+        "s3cret",
+        "pw@",
+    ]
+    .iter()
+    .chain(details)
+    {
+        assert!(!msg.contains(d), "{d:?} in {msg:?}");
+    }
+}
+
+/// A server that cannot be reached is `Unavailable` (not `Open`: nothing is
+/// wrong with the ledger), with a message that names no user, host, port or
+/// database.
 #[test]
-fn unreachable_server_is_an_open_error_without_password() {
-    let msg = open_err("postgres://someone:s3cret@127.0.0.1:1/db?connect_timeout=2");
-    assert!(msg.contains("postgres://someone@127.0.0.1:1/db"), "{msg}");
-    assert!(!msg.contains("s3cret"), "{msg}");
-    assert!(msg.contains("cannot open ledger"), "{msg}");
+fn unreachable_server_is_unavailable_without_connection_details() {
+    let err = PostgresStore::open("postgres://someone:s3cret@127.0.0.1:1/db?connect_timeout=2")
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    let msg = err.to_string();
+    assert_eq!(
+        msg,
+        "cannot open ledger: the ledger's database is unavailable"
+    );
+    assert_no_connection_details(&msg, &[":1/", "db?"]);
     // Through open() too, as `--db` does.
     let err = gapless_store::open("postgresql://u:pw@127.0.0.1:1/db").unwrap_err();
-    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
-    assert!(!err.to_string().contains("pw@"), "{err}");
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert_no_connection_details(&err.to_string(), &[]);
+}
+
+/// A login role of its own for one test, dropped at the end (after the
+/// schemas it owns: declare it first).
+struct Role {
+    name: String,
+}
+
+impl Role {
+    fn new(tag: &str) -> Role {
+        let name = unique_name(tag);
+        admin()
+            .batch_execute(&format!("CREATE ROLE {name} LOGIN SUPERUSER"))
+            .unwrap();
+        Role { name }
+    }
+
+    /// Allow or refuse its logins.
+    fn login(&self, allowed: bool) {
+        let what = if allowed { "LOGIN" } else { "NOLOGIN" };
+        admin()
+            .batch_execute(&format!("ALTER ROLE {} {what}", self.name))
+            .unwrap();
+    }
+
+    /// Terminate its sessions: how many there were.
+    fn terminate(&self) -> i64 {
+        admin()
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE usename = $1",
+                &[&self.name],
+            )
+            .unwrap()
+            .get(0)
+    }
+}
+
+impl Drop for Role {
+    fn drop(&mut self) {
+        self.terminate();
+        let sql = format!("DROP ROLE IF EXISTS {}", self.name);
+        if let Err(e) = admin().batch_execute(&sql) {
+            eprintln!("could not drop role {}: {e}", self.name);
+        }
+    }
+}
+
+/// Connections lost for good are `Unavailable`, with a message that names
+/// no user, host, port, database or schema, and the store recovers by
+/// itself once the server takes connections again: the server drops the
+/// store's sessions while refusing new logins (the retry on a new
+/// connection fails), and a session dropped in the middle of an append on a
+/// fresh connection (not retried: the append may have done anything).
+#[test]
+fn lost_connections_are_unavailable_and_recover() {
+    let role = Role::new("unavail");
+    let schema = Schema::new("unavail");
+    let url = with_param(&schema.url(), &format!("user={}", role.name));
+    let store = PostgresStore::open(&url).unwrap();
+    store.append(&[landed("A", 0, 1)], received()).unwrap();
+    let details = [role.name.as_str(), schema.name.as_str(), "test"];
+
+    // Sessions gone and no new ones: the next calls are unavailable.
+    role.login(false);
+    assert!(role.terminate() >= 1);
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let err = store.append(&[landed("A", 1, 2)], received()).unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert_eq!(err.to_string(), "the ledger's database is unavailable");
+    assert_no_connection_details(&err.to_string(), &details);
+    let err = store.coverage("A", all_time()).unwrap_err();
+    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    let results = store.append_many(&[&[landed("A", 1, 2)], &[landed("B", 0, 1)]], received());
+    assert!(
+        results
+            .iter()
+            .all(|r| matches!(r, Err(StoreError::Unavailable(_)))),
+        "{results:?}"
+    );
+
+    // Logins allowed again: the next call connects.
+    role.login(true);
+    assert_eq!(store.run_containing("A", t(0)).unwrap(), Some(iv(0, 1)));
+
+    // A session dropped while its append waits for another writer's lock,
+    // on a connection the call opened itself (its pooled one is dropped
+    // first, so the call moves to a new one): not retried, unavailable.
+    role.terminate();
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let mut holder = admin();
+    let mut tx = holder.transaction().unwrap();
+    tx.execute(
+        &format!(
+            "SELECT 1 FROM \"{}\".assets WHERE name = 'A' FOR UPDATE",
+            schema.name
+        ),
+        &[],
+    )
+    .unwrap();
+    std::thread::scope(|s| {
+        let waiting = s.spawn(|| store.append(&[landed("A", 5, 6)], received()));
+        let mut watcher = admin();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        loop {
+            let n: i64 = watcher
+                .query_one(
+                    "SELECT count(*) FROM pg_stat_activity \
+                     WHERE usename = $1 AND wait_event_type = 'Lock'",
+                    &[&role.name],
+                )
+                .unwrap()
+                .get(0);
+            if n >= 1 {
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the append never waited"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        assert!(role.terminate() >= 1);
+        let err = waiting.join().unwrap().unwrap_err();
+        assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+        assert_no_connection_details(&err.to_string(), &details);
+    });
+    tx.rollback().unwrap();
+
+    // And the store works again, with nothing of the failed appends stored.
+    store.append(&[landed("A", 1, 2)], received()).unwrap();
+    let log = all_events(&store, "A", 100);
+    assert_eq!(log.len(), 2, "{log:?}");
+    assert_eq!(
+        store
+            .coverage("A", all_time())
+            .unwrap()
+            .runs()
+            .collect::<Vec<_>>(),
+        vec![iv(0, 2)]
+    );
+    story::check_invariants(&store);
+    drop(store);
+    drop(schema);
 }
 
 #[test]

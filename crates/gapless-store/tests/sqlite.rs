@@ -19,7 +19,8 @@ fn received() -> Instant {
     t(1_000_000)
 }
 
-/// Each scenario of the story on a fresh ledger file.
+/// Each scenario of the story on a fresh ledger file, then the store's
+/// invariants: the backend-neutral ones and SQLite's own `verify`.
 macro_rules! story_tests {
     ($($name:ident),* $(,)?) => {
         $(
@@ -28,6 +29,7 @@ macro_rules! story_tests {
                 let dir = tempfile::tempdir().unwrap();
                 let store = SqliteStore::open(fresh(&dir, "ledger.db")).unwrap();
                 story::$name(&store);
+                story::check_invariants(&store);
                 store.verify().unwrap();
             }
         )*

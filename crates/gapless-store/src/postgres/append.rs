@@ -7,7 +7,8 @@
 //! 1. The assets of the group are locked (`SELECT ... FOR UPDATE`, in name
 //!    order, so that writers never deadlock on them); missing ones are
 //!    created first (then the lock is taken again). The locks serialise
-//!    appends per asset until commit.
+//!    appends per asset until commit. An asset created here that ends up
+//!    with no event (its batch failed) is removed again before commit.
 //! 2. The stored events with the group's `(asset, id)` keys are read in one
 //!    statement; the batches are then walked in order: an id already stored,
 //!    in an earlier batch or earlier in the batch with the same content
@@ -16,7 +17,7 @@
 //!    on).
 //! 3. The coverage runs that touch the hull of each asset's new events
 //!    (adjacent ones included) are read in one statement and the new events
-//!    applied to them in order ([`rebuild`]).
+//!    applied to them in order ([`crate::runs`]).
 //! 4. One statement writes it all: the new events (sequence numbers drawn
 //!    from `events_seq` in batch order while the locks are held, so per
 //!    asset they grow in commit order; big groups go first by
@@ -27,13 +28,16 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use gapless_core::{EventKind, Instant, Interval, NewEvent};
+use gapless_core::{Instant, NewEvent};
 use postgres::binary_copy::BinaryCopyInWriter;
 use postgres::types::Type;
 use postgres::Transaction;
 
-use super::{corrupt, Conn, Fail, Stmts};
-use crate::runs::{rebuild, Rebuilt};
+use super::error::Fail;
+use super::pool::{Conn, Stmts};
+use crate::codec::{decode_content, encode, Encoded};
+use crate::delta::AssetDelta;
+use crate::runs::RunChanges;
 use crate::{Appended, Result, StoreError};
 
 /// From this many new events on, they are sent with `COPY BINARY` (measured:
@@ -42,12 +46,14 @@ use crate::{Appended, Result, StoreError};
 const COPY_FROM: usize = 256;
 
 /// Only missing names reach the insert, so that existing assets do not use
-/// up identity values.
+/// up identity values. The ids of the assets it created.
 const ENSURE_ASSETS: &str = "INSERT INTO assets (name) \
      SELECT n FROM unnest($1::text[]) AS u(n) \
      WHERE NOT EXISTS (SELECT 1 FROM assets a WHERE a.name = u.n) \
      ORDER BY n COLLATE \"C\" \
-     ON CONFLICT (name) DO NOTHING";
+     ON CONFLICT (name) DO NOTHING RETURNING id";
+/// Assets this transaction created for batches that failed.
+const DROP_UNUSED_ASSETS: &str = "DELETE FROM assets WHERE id = ANY($1::bigint[])";
 const LOCK_ASSETS: &str = "SELECT id, name FROM assets WHERE name = ANY($1::text[]) \
      ORDER BY name COLLATE \"C\" FOR UPDATE";
 /// The stored events of the given `(asset, id)` keys: one index lookup per
@@ -71,23 +77,6 @@ const COPY_EVENTS: &str = "COPY events \
 const DECLARE: &str = "INSERT INTO assets (name, key_span, tz) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO UPDATE SET key_span = EXCLUDED.key_span, tz = EXCLUDED.tz";
 
-/// The stored integer of a kind.
-pub(crate) fn kind_code(kind: EventKind) -> i16 {
-    match kind {
-        EventKind::Landed => 0,
-        EventKind::Retracted => 1,
-    }
-}
-
-/// The kind of a stored integer.
-pub(crate) fn kind_of(code: i16) -> Result<EventKind> {
-    match code {
-        0 => Ok(EventKind::Landed),
-        1 => Ok(EventKind::Retracted),
-        _ => Err(corrupt(format_args!("event kind {code}"))),
-    }
-}
-
 /// Refuse what PostgreSQL text cannot hold (a NUL character), naming the
 /// event, before any work.
 pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
@@ -109,31 +98,16 @@ pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
     Ok(())
 }
 
-/// The stored event of a row of [`STORED_BY_ID`], for
-/// [`NewEvent::same_content`] (asset and id are not compared there).
+/// The stored content of a row of [`STORED_BY_ID`], for
+/// [`NewEvent::same_content`].
 fn stored_content(r: &postgres::Row) -> Result<NewEvent> {
-    let produced: Option<i64> = r.try_get(6)?;
-    Ok(NewEvent {
-        asset: String::new(),
-        id: None,
-        interval: Interval::from_micros(r.try_get(2)?, r.try_get(3)?)
-            .map_err(|_| corrupt("event interval"))?,
-        kind: kind_of(r.try_get(4)?)?,
-        extra: r.try_get(5)?,
-        produced_at: produced
-            .map(|p| Instant::from_micros(p).map_err(|_| corrupt("event produced_at")))
-            .transpose()?,
-    })
-}
-
-/// What one append does to one asset.
-struct AssetBatch {
-    id: i64,
-    /// The new (not duplicate) events, in batch order.
-    events: Vec<(EventKind, Interval)>,
-    max_len: i64,
-    min_start: i64,
-    max_end: i64,
+    decode_content(
+        r.try_get(2)?,
+        r.try_get(3)?,
+        r.try_get::<_, i16>(4)?.into(),
+        r.try_get(5)?,
+        r.try_get(6)?,
+    )
 }
 
 /// The new events of a batch as columns.
@@ -147,6 +121,19 @@ struct Columns<'a> {
     kind: Vec<i16>,
     extra: Vec<Option<&'a str>>,
     produced_at: Vec<Option<i64>>,
+}
+
+impl<'a> Columns<'a> {
+    /// One more event of asset `asset_id`, stored as `c`.
+    fn push(&mut self, asset_id: i64, c: &Encoded<'a>) {
+        self.asset_id.push(asset_id);
+        self.id.push(c.id);
+        self.start.push(c.start);
+        self.end.push(c.end);
+        self.kind.push(c.kind);
+        self.extra.push(c.extra);
+        self.produced_at.push(c.produced_at);
+    }
 }
 
 pub(crate) fn append(
@@ -177,14 +164,22 @@ pub(crate) fn append_many(
     Ok(out)
 }
 
+/// The assets of a group, locked.
+struct Locked {
+    /// Their ids by name.
+    id_of: HashMap<String, i64>,
+    /// The ids of those this transaction created.
+    created: Vec<i64>,
+}
+
 /// Lock the assets named by their ids' rows until the end of the
-/// transaction, in name order, creating the missing ones first: their ids by
-/// name. Usually one statement (all assets exist).
+/// transaction, in name order, creating the missing ones first. Usually one
+/// statement (all assets exist).
 fn lock_assets(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     names: &[&str],
-) -> Result<HashMap<String, i64>, Fail> {
+) -> Result<Locked, Fail> {
     let lock = |tx: &mut Transaction<'_>, stmts: &mut Stmts| -> Result<_, Fail> {
         let s = stmts.get(tx, LOCK_ASSETS)?;
         Ok(tx
@@ -195,13 +190,19 @@ fn lock_assets(
     };
     let ids = lock(tx, stmts)?;
     if ids.len() == names.len() {
-        return Ok(ids);
+        return Ok(Locked {
+            id_of: ids,
+            created: Vec::new(),
+        });
     }
     // New assets (rare): a deadlock with another writer creating them is
     // retried by the caller.
     let s = stmts.get(tx, ENSURE_ASSETS)?;
-    tx.execute(&s, &[&names])?;
-    lock(tx, stmts)
+    let created = tx.query(&s, &[&names])?.iter().map(|r| r.get(0)).collect();
+    Ok(Locked {
+        id_of: lock(tx, stmts)?,
+        created,
+    })
 }
 
 /// The work of one batch, decided in memory before anything is written.
@@ -243,7 +244,7 @@ fn append_group<'b>(
     }
     names.sort_unstable();
     names.dedup();
-    let id_of = lock_assets(tx, stmts, &names)?;
+    let Locked { id_of, created } = lock_assets(tx, stmts, &names)?;
 
     // Idempotency: the stored events of all the batches' ids, one statement.
     let mut keys: HashSet<(i64, &str)> = HashSet::new();
@@ -281,7 +282,7 @@ fn append_group<'b>(
 
     // Walk the batches in order.
     let mut cols = Columns::default();
-    let mut assets: Vec<AssetBatch> = Vec::new();
+    let mut assets: Vec<AssetDelta> = Vec::new();
     let mut slot_of: HashMap<i64, usize> = HashMap::new();
     for (bi, batch) in batches.iter().enumerate() {
         if !valid(bi) {
@@ -291,32 +292,12 @@ fn append_group<'b>(
             Ok(p) => {
                 for (aid, ev) in p.events {
                     let slot = *slot_of.entry(aid).or_insert_with(|| {
-                        assets.push(AssetBatch {
-                            id: aid,
-                            events: Vec::new(),
-                            max_len: 0,
-                            min_start: i64::MAX,
-                            max_end: i64::MIN,
-                        });
+                        assets.push(AssetDelta::new(aid));
                         assets.len() - 1
                     });
-                    let a = &mut assets[slot];
-                    let (start, end) = (
-                        ev.interval.start().as_micros(),
-                        ev.interval.end().as_micros(),
-                    );
-                    a.events.push((ev.kind, ev.interval));
-                    a.max_len = a.max_len.max(end - start);
-                    a.min_start = a.min_start.min(start);
-                    a.max_end = a.max_end.max(end);
-                    cols.asset_id.push(aid);
-                    cols.id.push(ev.id.as_deref());
-                    cols.start.push(start);
-                    cols.end.push(end);
-                    cols.kind.push(kind_code(ev.kind));
-                    cols.extra.push(ev.extra.as_deref());
-                    cols.produced_at
-                        .push(ev.produced_at.map(Instant::as_micros));
+                    let c = encode(ev);
+                    assets[slot].push(ev.kind, ev.interval, &c);
+                    cols.push(aid, &c);
                 }
                 out[bi] = Ok(p.out);
             }
@@ -330,6 +311,15 @@ fn append_group<'b>(
         }
     }
     drop(known);
+    // Nothing of a failed batch is stored, not even an asset it named first.
+    let unused: Vec<i64> = created
+        .into_iter()
+        .filter(|id| !slot_of.contains_key(id))
+        .collect();
+    if !unused.is_empty() {
+        let s = stmts.get(tx, DROP_UNUSED_ASSETS)?;
+        tx.execute(&s, &[&unused])?;
+    }
     if cols.asset_id.is_empty() {
         return Ok(out);
     }
@@ -443,7 +433,7 @@ fn write(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     cols: &mut Columns<'_>,
-    assets: &[AssetBatch],
+    assets: &[AssetDelta],
     received: i64,
 ) -> Result<(), Fail> {
     // The stored runs each asset's new events touch.
@@ -467,21 +457,25 @@ fn write(
             .or_default()
             .push((r.get(1), r.get(2)));
     }
-    let (mut del, mut upd, mut ins) = (RunCols::default(), RunCols::default(), RunCols::default());
+    // Deleted runs as `(asset, start)` columns.
+    let (mut del_asset, mut del_start) = (Vec::new(), Vec::new());
+    let (mut upd, mut ins) = (RunCols::default(), RunCols::default());
     for a in assets {
         let runs = stored.remove(&a.id).unwrap_or_default();
-        let mut old: HashMap<i64, i64> = runs.iter().copied().collect();
-        let Rebuilt { set, .. } = rebuild(runs, &a.events)?;
-        for run in set.runs() {
-            let (s, e) = (run.start().as_micros(), run.end().as_micros());
-            match old.remove(&s) {
-                Some(was) if was == e => {}
-                Some(_) => upd.push(a.id, s, e),
-                None => ins.push(a.id, s, e),
-            }
+        let RunChanges {
+            deleted,
+            updated,
+            inserted,
+        } = a.run_changes(&runs)?;
+        for s in deleted {
+            del_asset.push(a.id);
+            del_start.push(s);
         }
-        for (s, e) in old {
-            del.push(a.id, s, e);
+        for (s, e) in updated {
+            upd.push(a.id, s, e);
+        }
+        for (s, e) in inserted {
+            ins.push(a.id, s, e);
         }
     }
 
@@ -506,7 +500,7 @@ fn write(
     }
     let empty = Columns::default();
     let ev = if copied { &empty } else { &*cols };
-    let counts: Vec<i64> = assets.iter().map(|a| a.events.len() as i64).collect();
+    let counts: Vec<i64> = assets.iter().map(AssetDelta::count).collect();
     let lens: Vec<i64> = assets.iter().map(|a| a.max_len).collect();
     let s = stmts.get(tx, WRITE)?;
     tx.execute(
@@ -520,8 +514,8 @@ fn write(
             &ev.extra,
             &ev.produced_at,
             &received,
-            &del.asset,
-            &del.start,
+            &del_asset,
+            &del_start,
             &upd.asset,
             &upd.start,
             &upd.end,

@@ -1,4 +1,5 @@
-//! Creating and recognising a ledger schema in PostgreSQL, and migrations.
+//! Creating and recognising a ledger schema in PostgreSQL, migrations, and
+//! naming it in SQL (schema names, quoted identifiers).
 //!
 //! # Schema (version 1)
 //!
@@ -53,8 +54,8 @@
 
 use postgres::Client;
 
-use super::{describe_open, quote_ident};
-use crate::{Result, StoreError};
+use super::error::{open_error, open_failed};
+use crate::Result;
 
 /// The schema version this build writes and understands.
 pub(crate) const SCHEMA_VERSION: i32 = 1;
@@ -107,7 +108,7 @@ CREATE TABLE coverage_runs (
 /// one, refuse a newer one or a schema that holds other tables of the same
 /// names.
 pub(crate) fn migrate(client: &mut Client, location: &str, schema: &str) -> Result<()> {
-    let fail = |e: postgres::Error| open_error(location, describe_open(&e));
+    let fail = |e: postgres::Error| open_failed(location, &e);
     let quoted = quote_ident(schema);
     // Asset names, ids and `extra` are any UTF-8: a database in another
     // encoding would refuse or change some of them.
@@ -205,9 +206,33 @@ pub(crate) fn migrate(client: &mut Client, location: &str, schema: &str) -> Resu
     Ok(())
 }
 
-pub(crate) fn open_error(location: &str, reason: impl Into<String>) -> StoreError {
-    StoreError::Open {
-        location: location.to_string(),
-        reason: reason.into(),
+/// Check a schema name: what PostgreSQL can name (1 to 63 bytes, no NUL).
+pub(crate) fn check_schema_name(schema: &str) -> Result<(), String> {
+    if schema.is_empty() || schema.len() > 63 || schema.contains('\0') {
+        return Err(format!("invalid schema name {schema:?} (1 to 63 bytes)"));
+    }
+    Ok(())
+}
+
+/// `name` as a quoted SQL identifier.
+pub(crate) fn quote_ident(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identifiers_are_quoted() {
+        assert_eq!(quote_ident("a\"b"), "\"a\"\"b\"");
+    }
+
+    #[test]
+    fn schema_names_are_checked() {
+        assert!(check_schema_name("gapless").is_ok());
+        assert!(check_schema_name("").is_err());
+        assert!(check_schema_name(&"x".repeat(64)).is_err());
+        assert!(check_schema_name("a\0b").is_err());
     }
 }

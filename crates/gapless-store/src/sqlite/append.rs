@@ -10,18 +10,19 @@
 //!    same as across batches.
 //! 2. Per asset, once: the stored coverage runs that touch the hull of the
 //!    batch's new events (adjacent ones included) are loaded, the new events
-//!    applied in order, and the touched runs replaced by the result.
+//!    applied in order, and the rows that this changes written (usually the
+//!    end of one run moves).
 //! 3. Per asset: event count, longest event and event hull updated.
 //! 4. Commit (`synchronous = FULL`: durable on return).
 
 use std::collections::HashMap;
 
-use gapless_core::{AssetDecl, EventKind, Instant, Interval, NewEvent};
+use gapless_core::{AssetDecl, Instant, NewEvent};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::corrupt;
+use crate::codec::{decode_content, encode};
 use crate::decl::{check_asset_name, check_decl};
-use crate::runs::{rebuild, Rebuilt};
+use crate::delta::AssetDelta;
 use crate::{Appended, Result, StoreError};
 
 pub(super) const INSERT_WITH_ID: &str = "INSERT INTO events \
@@ -37,9 +38,14 @@ pub(super) const RUN_START_AT_OR_BEFORE: &str = "SELECT start_us FROM coverage_r
 /// Asset ?1's runs starting in [?2, ?3].
 pub(super) const RUNS_STARTING_IN: &str = "SELECT start_us, end_us FROM coverage_runs \
      WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3 ORDER BY start_us";
-/// Delete asset ?1's runs starting in [?2, ?3].
-pub(super) const DELETE_RUNS_STARTING_IN: &str =
-    "DELETE FROM coverage_runs WHERE asset_id = ?1 AND start_us >= ?2 AND start_us <= ?3";
+/// Delete asset ?1's run starting at ?2.
+pub(super) const DELETE_RUN: &str =
+    "DELETE FROM coverage_runs WHERE asset_id = ?1 AND start_us = ?2";
+/// Move the end of asset ?1's run starting at ?2 to ?3.
+pub(super) const UPDATE_RUN: &str =
+    "UPDATE coverage_runs SET end_us = ?3 WHERE asset_id = ?1 AND start_us = ?2";
+const INSERT_RUN: &str =
+    "INSERT INTO coverage_runs (asset_id, start_us, end_us) VALUES (?1, ?2, ?3)";
 pub(super) const STORED_BY_ID: &str = "SELECT start_us, end_us, kind, extra, produced_at \
      FROM events WHERE asset_id = ?1 AND id = ?2";
 
@@ -53,52 +59,23 @@ const BIG_BATCH: usize = 100_000;
 /// The page cache of a big batch (allocated only as pages are touched).
 const BIG_BATCH_CACHE_MIB: i64 = 1024;
 
-/// The stored integer of a kind.
-pub(crate) fn kind_code(kind: EventKind) -> i64 {
-    match kind {
-        EventKind::Landed => 0,
-        EventKind::Retracted => 1,
-    }
-}
-
-/// The kind of a stored integer.
-pub(crate) fn kind_of(code: i64) -> Result<EventKind> {
-    match code {
-        0 => Ok(EventKind::Landed),
-        1 => Ok(EventKind::Retracted),
-        _ => Err(corrupt(format_args!("event kind {code}"))),
-    }
-}
-
-/// What one append does to one asset.
-struct AssetBatch {
+/// The asset of an append in progress: its name (to find the slot of the
+/// next event quickly) and what the batch does to it.
+struct Slot {
     name: String,
-    id: i64,
-    /// The new (not duplicate) events, in batch order.
-    events: Vec<(EventKind, Interval)>,
-    max_len: i64,
-    min_start: i64,
-    max_end: i64,
+    delta: AssetDelta,
 }
 
-/// The stored event of a row of [`STORED_BY_ID`], for [`NewEvent::same_content`]
-/// (asset and id are not compared there).
+/// The stored content of a row of [`STORED_BY_ID`], for
+/// [`NewEvent::same_content`].
 fn stored_content(r: &rusqlite::Row<'_>) -> rusqlite::Result<Result<NewEvent>> {
-    let (start, end, kind): (i64, i64, i64) = (r.get(0)?, r.get(1)?, r.get(2)?);
-    let extra: Option<String> = r.get(3)?;
-    let produced: Option<i64> = r.get(4)?;
-    Ok((|| {
-        Ok(NewEvent {
-            asset: String::new(),
-            id: None,
-            interval: Interval::from_micros(start, end).map_err(|_| corrupt("event interval"))?,
-            kind: kind_of(kind)?,
-            extra,
-            produced_at: produced
-                .map(|p| Instant::from_micros(p).map_err(|_| corrupt("event produced_at")))
-                .transpose()?,
-        })
-    })())
+    Ok(decode_content(
+        r.get(0)?,
+        r.get(1)?,
+        r.get(2)?,
+        r.get(3)?,
+        r.get(4)?,
+    ))
 }
 
 /// The id of `asset`, created when missing.
@@ -150,14 +127,7 @@ pub(crate) fn append_many(
 ) -> Vec<Result<Appended>> {
     // The shared transaction failed: every batch's result is that error.
     let all = |e: StoreError| -> Vec<Result<Appended>> {
-        let msg = match e {
-            StoreError::Backend(msg) => msg,
-            other => other.to_string(),
-        };
-        batches
-            .iter()
-            .map(|_| Err(StoreError::Backend(msg.clone())))
-            .collect()
+        batches.iter().map(|_| Err(e.clone())).collect()
     };
     let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
@@ -180,8 +150,17 @@ pub(crate) fn append_many(
                 }
                 out.push(Ok(counts));
             }
-            // Dropping the savepoint rolls this batch back.
-            Err(e) => out.push(Err(e)),
+            Err(e) => {
+                // Dropping the savepoint rolls this batch back.
+                drop(sp);
+                // Some faults (a full disk, I/O) make SQLite roll back the
+                // whole transaction, the earlier batches with it: then
+                // none of the group is stored.
+                if tx.is_autocommit() {
+                    return all(e);
+                }
+                out.push(Err(e));
+            }
         }
     }
     match tx.commit() {
@@ -238,7 +217,7 @@ pub(crate) fn append_chunks(
 struct Appender {
     received: i64,
     out: Appended,
-    assets: Vec<AssetBatch>,
+    assets: Vec<Slot>,
     slot_of: HashMap<String, usize>,
     /// The slot of the previous event's asset: batches usually run long
     /// stretches of one asset.
@@ -270,13 +249,9 @@ impl Appender {
                 check_asset_name(asset)
                     .map_err(|e| StoreError::Invalid(format!("event {index}: {e}")))?;
                 let id = asset_id(tx, asset)?;
-                self.assets.push(AssetBatch {
+                self.assets.push(Slot {
                     name: asset.to_string(),
-                    id,
-                    events: Vec::new(),
-                    max_len: 0,
-                    min_start: i64::MAX,
-                    max_end: i64::MIN,
+                    delta: AssetDelta::new(id),
                 });
                 self.slot_of
                     .insert(asset.to_string(), self.assets.len() - 1);
@@ -300,13 +275,11 @@ impl Appender {
         for (i, ev) in chunk.iter().enumerate() {
             let index = self.seen + i;
             let slot = self.slot(tx, index, &ev.asset)?;
-            let a = &mut self.assets[slot];
-            let start = ev.interval.start().as_micros();
-            let end = ev.interval.end().as_micros();
-            let kind = kind_code(ev.kind);
-            let produced = ev.produced_at.map(Instant::as_micros);
-            let extra = ev.extra.as_deref();
-            match ev.id.as_deref() {
+            let a = &mut self.assets[slot].delta;
+            let c = encode(ev);
+            let (start, end, kind, extra, produced) =
+                (c.start, c.end, c.kind, c.extra, c.produced_at);
+            match c.id {
                 Some(id) => {
                     let inserted = insert_with_id.execute(params![
                         a.id, id, start, end, kind, extra, produced, received
@@ -332,10 +305,7 @@ impl Appender {
                 }
             }
             self.out.accepted += 1;
-            a.events.push((ev.kind, ev.interval));
-            a.max_len = a.max_len.max(end - start);
-            a.min_start = a.min_start.min(start);
-            a.max_end = a.max_end.max(end);
+            a.push(ev.kind, ev.interval, &c);
         }
         self.seen += chunk.len();
         Ok(())
@@ -343,8 +313,8 @@ impl Appender {
 
     /// Bring each asset's coverage runs and statistics up to date.
     fn finish(self, tx: &Connection) -> Result<Appended> {
-        for a in &self.assets {
-            if a.events.is_empty() {
+        for Slot { delta: a, .. } in &self.assets {
+            if a.is_empty() {
                 continue;
             }
             update_coverage(tx, a)?;
@@ -355,21 +325,15 @@ impl Appender {
                  max_end_us = max(coalesce(max_end_us, ?5), ?5) \
                  WHERE id = ?1",
             )?
-            .execute(params![
-                a.id,
-                a.events.len() as i64,
-                a.max_len,
-                a.min_start,
-                a.max_end
-            ])?;
+            .execute(params![a.id, a.count(), a.max_len, a.min_start, a.max_end])?;
         }
         Ok(self.out)
     }
 }
 
-/// Replace the asset's stored runs that touch the batch's hull by the result
-/// of applying the batch's new events to them.
-fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
+/// Bring the asset's stored runs that touch the batch's hull up to date
+/// with the batch's new events: only the rows that change are written.
+fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<()> {
     let (hull_start, hull_end) = (a.min_start, a.max_end);
     // The run with the greatest start at or before the hull (it may reach
     // into or touch the hull), then every run starting up to the hull's end.
@@ -389,20 +353,24 @@ fn update_coverage(conn: &Connection, a: &AssetBatch) -> Result<()> {
             }
         }
     }
-    let Rebuilt { replaced, set } = rebuild(runs, &a.events)?;
-    if let Some((first, last)) = replaced {
-        conn.prepare_cached(DELETE_RUNS_STARTING_IN)?
-            .execute(params![a.id, first, last])?;
+    let changes = a.run_changes(&runs)?;
+    if !changes.deleted.is_empty() {
+        let mut delete = conn.prepare_cached(DELETE_RUN)?;
+        for s in changes.deleted {
+            delete.execute(params![a.id, s])?;
+        }
     }
-    let mut insert = conn.prepare_cached(
-        "INSERT INTO coverage_runs (asset_id, start_us, end_us) VALUES (?1, ?2, ?3)",
-    )?;
-    for run in set.runs() {
-        insert.execute(params![
-            a.id,
-            run.start().as_micros(),
-            run.end().as_micros()
-        ])?;
+    if !changes.updated.is_empty() {
+        let mut update = conn.prepare_cached(UPDATE_RUN)?;
+        for (s, e) in changes.updated {
+            update.execute(params![a.id, s, e])?;
+        }
+    }
+    if !changes.inserted.is_empty() {
+        let mut insert = conn.prepare_cached(INSERT_RUN)?;
+        for (s, e) in changes.inserted {
+            insert.execute(params![a.id, s, e])?;
+        }
     }
     Ok(())
 }

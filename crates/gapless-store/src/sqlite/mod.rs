@@ -21,6 +21,13 @@
 //! `append_many` shares one commit (one sync) among its batches, each in its
 //! own savepoint.
 //!
+//! # Failures
+//!
+//! A full disk (or a database at its size limit) is [`StoreError::Full`]
+//! with a fixed message, SQLite's own words logged; nothing of the batch is
+//! stored. When such a fault rolls back a group's shared transaction, every
+//! batch of the group answers the error.
+//!
 //! # Costs
 //!
 //! - An append writes each new event to the table and two indexes and
@@ -45,6 +52,7 @@ use std::sync::{Mutex, MutexGuard};
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
 use rusqlite::Connection;
 
+use crate::error::FULL;
 use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoreError, StoredEvent};
 
 /// A ledger in one SQLite file.
@@ -69,7 +77,8 @@ impl SqliteStore {
     ///
     /// [`StoreError::Open`] when the file cannot be created or opened (missing
     /// directory, read-only directory, a directory), or is not a gapless
-    /// ledger (another SQLite database, not a database at all, a newer schema).
+    /// ledger (another SQLite database, not a database at all, a newer schema);
+    /// [`StoreError::Full`] when the disk has no room to create it.
     pub fn open(path: impl AsRef<Path>) -> Result<SqliteStore> {
         let path = path.as_ref().to_path_buf();
         let writer = schema::open_writer(&path)?;
@@ -155,7 +164,6 @@ pub(crate) fn describe(e: &rusqlite::Error) -> String {
                 "the ledger is locked by another process (waited {} s)",
                 schema::BUSY_TIMEOUT.as_secs()
             ),
-            C::DiskFull => "the disk is full".into(),
             C::ReadOnly => "the ledger file is read-only".into(),
             C::DatabaseCorrupt => "the ledger file is corrupt".into(),
             C::SystemIoFailure => {
@@ -168,13 +176,18 @@ pub(crate) fn describe(e: &rusqlite::Error) -> String {
     }
 }
 
+/// A SQLite error as a storage error: a full disk (or a database at its
+/// size limit) is [`StoreError::Full`], logged with SQLite's own words;
+/// anything else a fault.
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
+        if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+            tracing::error!(error = %e, "SQLite: {FULL}");
+            return StoreError::Full(FULL.into());
+        }
         StoreError::Backend(describe(&e))
     }
 }
-
-pub(crate) use crate::error::corrupt;
 
 impl crate::Store for SqliteStore {
     /// A coverage or frontier read is one index seek on a pooled read
@@ -260,7 +273,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
         let conn = store.writer();
-        let cases: [(&str, &[&str]); 10] = [
+        let cases: [(&str, &[&str]); 11] = [
             (
                 read::RUNS_OVERLAPPING,
                 &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
@@ -294,8 +307,12 @@ mod tests {
                 &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
             ),
             (
-                append::DELETE_RUNS_STARTING_IN,
-                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us>? AND start_us<?)"],
+                append::DELETE_RUN,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us=?)"],
+            ),
+            (
+                append::UPDATE_RUN,
+                &["SEARCH coverage_runs USING PRIMARY KEY (asset_id=? AND start_us=?)"],
             ),
             (
                 append::STORED_BY_ID,
@@ -309,5 +326,59 @@ mod tests {
             }
             assert!(!got.contains("SCAN "), "{sql}\n--- plan:\n{got}");
         }
+    }
+
+    /// A ledger at its size limit (SQLite's `max_page_count`, as a full
+    /// disk would) answers `Full`, naming no path, stores nothing of the
+    /// batch, and works again once there is room.
+    #[test]
+    fn full_storage_is_full() {
+        use crate::Store;
+        use gapless_core::{EventKind, Interval};
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
+        let ev = |i: i64| NewEvent {
+            asset: "A".into(),
+            id: Some(format!("id-{i}")),
+            interval: Interval::from_micros(i * 10, i * 10 + 10).unwrap(),
+            kind: EventKind::Landed,
+            extra: Some(format!("{{\"pad\": \"{}\"}}", "x".repeat(200))),
+            produced_at: None,
+        };
+        let at = Instant::from_micros(1).unwrap();
+        store.append(&[ev(0)], at).unwrap();
+        {
+            let conn = store.writer();
+            let pages: i64 = conn
+                .pragma_query_value(None, "page_count", |r| r.get(0))
+                .unwrap();
+            conn.pragma_update(None, "max_page_count", pages).unwrap();
+        }
+        let batch: Vec<NewEvent> = (1..2_000).map(ev).collect();
+        let err = store.append(&batch, at).unwrap_err();
+        assert!(matches!(err, StoreError::Full(_)), "{err:?}");
+        let msg = err.to_string();
+        assert_eq!(msg, "the ledger's storage is full");
+        assert!(!msg.contains(&*dir.path().to_string_lossy()), "{msg}");
+        // A group commit: every batch gets the error.
+        let results = store.append_many(&[&batch[..1000], &batch[1000..]], at);
+        assert!(
+            results
+                .iter()
+                .all(|r| matches!(r, Err(StoreError::Full(_)))),
+            "{results:?}"
+        );
+        let listed = store.assets().unwrap();
+        assert_eq!(listed[0].events, 1);
+        store.verify().unwrap();
+
+        store
+            .writer()
+            .pragma_update(None, "max_page_count", 1_073_741_823_i64)
+            .unwrap();
+        let got = store.append(&batch, at).unwrap();
+        assert_eq!(got.accepted, 1_999);
+        store.verify().unwrap();
     }
 }

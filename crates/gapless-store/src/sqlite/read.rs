@@ -3,20 +3,17 @@
 //! Each read that takes more than one statement runs in one read
 //! transaction, so it sees one committed state.
 
-use gapless_core::{AssetDecl, Duration, EventKind, Instant, Interval, IntervalSet};
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
-use super::append::{kind_code, kind_of};
-use super::corrupt;
+use crate::codec::{self, event_columns, interval, kind_of, EventRow};
+use crate::page::{self, Path, Shape, Walk};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
-
-/// The most events one page holds.
-pub(crate) const MAX_PAGE: usize = 10_000;
 
 /// `SELECT` of every column of an event, as [`event_of`] reads them.
 macro_rules! select_event {
     () => {
-        "SELECT seq, id, start_us, end_us, kind, extra, produced_at, received_at FROM events "
+        concat!("SELECT ", event_columns!(), " FROM events ")
     };
 }
 
@@ -69,12 +66,11 @@ pub(super) const EVENTS_OVERLAPPING: &str = concat!(
      ORDER BY seq"
 );
 
-/// What the planner needs to know about an asset.
+/// What a page or a range read needs to know about an asset.
 struct AssetStats {
     id: i64,
-    events: i64,
     max_len: i64,
-    hull: Option<(i64, i64)>,
+    shape: Shape,
 }
 
 fn asset_stats(conn: &Connection, asset: &str) -> Result<Option<AssetStats>> {
@@ -88,9 +84,11 @@ fn asset_stats(conn: &Connection, asset: &str) -> Result<Option<AssetStats>> {
             let hi: Option<i64> = r.get(4)?;
             Ok(AssetStats {
                 id: r.get(0)?,
-                events: r.get(1)?,
                 max_len: r.get(2)?,
-                hull: lo.zip(hi),
+                shape: Shape {
+                    events: r.get(1)?,
+                    hull: lo.zip(hi),
+                },
             })
         })
         .optional()?)
@@ -103,27 +101,17 @@ fn asset_id(conn: &Connection, asset: &str) -> Result<Option<i64>> {
         .optional()?)
 }
 
-fn instant(us: i64, what: &str) -> Result<Instant> {
-    Instant::from_micros(us).map_err(|_| corrupt(what))
-}
-
-fn interval(start: i64, end: i64, what: &str) -> Result<Interval> {
-    Interval::from_micros(start, end).map_err(|_| corrupt(what))
-}
-
 /// The event of a row of [`select_event!`].
 fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
-    let produced: Option<i64> = r.get(6)?;
-    Ok(StoredEvent {
+    codec::decode(EventRow {
         seq: r.get(0)?,
         id: r.get(1)?,
-        interval: interval(r.get(2)?, r.get(3)?, "event interval")?,
-        kind: kind_of(r.get(4)?)?,
+        start: r.get(2)?,
+        end: r.get(3)?,
+        kind: r.get(4)?,
         extra: r.get(5)?,
-        produced_at: produced
-            .map(|p| instant(p, "event produced_at"))
-            .transpose()?,
-        received_at: instant(r.get(7)?, "event received_at")?,
+        produced_at: r.get(6)?,
+        received_at: r.get(7)?,
     })
 }
 
@@ -150,8 +138,7 @@ pub(crate) fn coverage(conn: &mut Connection, asset: &str, range: Interval) -> R
     };
     let runs = runs_overlapping(&tx, id, range)?;
     drop(tx);
-    IntervalSet::from_sorted_runs(runs)
-        .map_err(|e| corrupt(format_args!("set of coverage runs ({e})")))
+    codec::run_set(runs)
 }
 
 pub(crate) fn run_containing(
@@ -171,101 +158,36 @@ pub(crate) fn run_containing(
     }
 }
 
-/// How to find a page of an asset's events.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Plan {
-    /// Walk all events in sequence order from the cursor, keeping the
-    /// asset's that match, until the page is full.
-    Walk,
-    /// Seek the asset (and range) in the start index, sort by sequence.
-    Seek,
-    /// Walk the asset's retractions (their own small index) in sequence
-    /// order.
-    Retractions,
-}
-
-/// Pick the cheaper plan for a page of `limit` events of an asset that has
-/// `stats.events` of the ledger's `total` events, optionally only those
-/// overlapping `range`.
-///
-/// With `p` the asset's share of all events and `f` the share of the
-/// asset's time hull that the range covers, a walk reads about
-/// `limit / (p f)` events to fill a page, a seek reads about `f n`.
-fn plan(stats: &AssetStats, total: i64, range: Option<Interval>, limit: usize) -> Plan {
-    let Some((lo, hi)) = stats.hull else {
-        return Plan::Seek;
-    };
-    let f = match range {
-        None => 1.0,
-        Some(range) => {
-            let width = (hi - lo).max(1) as f64;
-            let overlap =
-                (range.end().as_micros().min(hi) - range.start().as_micros().max(lo)).max(0) as f64;
-            (overlap / width).clamp(1e-12, 1.0)
-        }
-    };
-    let n = stats.events.max(1) as f64;
-    let p = (n / total.max(1) as f64).clamp(1e-12, 1.0);
-    if f * n <= limit as f64 / (p * f) {
-        Plan::Seek
-    } else {
-        Plan::Walk
-    }
-}
-
+/// A page: the shared plan (a walk reads the whole ledger in sequence
+/// order, retractions have an index of their own) as one statement.
 pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> Result<EventPage> {
-    let limit = match query.limit {
-        0 => MAX_PAGE,
-        n => n.min(MAX_PAGE),
-    };
     let tx = conn.transaction()?;
     let Some(stats) = asset_stats(&tx, asset)? else {
-        return Ok(EventPage {
-            events: Vec::new(),
-            next: None,
-        });
+        return Ok(page::empty());
     };
     let total: i64 = tx
         .prepare_cached("SELECT coalesce(max(seq), 0) FROM events")?
         .query_row([], |r| r.get(0))?;
-    let after = query.after.unwrap_or(i64::MIN);
-    let kind: Option<i64> = query.kind.map(kind_code);
-    // No range: every interval overlaps [MIN, MAX).
-    let (start, end) = query.range.map_or((i64::MIN, i64::MAX), |r| {
-        (r.start().as_micros(), r.end().as_micros())
-    });
-    let mut events = Vec::new();
-    {
-        let plan = if query.kind == Some(EventKind::Retracted) {
-            Plan::Retractions
-        } else {
-            plan(&stats, total, query.range, limit)
-        };
-        let limit_arg = limit as i64;
-        let lower = start.saturating_sub(stats.max_len);
-        let (sql, args): (&str, Vec<&dyn rusqlite::ToSql>) = match plan {
-            Plan::Retractions => (
-                EVENTS_RETRACTED,
-                vec![&stats.id, &after, &limit_arg, &start, &end],
-            ),
-            Plan::Walk => (
-                EVENTS_WALK,
-                vec![&stats.id, &after, &kind, &limit_arg, &start, &end],
-            ),
-            Plan::Seek => (
-                EVENTS_SEEK,
-                vec![&stats.id, &after, &kind, &limit_arg, &start, &end, &lower],
-            ),
-        };
-        let mut rows = collect_events(tx.prepare_cached(sql)?.query(&args[..])?)?;
-        events.append(&mut rows);
-    }
-    let next = if events.len() == limit {
-        events.last().map(|e| e.seq)
-    } else {
-        None
+    let plan = page::plan(query, &stats.shape, Walk::Ledger { total }, true);
+    let (start, end) = plan.bounds();
+    let (after, kind, limit) = (plan.after, plan.kind, plan.limit_arg());
+    let lower = start.saturating_sub(stats.max_len);
+    let (sql, args): (&str, Vec<&dyn rusqlite::ToSql>) = match plan.path {
+        Path::Retractions => (
+            EVENTS_RETRACTED,
+            vec![&stats.id, &after, &limit, &start, &end],
+        ),
+        Path::Walk => (
+            EVENTS_WALK,
+            vec![&stats.id, &after, &kind, &limit, &start, &end],
+        ),
+        Path::Seek => (
+            EVENTS_SEEK,
+            vec![&stats.id, &after, &kind, &limit, &start, &end, &lower],
+        ),
     };
-    Ok(EventPage { events, next })
+    let events = collect_events(tx.prepare_cached(sql)?.query(&args[..])?)?;
+    Ok(plan.page(events))
 }
 
 fn collect_events(mut rows: rusqlite::Rows<'_>) -> Result<Vec<StoredEvent>> {
@@ -300,18 +222,10 @@ pub(crate) fn asset_decl(conn: &mut Connection, asset: &str) -> Result<Option<As
         .prepare_cached("SELECT key_span, tz FROM assets WHERE name = ?1")?
         .query_row([asset], |r| Ok((r.get(0)?, r.get(1)?)))
         .optional()?;
-    let Some((span, Some(tz))) = row else {
+    let Some((span, tz)) = row else {
         return Ok(None);
     };
-    let tz = jiff::tz::TimeZone::get(&tz).map_err(|_| {
-        crate::StoreError::Backend(format!(
-            "asset {asset:?} is declared with time zone {tz:?}, which this build does not know"
-        ))
-    })?;
-    let key_span = span
-        .map(|s| Duration::parse(&s).map_err(|_| corrupt(format_args!("key span {s:?}"))))
-        .transpose()?;
-    Ok(Some(AssetDecl { key_span, tz }))
+    crate::decl::stored_decl(asset, span, tz)
 }
 
 pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
@@ -324,15 +238,7 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
-        let first: Option<i64> = r.get(2)?;
-        let last: Option<i64> = r.get(3)?;
-        let events: i64 = r.get(1)?;
-        out.push(AssetSummary {
-            asset: r.get(0)?,
-            events: u64::try_from(events).map_err(|_| corrupt("event count"))?,
-            first_covered: first.map(|t| instant(t, "coverage run")).transpose()?,
-            last_covered: last.map(|t| instant(t, "coverage run")).transpose()?,
-        });
+        out.push(codec::summary(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)?);
     }
     Ok(out)
 }
@@ -407,43 +313,4 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
         }
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn iv(a: i64, b: i64) -> Interval {
-        Interval::from_micros(a, b).unwrap()
-    }
-
-    #[test]
-    fn plan_walks_for_big_assets_and_seeks_for_narrow_ranges() {
-        let big = AssetStats {
-            id: 1,
-            events: 2_500_000,
-            max_len: 300,
-            hull: Some((0, 1_000_000_000)),
-        };
-        let total = 10_000_000;
-        assert_eq!(plan(&big, total, None, 100), Plan::Walk);
-        assert_eq!(plan(&big, total, Some(iv(0, 1_000)), 100), Plan::Seek);
-        assert_eq!(
-            plan(&big, total, Some(iv(-5, 1_000_000_000)), 100),
-            Plan::Walk
-        );
-        assert_eq!(
-            plan(&big, total, Some(iv(2_000_000_000, 3_000_000_000)), 100),
-            Plan::Seek
-        );
-        let rare = AssetStats { events: 100, ..big };
-        assert_eq!(plan(&rare, total, None, 100), Plan::Seek);
-        let empty = AssetStats {
-            id: 1,
-            events: 0,
-            max_len: 0,
-            hull: None,
-        };
-        assert_eq!(plan(&empty, total, Some(iv(0, 1)), 100), Plan::Seek);
-    }
 }

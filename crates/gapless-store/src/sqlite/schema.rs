@@ -100,6 +100,15 @@ fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
     }
 }
 
+/// Opening failed on a SQLite error: [`StoreError::Full`] for a full disk
+/// (creating a ledger), else [`StoreError::Open`] saying why.
+fn open_failed(path: &Path, e: rusqlite::Error) -> StoreError {
+    if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
+        return e.into();
+    }
+    open_error(path, open_reason(path, &e))
+}
+
 /// Why opening failed, in words, from a SQLite error.
 fn open_reason(path: &Path, e: &rusqlite::Error) -> String {
     use rusqlite::ErrorCode as C;
@@ -146,7 +155,7 @@ fn configure(conn: &Connection, path: &Path, cache_mib: i64) -> Result<()> {
         conn.set_prepared_statement_cache_capacity(32);
         Ok(())
     })();
-    r.map_err(|e| open_error(path, open_reason(path, &e)))
+    r.map_err(|e| open_failed(path, e))
 }
 
 /// Open `path` for writing, creating and initialising it when it is new or
@@ -158,10 +167,9 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
         | OpenFlags::SQLITE_OPEN_CREATE
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let mut conn = Connection::open_with_flags(path, flags)
-        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+    let mut conn = Connection::open_with_flags(path, flags).map_err(|e| open_failed(path, e))?;
     configure(&conn, path, super::append::WRITER_CACHE_MIB)?;
-    let fail = |e: rusqlite::Error| open_error(path, open_reason(path, &e));
+    let fail = |e: rusqlite::Error| open_failed(path, e);
     // SQLite quietly opens a write-protected file read-only.
     if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
         return Err(open_error(
@@ -204,19 +212,18 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
 /// Open another connection to an existing ledger, for reading.
 pub(crate) fn open_reader(path: &Path) -> Result<Connection> {
     let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let conn = Connection::open_with_flags(path, flags)
-        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+    let conn = Connection::open_with_flags(path, flags).map_err(|e| open_failed(path, e))?;
     // Reads mostly come from the memory map.
     configure(&conn, path, 16)?;
     conn.pragma_update(None, "query_only", true)
-        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+        .map_err(|e| open_failed(path, e))?;
     Ok(conn)
 }
 
 fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
     let mode: String = conn
         .pragma_update_and_check(None, "journal_mode", "WAL", |r| r.get(0))
-        .map_err(|e| open_error(path, open_reason(path, &e)))?;
+        .map_err(|e| open_failed(path, e))?;
     if mode.eq_ignore_ascii_case("wal") {
         Ok(())
     } else {
@@ -236,7 +243,7 @@ enum Kind {
 
 /// What the file is; an error when it is not a gapless ledger.
 fn recognise(conn: &Connection, path: &Path) -> Result<Kind> {
-    let fail = |e: rusqlite::Error| open_error(path, open_reason(path, &e));
+    let fail = |e: rusqlite::Error| open_failed(path, e);
     let app: i32 = conn
         .pragma_query_value(None, "application_id", |r| r.get(0))
         .map_err(fail)?;

@@ -3,7 +3,9 @@
 //!
 //! A backend's test file includes this module (`mod story;`) and either calls
 //! [`run_all`] with a factory of fresh, empty stores, or one `pub fn` per
-//! scenario (see [`SCENARIOS`]) from its own `#[test]`s.
+//! scenario (see [`SCENARIOS`]) from its own `#[test]`s. After every
+//! scenario, [`check_invariants`] checks the store against itself through
+//! the trait alone, the same on every backend.
 //!
 //! Nothing here assumes how a backend numbers its sequence beyond "a later
 //! event has a higher one" (PostgreSQL sequences may skip numbers).
@@ -51,6 +53,7 @@ macro_rules! with_scenarios {
             extra_byte_for_byte,
             concurrent_appends_and_reads,
             append_many_batches_are_independent,
+            append_many_conflict_index_is_within_its_batch,
             append_chunks_is_one_atomic_batch,
         );
     };
@@ -112,17 +115,126 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
         append_many_batches_are_independent,
     ),
     (
+        "append_many_conflict_index_is_within_its_batch",
+        append_many_conflict_index_is_within_its_batch,
+    ),
+    (
         "append_chunks_is_one_atomic_batch",
         append_chunks_is_one_atomic_batch,
     ),
 ];
 
-/// Run every scenario, each on a fresh store from `make`.
+/// Run every scenario, each on a fresh store from `make`, and check the
+/// store's invariants after each.
 pub fn run_all(make: Make<'_>) {
     for (name, scenario) in SCENARIOS {
         eprintln!("story: {name}");
         let store = make();
         scenario(store.as_ref());
+        check_invariants(store.as_ref());
+    }
+}
+
+/// What must hold of any store after any scenario, checked through the
+/// [`Store`] trait alone (so the same on every backend). For every asset of
+/// the listing (names unique):
+///
+/// - its events, paged with the cursor, have strictly increasing sequences,
+///   and the same list comes back whatever the page size and from
+///   `events_overlapping` over the whole time line; a kind filter keeps
+///   exactly the events of that kind;
+/// - the listing's count is the number of events;
+/// - `coverage` over the whole time line is the replay of those events in
+///   sequence order, latest wins ([`Coverage`]);
+/// - the first and last covered instants of the listing are the start of
+///   the first run and the end of the last;
+/// - `run_containing` finds each run at its start and its last microsecond,
+///   and nothing at its end or just before its start (runs are disjoint
+///   and never touch).
+pub fn check_invariants(store: &dyn Store) {
+    let listing = store.assets().unwrap();
+    let names: HashSet<&str> = listing.iter().map(|a| a.asset.as_str()).collect();
+    assert_eq!(
+        names.len(),
+        listing.len(),
+        "asset names repeat: {listing:?}"
+    );
+    for summary in &listing {
+        let asset = summary.asset.as_str();
+        let log = all_events(store, asset, 257);
+        assert_strictly_increasing(&log);
+        assert_eq!(
+            all_events(store, asset, 1_000_000),
+            log,
+            "{asset}: the events differ by page size"
+        );
+        assert_eq!(
+            store.events_overlapping(asset, all_time()).unwrap(),
+            log,
+            "{asset}: events_overlapping over all time is not the log"
+        );
+        for kind in [EventKind::Landed, EventKind::Retracted] {
+            let want: Vec<_> = log.iter().filter(|e| e.kind == kind).cloned().collect();
+            assert_eq!(
+                events_of_kind(store, asset, kind),
+                want,
+                "{asset}: the {kind:?} events"
+            );
+        }
+        assert_eq!(
+            summary.events,
+            log.len() as u64,
+            "{asset}: the listing's count is not the number of events"
+        );
+        let cov = store.coverage(asset, all_time()).unwrap();
+        assert_eq!(
+            runs(&cov),
+            runs(&replay(&log)),
+            "{asset}: coverage is not the replay of the events"
+        );
+        assert_eq!(
+            (summary.first_covered, summary.last_covered),
+            (
+                cov.runs().next().map(|r| r.start()),
+                cov.runs().last().map(|r| r.end())
+            ),
+            "{asset}: first and last covered do not match the runs"
+        );
+        for run in cov.runs() {
+            let at = |us: i64| Instant::from_micros(us).ok();
+            let containing = |t: Instant| store.run_containing(asset, t).unwrap();
+            assert_eq!(containing(run.start()), Some(run), "{asset}: {run:?}");
+            let last = at(run.end().as_micros() - 1).unwrap();
+            assert_eq!(containing(last), Some(run), "{asset}: {run:?}");
+            assert_eq!(containing(run.end()), None, "{asset}: after {run:?}");
+            if let Some(before) = at(run.start().as_micros() - 1) {
+                assert_eq!(containing(before), None, "{asset}: before {run:?}");
+            }
+        }
+    }
+}
+
+/// Every event of `asset` of `kind`, following the cursor.
+fn events_of_kind(store: &dyn Store, asset: &str, kind: EventKind) -> Vec<StoredEvent> {
+    let mut out = Vec::new();
+    let mut after = None;
+    loop {
+        let page = store
+            .events(
+                asset,
+                &EventQuery {
+                    kind: Some(kind),
+                    limit: 100,
+                    after,
+                    ..EventQuery::default()
+                },
+            )
+            .unwrap();
+        out.extend(page.events);
+        match page.next {
+            Some(next) => after = Some(next),
+            None => return out,
+        }
     }
 }
 
@@ -1057,6 +1169,62 @@ pub fn append_many_batches_are_independent(store: &dyn Store) {
     assert_eq!(cover(store, "A"), vec![iv(0, 5), iv(6, 20)]);
     assert!(all_events(store, "B", 100).is_empty());
     assert_eq!(cover(store, "A"), runs(&replay(&log)));
+}
+
+/// `append_many` (the server's group commit): a conflicting batch answers
+/// `Conflict` with the position in *that* batch, stores nothing (not even an
+/// asset only it names), and the other batches of the group are stored with
+/// their own counts.
+pub fn append_many_conflict_index_is_within_its_batch(store: &dyn Store) {
+    store
+        .append(&[with_id(landed("A", 0, 10), "a")], received())
+        .unwrap();
+    let b1 = vec![landed("A", 10, 20), with_id(landed("A", 0, 10), "a")];
+    let b2 = vec![
+        landed("N", 0, 5),
+        with_id(landed("A", 0, 11), "a"), // its second event conflicts
+        landed("A", 40, 50),
+    ];
+    let b3 = vec![with_id(landed("B", 0, 5), "b"), landed("A", 20, 30)];
+    let results = store.append_many(&[&b1, &b2, &b3], received());
+    assert_eq!(results.len(), 3);
+    let counts = |r: &Result<gapless_store::Appended, StoreError>| {
+        r.as_ref().map(|a| (a.accepted, a.duplicates)).ok()
+    };
+    assert_eq!(counts(&results[0]), Some((1, 1)), "{:?}", results[0]);
+    match &results[1] {
+        Err(StoreError::Conflict { index, asset, id }) => {
+            // 1 in its batch (3 would count from the group's start).
+            assert_eq!((*index, asset.as_str(), id.as_str()), (1, "A", "a"));
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert_eq!(counts(&results[2]), Some((2, 0)), "{:?}", results[2]);
+
+    // The first and third are stored, nothing of the second.
+    let log = all_events(store, "A", 100);
+    assert_eq!(
+        log.iter().map(|e| e.interval).collect::<Vec<_>>(),
+        vec![iv(0, 10), iv(10, 20), iv(20, 30)]
+    );
+    assert_strictly_increasing(&log);
+    assert_eq!(cover(store, "A"), vec![iv(0, 30)]);
+    assert_eq!(all_events(store, "B", 100).len(), 1);
+    assert!(all_events(store, "N", 100).is_empty());
+    let listed: Vec<_> = store
+        .assets()
+        .unwrap()
+        .into_iter()
+        .map(|a| (a.asset, a.events))
+        .collect();
+    assert!(!listed.iter().any(|(n, _)| n == "N"), "{listed:?}");
+
+    // Alone, the batch gets the same verdict.
+    let err = store.append(&b2, received()).unwrap_err();
+    assert!(
+        matches!(err, StoreError::Conflict { index: 1, .. }),
+        "{err:?}"
+    );
 }
 
 /// `append_chunks`: one atomic batch in pieces, conflict indexes counted
