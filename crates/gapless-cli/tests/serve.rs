@@ -1,6 +1,7 @@
 //! `gapless serve` as a process: SIGTERM lets an in-flight batch finish or
-//! fail whole, an open server refuses a non-loopback address, and tokens
-//! scope what a client may do.
+//! fail whole, an open server refuses a non-loopback address, a bad tokens
+//! configuration is named in one line, and tokens scope what a client may
+//! do.
 
 mod common;
 
@@ -81,6 +82,42 @@ fn an_open_server_refuses_a_non_loopback_address() {
         out.stderr
     );
     assert_eq!(out.stderr.trim_end().lines().count(), 1, "{}", out.stderr);
+}
+
+#[test]
+fn a_bad_tokens_configuration_is_named_in_one_line() {
+    let g = Gapless::new();
+    std::fs::write(
+        g.dir.path().join("tokens.toml"),
+        "[[token]]\nsecret = \"reader-0123456789abcdef\"\nscopes = [\"read\"]\n\n\
+         [[token]]\nname = \"orders-producer\"\nsecret = \"writer-0123456789abcdef\"\n\
+         scope = [\"write\"]\n",
+    )
+    .unwrap();
+    let serve = |args: &[&str], tokens: Option<&str>| {
+        let mut cmd = g.command();
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("GAPLESS_TOKENS")
+            .env_remove("GAPLESS_TOKENS_FILE");
+        if let Some(text) = tokens {
+            cmd.env("GAPLESS_TOKENS", text);
+        }
+        common::run(&mut cmd, None)
+    };
+    for (out, expected) in [
+        (
+            serve(&["--tokens-file", "tokens.toml"], None),
+            r#"gapless: tokens.toml: token 2 ("orders-producer"): unknown field "scope": the fields are name, secret, scopes, prefixes"#,
+        ),
+        (
+            serve(&[], Some("")),
+            "gapless: GAPLESS_TOKENS is empty: give [[token]] entries or unset it",
+        ),
+    ] {
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert_eq!(out.stderr, format!("{expected}\n"));
+    }
 }
 
 #[test]
