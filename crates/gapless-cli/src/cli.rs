@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use gapless_api::{
     CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FrontierRequest, SegmentsRequest,
     WindowsRequest,
@@ -144,12 +144,25 @@ pub enum Command {
         /// GAPLESS_TOKENS_FILE, or none (open, loopback only).
         #[arg(long)]
         tokens_file: Option<PathBuf>,
+        /// How to write the log to standard error: text (coloured only on a
+        /// terminal) or json (one object a line).
+        #[arg(long, env = "GAPLESS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+        log_format: LogFormat,
     },
     /// List the assets (same as `asset list`).
     Assets {
         #[command(flatten)]
         output: Output,
     },
+}
+
+/// `serve --log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Readable lines.
+    Text,
+    /// One JSON object a line.
+    Json,
 }
 
 /// `asset ...`.

@@ -10,7 +10,7 @@ use gapless_client::Client;
 use gapless_ledger::Ledger;
 use serde::Serialize;
 
-use crate::cli::{AssetCommand, Cli, Command, Output};
+use crate::cli::{AssetCommand, Cli, Command, LogFormat, Output};
 use crate::human;
 
 /// The ledger to ask: one this process opens, or a server.
@@ -49,9 +49,10 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     if let Command::Serve {
         listen,
         tokens_file,
+        log_format,
     } = &cli.command
     {
-        return serve(&cli, listen.as_deref(), tokens_file.as_deref());
+        return serve(&cli, listen.as_deref(), tokens_file.as_deref(), *log_format);
     }
     let ledger = open(&cli)?;
     match cli.command {
@@ -115,6 +116,7 @@ fn serve(
     cli: &Cli,
     listen: Option<&str>,
     tokens_file: Option<&std::path::Path>,
+    log_format: LogFormat,
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -133,6 +135,10 @@ fn serve(
     let config = gapless_server::ServerConfig {
         listen,
         tokens,
+        log_format: match log_format {
+            LogFormat::Text => gapless_server::LogFormat::Text,
+            LogFormat::Json => gapless_server::LogFormat::Json,
+        },
         ..Default::default()
     };
     gapless_server::run(open_ledger(&cli.db)?, config).map_err(|e| match e {

@@ -1,6 +1,7 @@
 //! `gapless serve` as a process: SIGTERM lets an in-flight batch finish or
-//! fail whole, an open server refuses a non-loopback address, and tokens
-//! scope what a client may do.
+//! fail whole, an open server refuses a non-loopback address, a bad tokens
+//! configuration is named in one line, tokens scope what a client may do,
+//! and the log is JSON or plain text without colour codes when piped.
 
 mod common;
 
@@ -84,6 +85,42 @@ fn an_open_server_refuses_a_non_loopback_address() {
 }
 
 #[test]
+fn a_bad_tokens_configuration_is_named_in_one_line() {
+    let g = Gapless::new();
+    std::fs::write(
+        g.dir.path().join("tokens.toml"),
+        "[[token]]\nsecret = \"reader-0123456789abcdef\"\nscopes = [\"read\"]\n\n\
+         [[token]]\nname = \"orders-producer\"\nsecret = \"writer-0123456789abcdef\"\n\
+         scope = [\"write\"]\n",
+    )
+    .unwrap();
+    let serve = |args: &[&str], tokens: Option<&str>| {
+        let mut cmd = g.command();
+        cmd.args(["serve", "--listen", "127.0.0.1:0"])
+            .args(args)
+            .env_remove("GAPLESS_TOKENS")
+            .env_remove("GAPLESS_TOKENS_FILE");
+        if let Some(text) = tokens {
+            cmd.env("GAPLESS_TOKENS", text);
+        }
+        common::run(&mut cmd, None)
+    };
+    for (out, expected) in [
+        (
+            serve(&["--tokens-file", "tokens.toml"], None),
+            r#"gapless: tokens.toml: token 2 ("orders-producer"): unknown field "scope": the fields are name, secret, scopes, prefixes"#,
+        ),
+        (
+            serve(&[], Some("")),
+            "gapless: GAPLESS_TOKENS is empty: give [[token]] entries or unset it",
+        ),
+    ] {
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        assert_eq!(out.stderr, format!("{expected}\n"));
+    }
+}
+
+#[test]
 fn tokens_scope_what_a_client_may_do() {
     let g = Gapless::new();
     let tokens = r#"
@@ -158,6 +195,88 @@ prefixes = ["s3://lake/orders"]
         "{}",
         out.stderr
     );
+}
+
+/// The log lines `gapless serve` writes to a pipe after `listening on`,
+/// around one request, until SIGTERM stops it.
+fn log_after_one_request(g: &Gapless, configure: impl FnOnce(&mut Command)) -> Vec<String> {
+    use gapless_api::Ask;
+    use std::io::BufRead;
+    use std::process::Stdio;
+
+    let mut cmd = g.command();
+    cmd.args(["serve", "--listen", "127.0.0.1:0"])
+        .env("RUST_LOG", "info")
+        .env_remove("GAPLESS_LOG_FORMAT")
+        .env_remove("GAPLESS_TOKENS")
+        .env_remove("GAPLESS_TOKENS_FILE")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    configure(&mut cmd);
+    let mut child = cmd.spawn().expect("spawn gapless serve");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("gapless serve exited before listening")
+            .unwrap();
+        if let Some(addr) = line.strip_prefix("listening on ") {
+            break addr.trim().to_string();
+        }
+    };
+    let assets = gapless_client::Client::new(&url).unwrap().assets();
+    assert!(assets.is_ok(), "{assets:?}");
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let log: Vec<String> = lines.map(Result::unwrap).collect();
+    assert!(child.wait().unwrap().success(), "{log:#?}");
+    log
+}
+
+#[test]
+fn the_log_is_json_lines_or_text_without_colour_codes() {
+    let g = Gapless::new();
+    let json = |log: &[String]| {
+        assert!(
+            log.iter().any(|l| l.contains("/v1/assets")),
+            "the request is not in the log: {log:#?}"
+        );
+        for line in log {
+            let v: serde_json::Value =
+                serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}"));
+            assert!(v["level"].is_string(), "no level: {line}");
+        }
+    };
+    json(&log_after_one_request(&g, |c| {
+        c.args(["--log-format", "json"]);
+    }));
+    json(&log_after_one_request(&g, |c| {
+        c.env("GAPLESS_LOG_FORMAT", "json");
+    }));
+    for configure in [
+        (|c: &mut Command| {
+            c.args(["--log-format", "text"]);
+        }) as fn(&mut Command),
+        |_| {},
+    ] {
+        let log = log_after_one_request(&g, configure);
+        assert!(
+            log.iter()
+                .any(|l| l.contains("INFO") && l.contains("/v1/assets")),
+            "{log:#?}"
+        );
+        assert!(
+            !log.iter().any(|l| l.contains("\x1b[")),
+            "colour codes in a piped log: {log:#?}"
+        );
+    }
+    let out = g.run(&["serve", "--log-format", "yaml"], None);
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("text, json"), "{}", out.stderr);
 }
 
 #[test]

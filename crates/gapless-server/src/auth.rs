@@ -51,6 +51,8 @@ pub enum Scope {
 }
 
 impl Scope {
+    const ALL: [Scope; 3] = [Scope::Read, Scope::Write, Scope::Admin];
+
     fn as_str(self) -> &'static str {
         match self {
             Scope::Read => "read",
@@ -60,18 +62,18 @@ impl Scope {
     }
 }
 
+/// The scopes, for messages.
+const SCOPES: &str = "read, write or admin";
+
 /// One configured token.
-#[derive(Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
+#[derive(Clone)]
 pub struct Token {
     /// A label for logs (never the secret).
-    #[serde(default)]
     pub name: Option<String>,
     secret: String,
     /// What it may do.
     pub scopes: Vec<Scope>,
     /// The asset-name prefixes it may write; none: every asset.
-    #[serde(default)]
     pub prefixes: Vec<String>,
 }
 
@@ -120,16 +122,6 @@ pub struct Tokens {
     tokens: Arc<[Token]>,
 }
 
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum TokensText {
-    File {
-        #[serde(alias = "tokens")]
-        token: Vec<Token>,
-    },
-    List(Vec<Token>),
-}
-
 impl Tokens {
     /// These tokens.
     ///
@@ -138,34 +130,10 @@ impl Tokens {
     /// [`ServerError::Config`] for no tokens, a short or repeated secret, or
     /// a token without scopes.
     pub fn new(tokens: Vec<Token>) -> Result<Tokens, ServerError> {
-        let bad = |m: String| Err(ServerError::Config(format!("tokens: {m}")));
         if tokens.is_empty() {
-            return bad("no token is configured".into());
+            return Err(config("tokens", "no token is configured".into()));
         }
-        for (i, t) in tokens.iter().enumerate() {
-            let which = format!("token {} ({})", i + 1, t.label());
-            if t.secret.chars().count() < MIN_SECRET_LEN {
-                return bad(format!(
-                    "{which}: the secret must have at least {MIN_SECRET_LEN} characters"
-                ));
-            }
-            if t.secret
-                .chars()
-                .any(|c| c.is_whitespace() || c.is_control())
-            {
-                return bad(format!(
-                    "{which}: the secret must not contain spaces or control characters"
-                ));
-            }
-            if t.scopes.is_empty() {
-                return bad(format!(
-                    "{which}: give at least one scope (read, write, admin)"
-                ));
-            }
-            if tokens[..i].iter().any(|o| o.secret == t.secret) {
-                return bad(format!("{which}: the same secret is given twice"));
-            }
-        }
+        check(&tokens).map_err(|m| config("tokens", m))?;
         Ok(Tokens {
             tokens: tokens.into(),
         })
@@ -176,36 +144,23 @@ impl Tokens {
     ///
     /// # Errors
     ///
-    /// [`ServerError::Config`] naming what is wrong.
+    /// [`ServerError::Config`]: one line naming the token (1-based, and its
+    /// name if it has one), the field and what it accepts.
     pub fn parse(text: &str) -> Result<Tokens, ServerError> {
-        let trimmed = text.trim_start();
-        // `[[token]]` is TOML; `[{...}]`, `[]` and `{...}` are JSON.
-        let after_bracket = trimmed.strip_prefix('[').map(str::trim_start);
-        let json = trimmed.starts_with('{')
-            || after_bracket.is_some_and(|r| r.starts_with('{') || r.starts_with(']'));
-        let parsed: TokensText = if json {
-            serde_json::from_str(text)
-                .map_err(|e| ServerError::Config(format!("tokens: invalid JSON: {e}")))?
-        } else {
-            toml::from_str(text).map_err(|e| {
-                ServerError::Config(format!("tokens: invalid TOML: {}", e.message().trim()))
-            })?
-        };
-        match parsed {
-            TokensText::File { token } | TokensText::List(token) => Tokens::new(token),
-        }
+        Tokens::parse_from(text, "tokens")
     }
 
     /// Read tokens from the file at `path`.
     ///
     /// # Errors
     ///
-    /// [`ServerError::Config`] when the file cannot be read or is invalid.
+    /// [`ServerError::Config`] when the file cannot be read or is invalid,
+    /// starting with the path.
     pub fn load(path: &Path) -> Result<Tokens, ServerError> {
         let text = std::fs::read_to_string(path).map_err(|e| {
             ServerError::Config(format!("cannot read tokens file {}: {e}", path.display()))
         })?;
-        Tokens::parse(&text).map_err(|e| ServerError::Config(format!("{}: {e}", path.display())))
+        Tokens::parse_from(&text, &path.display().to_string())
     }
 
     /// Tokens from `GAPLESS_TOKENS` (the text) or `GAPLESS_TOKENS_FILE` (a
@@ -213,20 +168,46 @@ impl Tokens {
     ///
     /// # Errors
     ///
-    /// [`ServerError::Config`] when the tokens given are invalid.
+    /// [`ServerError::Config`] when the tokens given are invalid, starting
+    /// with where they came from.
     pub fn from_env() -> Result<Option<Tokens>, ServerError> {
         if let Some(text) = std::env::var_os(TOKENS_ENV) {
             let text = text
                 .into_string()
                 .map_err(|_| ServerError::Config(format!("{TOKENS_ENV} is not UTF-8")))?;
-            return Tokens::parse(&text)
-                .map(Some)
-                .map_err(|e| ServerError::Config(format!("{TOKENS_ENV}: {e}")));
+            // Set but empty is more likely a deployment slip than a wish for
+            // an open server, and unsetting it is how to ask for that.
+            if text.trim().is_empty() {
+                return Err(ServerError::Config(format!(
+                    "{TOKENS_ENV} is empty: give [[token]] entries or unset it"
+                )));
+            }
+            return Tokens::parse_from(&text, TOKENS_ENV).map(Some);
         }
         match std::env::var_os(TOKENS_FILE_ENV) {
             Some(path) => Tokens::load(Path::new(&path)).map(Some),
             None => Ok(None),
         }
+    }
+
+    /// Parse `text`, naming `origin` (a path, `GAPLESS_TOKENS`) in errors.
+    ///
+    /// The text is read as a generic value and then checked entry by entry:
+    /// serde's errors for a document like this one (an untagged choice of
+    /// two shapes) cannot say which entry or field is wrong.
+    fn parse_from(text: &str, origin: &str) -> Result<Tokens, ServerError> {
+        let (doc, format) = Raw::parse(text).map_err(|m| config(origin, m))?;
+        let entries = doc.entries(format).map_err(|m| config(origin, m))?;
+        let tokens = entries
+            .iter()
+            .enumerate()
+            .map(|(i, raw)| raw.token(i, format))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|m| config(origin, m))?;
+        check(&tokens).map_err(|m| config(origin, m))?;
+        Ok(Tokens {
+            tokens: tokens.into(),
+        })
     }
 
     /// The token with this secret, compared in constant time against every
@@ -239,6 +220,317 @@ impl Tokens {
             }
         }
         found
+    }
+}
+
+fn config(origin: &str, message: String) -> ServerError {
+    ServerError::Config(format!("{origin}: {message}"))
+}
+
+/// `token 2` or `token 2 ("orders-producer")`: 1-based, as people count
+/// the `[[token]]` entries of a file.
+fn which(index: usize, name: Option<&str>) -> String {
+    match name {
+        Some(n) => format!("token {} ({n:?})", index + 1),
+        None => format!("token {}", index + 1),
+    }
+}
+
+/// What every token must satisfy, whatever it was built from.
+fn check(tokens: &[Token]) -> Result<(), String> {
+    for (i, t) in tokens.iter().enumerate() {
+        let this = which(i, t.name.as_deref());
+        if t.secret.chars().count() < MIN_SECRET_LEN {
+            return Err(format!(
+                "{this}: secret: must have at least {MIN_SECRET_LEN} characters"
+            ));
+        }
+        if t.secret
+            .chars()
+            .any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(format!(
+                "{this}: secret: must not contain spaces or control characters"
+            ));
+        }
+        if t.scopes.is_empty() {
+            return Err(format!(
+                "{this}: scopes: give at least one scope ({SCOPES})"
+            ));
+        }
+        if let Some(j) = tokens[..i].iter().position(|o| o.secret == t.secret) {
+            return Err(format!(
+                "{this}: secret: given twice (also in {})",
+                which(j, tokens[j].name.as_deref())
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// The syntax a tokens text is in; the messages use its words.
+#[derive(Debug, Clone, Copy)]
+enum Format {
+    Toml,
+    Json,
+}
+
+impl Format {
+    /// What a token entry is called.
+    fn entry(self) -> &'static str {
+        match self {
+            Format::Toml => "a table",
+            Format::Json => "an object",
+        }
+    }
+}
+
+/// The fields of a token entry, in the order the messages list them.
+const FIELDS: [&str; 4] = ["name", "secret", "scopes", "prefixes"];
+
+/// A TOML or JSON value reduced to what the checks need: strings, arrays
+/// and tables, and for anything else what it is called.
+#[derive(Debug)]
+enum Raw {
+    Str(String),
+    Array(Vec<Raw>),
+    Table(Vec<(String, Raw)>),
+    Other(&'static str),
+}
+
+impl From<toml::Value> for Raw {
+    fn from(v: toml::Value) -> Raw {
+        match v {
+            toml::Value::String(s) => Raw::Str(s),
+            toml::Value::Array(a) => Raw::Array(a.into_iter().map(Raw::from).collect()),
+            toml::Value::Table(t) => {
+                Raw::Table(t.into_iter().map(|(k, v)| (k, v.into())).collect())
+            }
+            toml::Value::Integer(_) => Raw::Other("an integer"),
+            toml::Value::Float(_) => Raw::Other("a float"),
+            toml::Value::Boolean(_) => Raw::Other("a boolean"),
+            toml::Value::Datetime(_) => Raw::Other("a date-time"),
+        }
+    }
+}
+
+impl From<serde_json::Value> for Raw {
+    fn from(v: serde_json::Value) -> Raw {
+        match v {
+            serde_json::Value::String(s) => Raw::Str(s),
+            serde_json::Value::Array(a) => Raw::Array(a.into_iter().map(Raw::from).collect()),
+            serde_json::Value::Object(o) => {
+                Raw::Table(o.into_iter().map(|(k, v)| (k, v.into())).collect())
+            }
+            serde_json::Value::Number(_) => Raw::Other("a number"),
+            serde_json::Value::Bool(_) => Raw::Other("a boolean"),
+            serde_json::Value::Null => Raw::Other("null"),
+        }
+    }
+}
+
+impl Raw {
+    /// Parse `text` as TOML or JSON, whichever it looks like.
+    fn parse(text: &str) -> Result<(Raw, Format), String> {
+        let trimmed = text.trim_start();
+        // `[[token]]` is TOML; `[{...}]`, `[]` and `{...}` are JSON.
+        let after_bracket = trimmed.strip_prefix('[').map(str::trim_start);
+        let json = trimmed.starts_with('{')
+            || after_bracket.is_some_and(|r| r.starts_with('{') || r.starts_with(']'));
+        if json {
+            let v: serde_json::Value =
+                serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
+            Ok((v.into(), Format::Json))
+        } else {
+            let t: toml::Table = toml::from_str(text).map_err(|e| {
+                let line = e
+                    .span()
+                    .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+                let message = e.message().trim().replace('\n', "; ");
+                match line {
+                    Some(n) => format!("invalid TOML at line {n}: {message}"),
+                    None => format!("invalid TOML: {message}"),
+                }
+            })?;
+            Ok((toml::Value::Table(t).into(), Format::Toml))
+        }
+    }
+
+    /// What this is called in a message.
+    fn kind(&self) -> &'static str {
+        match self {
+            Raw::Str(_) => "a string",
+            Raw::Array(_) => "an array",
+            Raw::Table(_) => "a table",
+            Raw::Other(what) => what,
+        }
+    }
+
+    /// The token entries of a whole document: the array under `token` (or
+    /// `tokens`), or, in JSON, the document itself.
+    fn entries(&self, format: Format) -> Result<&[Raw], String> {
+        let list = match (self, format) {
+            (Raw::Array(list), Format::Json) => list,
+            (Raw::Table(keys), _) => {
+                if let Some((k, _)) = keys.iter().find(|(k, _)| k != "token" && k != "tokens") {
+                    return Err(match format {
+                        Format::Toml => {
+                            format!("unknown key {k:?}: the tokens go in [[token]] entries")
+                        }
+                        Format::Json => format!(
+                            "unknown key {k:?}: give {{\"token\": [...]}} or an array of tokens"
+                        ),
+                    });
+                }
+                match keys.as_slice() {
+                    [] => return Err(no_tokens(format)),
+                    [(_, Raw::Array(list))] => list,
+                    [(k, other)] => {
+                        return Err(match format {
+                            Format::Toml => format!(
+                                "{k}: expected [[{k}]] entries (an array of tables), found {}",
+                                other.kind()
+                            ),
+                            Format::Json => format!(
+                                "{k}: expected an array of token objects, found {}",
+                                json_kind(other)
+                            ),
+                        })
+                    }
+                    _ => return Err("give token or tokens, not both".into()),
+                }
+            }
+            (other, _) => {
+                return Err(format!(
+                    "expected {{\"token\": [...]}} or an array of tokens, found {}",
+                    json_kind(other)
+                ))
+            }
+        };
+        if list.is_empty() {
+            return Err(no_tokens(format));
+        }
+        Ok(list)
+    }
+
+    /// The token of entry `index`, checked field by field.
+    fn token(&self, index: usize, format: Format) -> Result<Token, String> {
+        let Raw::Table(fields) = self else {
+            return Err(format!(
+                "{}: expected {}, found {}",
+                which(index, None),
+                format.entry(),
+                match format {
+                    Format::Toml => self.kind(),
+                    Format::Json => json_kind(self),
+                }
+            ));
+        };
+        let get = |field: &str| fields.iter().find(|(k, _)| k == field).map(|(_, v)| v);
+        let name = match get("name") {
+            Some(Raw::Str(n)) => Some(n.clone()),
+            _ => None,
+        };
+        let which = which(index, name.as_deref());
+        let kind = |v: &Raw| match format {
+            Format::Toml => v.kind(),
+            Format::Json => json_kind(v),
+        };
+        if let Some((k, _)) = fields.iter().find(|(k, _)| !FIELDS.contains(&k.as_str())) {
+            return Err(format!(
+                "{which}: unknown field {k:?}: the fields are {}",
+                FIELDS.join(", ")
+            ));
+        }
+        if let Some(v) = get("name").filter(|v| !matches!(v, Raw::Str(_))) {
+            return Err(format!(
+                "{which}: name: expected a string, found {}",
+                kind(v)
+            ));
+        }
+        let secret = match get("secret") {
+            Some(Raw::Str(s)) => s.clone(),
+            Some(v) => {
+                return Err(format!(
+                    "{which}: secret: expected a string, found {}",
+                    kind(v)
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "{which}: secret is missing: give a random string of at least \
+                     {MIN_SECRET_LEN} characters"
+                ))
+            }
+        };
+        let scopes = match get("scopes") {
+            Some(Raw::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Raw::Str(s) => Scope::ALL
+                        .into_iter()
+                        .find(|scope| scope.as_str() == s)
+                        .ok_or_else(|| {
+                            format!("{which}: scopes: unknown scope {s:?}: use {SCOPES}")
+                        }),
+                    other => Err(format!(
+                        "{which}: scopes: expected scope names ({SCOPES}), found {}",
+                        kind(other)
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(v) => {
+                return Err(format!(
+                    "{which}: scopes: expected an array such as [\"read\"], found {}",
+                    kind(v)
+                ))
+            }
+            None => {
+                return Err(format!(
+                    "{which}: scopes is missing: give at least one scope ({SCOPES})"
+                ))
+            }
+        };
+        let prefixes = match get("prefixes") {
+            None => Vec::new(),
+            Some(Raw::Array(items)) => items
+                .iter()
+                .map(|item| match item {
+                    Raw::Str(s) => Ok(s.clone()),
+                    other => Err(format!(
+                        "{which}: prefixes: expected asset-name prefixes (strings), found {}",
+                        kind(other)
+                    )),
+                })
+                .collect::<Result<Vec<_>, _>>()?,
+            Some(v) => {
+                return Err(format!(
+                    "{which}: prefixes: expected an array of strings, found {}",
+                    kind(v)
+                ))
+            }
+        };
+        Ok(Token {
+            name,
+            secret,
+            scopes,
+            prefixes,
+        })
+    }
+}
+
+/// [`Raw::kind`] in JSON's words.
+fn json_kind(v: &Raw) -> &'static str {
+    match v {
+        Raw::Table(_) => "an object",
+        other => other.kind(),
+    }
+}
+
+fn no_tokens(format: Format) -> String {
+    match format {
+        Format::Toml => "no tokens: give at least one [[token]] entry".into(),
+        Format::Json => "no tokens: give at least one token object".into(),
     }
 }
 
@@ -372,17 +664,235 @@ prefixes = ["s3://lake/orders", "team-a/"]
             ("[]", "no token"),
             (
                 r#"[{"secret": "0123456789abcdef", "scopes": ["root"]}]"#,
-                "invalid JSON",
+                "unknown scope \"root\"",
             ),
-            ("[[token]]\nsecret = 1", "invalid TOML"),
+            ("[[token]]\nsecret = 1", "secret: expected a string"),
             (
                 r#"[{"secret": "0123456789abcdef", "scopes": ["read"]}, {"secret": "0123456789abcdef", "scopes": ["admin"]}]"#,
                 "twice",
             ),
+            ("[[token]]\nsecret = ", "invalid TOML"),
+            (r#"{"token": [}"#, "invalid JSON"),
         ] {
             let e = Tokens::parse(text).unwrap_err().to_string();
             assert!(e.contains(needle), "{text}: {e}");
         }
+    }
+
+    /// Each message in full: one line naming the entry, the field and what
+    /// is accepted.
+    #[test]
+    fn every_error_names_the_entry_the_field_and_what_is_accepted() {
+        const S: &str = "0123456789abcdef";
+        let cases: &[(String, &str)] = &[
+            (
+                format!(
+                    "[[token]]\nsecret = \"{S}\"\nscopes = [\"read\"]\n\n[[token]]\nname = \"orders-producer\"\nsecret = \"{S}-w\"\nscope = [\"write\"]\n"
+                ),
+                r#"token 2 ("orders-producer"): unknown field "scope": the fields are name, secret, scopes, prefixes"#,
+            ),
+            (
+                format!("[[token]]\nsecret = \"{S}\"\nscopes = [\"raed\"]\n"),
+                r#"token 1: scopes: unknown scope "raed": use read, write or admin"#,
+            ),
+            (
+                format!(r#"[{{"name": "ci", "secret": "{S}", "scopes": ["read", "raed"]}}]"#),
+                r#"token 1 ("ci"): scopes: unknown scope "raed": use read, write or admin"#,
+            ),
+            (String::new(), "no tokens: give at least one [[token]] entry"),
+            ("\n  # nothing yet\n".into(), "no tokens: give at least one [[token]] entry"),
+            ("[]".into(), "no tokens: give at least one token object"),
+            (r#"{"token": []}"#.into(), "no tokens: give at least one token object"),
+            (
+                "[[token]]\nsecret = 1\nscopes = [\"read\"]".into(),
+                "token 1: secret: expected a string, found an integer",
+            ),
+            (
+                "[[token]]\nsecret = 1979-05-27T07:32:00Z\nscopes = [\"read\"]".into(),
+                "token 1: secret: expected a string, found a date-time",
+            ),
+            (
+                "[[token]]\nname = \"x\"\nscopes = [\"read\"]".into(),
+                r#"token 1 ("x"): secret is missing: give a random string of at least 16 characters"#,
+            ),
+            (
+                format!(r#"[{{"secret": "{S}"}}]"#),
+                "token 1: scopes is missing: give at least one scope (read, write or admin)",
+            ),
+            (
+                format!("[[token]]\nsecret = \"{S}\"\nscopes = \"read\""),
+                r#"token 1: scopes: expected an array such as ["read"], found a string"#,
+            ),
+            (
+                format!(r#"[{{"secret": "{S}", "scopes": [1]}}]"#),
+                "token 1: scopes: expected scope names (read, write or admin), found a number",
+            ),
+            (
+                format!("[[token]]\nsecret = \"{S}\"\nscopes = []"),
+                "token 1: scopes: give at least one scope (read, write or admin)",
+            ),
+            (
+                format!("[[token]]\nsecret = \"{S}\"\nscopes = [\"write\"]\nprefixes = \"a/\""),
+                "token 1: prefixes: expected an array of strings, found a string",
+            ),
+            (
+                format!(r#"[{{"secret": "{S}", "scopes": ["write"], "prefixes": [null]}}]"#),
+                "token 1: prefixes: expected asset-name prefixes (strings), found null",
+            ),
+            (
+                format!("[[token]]\nname = 5\nsecret = \"{S}\"\nscopes = [\"read\"]"),
+                "token 1: name: expected a string, found an integer",
+            ),
+            (
+                "[[token]]\nname = \"short\"\nsecret = \"abc\"\nscopes = [\"read\"]".into(),
+                r#"token 1 ("short"): secret: must have at least 16 characters"#,
+            ),
+            (
+                "[[token]]\nsecret = \"0123456789 abcdef\"\nscopes = [\"read\"]".into(),
+                "token 1: secret: must not contain spaces or control characters",
+            ),
+            (
+                format!(
+                    r#"[{{"name": "a", "secret": "{S}", "scopes": ["read"]}}, {{"secret": "{S}", "scopes": ["admin"]}}]"#
+                ),
+                r#"token 2: secret: given twice (also in token 1 ("a"))"#,
+            ),
+            (
+                format!(r#"[{{"secret": "{S}", "scopes": ["read"]}}, "{S}"]"#),
+                "token 2: expected an object, found a string",
+            ),
+            (
+                format!("[token]\nsecret = \"{S}\"\nscopes = [\"read\"]"),
+                "token: expected [[token]] entries (an array of tables), found a table",
+            ),
+            (
+                format!(r#"{{"token": {{"secret": "{S}", "scopes": ["read"]}}}}"#),
+                "token: expected an array of token objects, found an object",
+            ),
+            (
+                format!("[[tokn]]\nsecret = \"{S}\"\nscopes = [\"read\"]"),
+                r#"unknown key "tokn": the tokens go in [[token]] entries"#,
+            ),
+            (
+                format!(r#"{{"tokens": [{{"secret": "{S}", "scopes": ["read"]}}], "version": 1}}"#),
+                r#"unknown key "version": give {"token": [...]} or an array of tokens"#,
+            ),
+            (
+                format!(
+                    "[[token]]\nsecret = \"{S}\"\nscopes = [\"read\"]\n[[tokens]]\nsecret = \"{S}-2\"\nscopes = [\"read\"]"
+                ),
+                "give token or tokens, not both",
+            ),
+            (
+                "[[token]]\nsecret = \"0123456789abcdef\"\nscopes = [\"read\"\n".into(),
+                "invalid TOML at line 3: ",
+            ),
+            (
+                r#"{"token": [{"secret": 1,}]}"#.into(),
+                "invalid JSON: trailing comma at line 1 column 25",
+            ),
+        ];
+        for (text, expected) in cases {
+            let e = Tokens::parse(text).unwrap_err().to_string();
+            let expected = format!("tokens: {expected}");
+            if expected.ends_with(": ") {
+                assert!(e.starts_with(&expected), "{text:?}:\n{e}");
+            } else {
+                assert_eq!(e, expected, "{text:?}");
+            }
+            assert!(!e.contains('\n'), "not one line: {e:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_is_an_alias_of_token() {
+        let t = Tokens::parse("[[tokens]]\nsecret = \"0123456789abcdef\"\nscopes = [\"read\"]")
+            .unwrap();
+        assert_eq!(t.tokens.len(), 1);
+    }
+
+    #[test]
+    fn a_file_names_its_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("tokens.toml");
+        let p = path.display();
+        std::fs::write(
+            &path,
+            "[[token]]\nname = \"orders-producer\"\nsecret = \"0123456789abcdef\"\nscope = [\"write\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            Tokens::load(&path).unwrap_err().to_string(),
+            format!(
+                r#"{p}: token 1 ("orders-producer"): unknown field "scope": the fields are name, secret, scopes, prefixes"#
+            )
+        );
+        std::fs::write(&path, "").unwrap();
+        assert_eq!(
+            Tokens::load(&path).unwrap_err().to_string(),
+            format!("{p}: no tokens: give at least one [[token]] entry")
+        );
+        std::fs::write(&path, TOML).unwrap();
+        assert_eq!(Tokens::load(&path).unwrap().tokens.len(), 2);
+        let missing = dir.path().join("absent.toml");
+        let e = Tokens::load(&missing).unwrap_err().to_string();
+        assert!(
+            e.starts_with(&format!("cannot read tokens file {}: ", missing.display())),
+            "{e}"
+        );
+    }
+
+    /// The only test of this binary that touches these variables, so
+    /// setting them does not race another test.
+    #[test]
+    fn the_environment_names_the_variable() {
+        let dir = tempfile::tempdir().unwrap();
+        std::env::remove_var(TOKENS_FILE_ENV);
+        for (value, expected) in [
+            (
+                "",
+                "GAPLESS_TOKENS is empty: give [[token]] entries or unset it",
+            ),
+            (
+                " \n",
+                "GAPLESS_TOKENS is empty: give [[token]] entries or unset it",
+            ),
+            (
+                "[[token]]\nsecret = \"0123456789abcdef\"\nscopes = [\"raed\"]",
+                r#"GAPLESS_TOKENS: token 1: scopes: unknown scope "raed": use read, write or admin"#,
+            ),
+            (
+                "[]",
+                "GAPLESS_TOKENS: no tokens: give at least one token object",
+            ),
+        ] {
+            std::env::set_var(TOKENS_ENV, value);
+            assert_eq!(
+                Tokens::from_env().unwrap_err().to_string(),
+                expected,
+                "{value:?}"
+            );
+        }
+        std::env::set_var(TOKENS_ENV, TOML);
+        assert_eq!(Tokens::from_env().unwrap().unwrap().tokens.len(), 2);
+
+        std::env::remove_var(TOKENS_ENV);
+        let path = dir.path().join("tokens.json");
+        std::fs::write(
+            &path,
+            r#"[{"secret": "0123456789abcdef", "scopes": "read"}]"#,
+        )
+        .unwrap();
+        std::env::set_var(TOKENS_FILE_ENV, &path);
+        assert_eq!(
+            Tokens::from_env().unwrap_err().to_string(),
+            format!(
+                r#"{}: token 1: scopes: expected an array such as ["read"], found a string"#,
+                path.display()
+            )
+        );
+        std::env::remove_var(TOKENS_FILE_ENV);
+        assert!(Tokens::from_env().unwrap().is_none());
     }
 
     #[test]

@@ -1,4 +1,4 @@
-//! How a server is set up: address, tokens, limits.
+//! How a server is set up: address, tokens, limits, log format.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -26,6 +26,19 @@ pub struct ServerConfig {
     /// The most events one group commit takes (default 4096); one request
     /// with more is committed on its own.
     pub max_group_events: usize,
+    /// How [`run`](crate::run) writes its log to standard error.
+    pub log_format: LogFormat,
+}
+
+/// How [`run`](crate::run) writes its log to standard error.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum LogFormat {
+    /// Readable lines; coloured only when standard error is a terminal.
+    #[default]
+    Text,
+    /// One JSON object a line (`timestamp`, `level`, `fields`, `target`,
+    /// spans), for a log collector.
+    Json,
 }
 
 impl Default for ServerConfig {
@@ -36,6 +49,7 @@ impl Default for ServerConfig {
             body_limit: 64 * 1024 * 1024,
             request_timeout: Duration::from_secs(30),
             max_group_events: 4096,
+            log_format: LogFormat::Text,
         }
     }
 }

@@ -18,7 +18,8 @@
 //! # Layout
 //!
 //! - [`run`], [`serve`], [`app`]: starting a server (`lib.rs`, `app.rs`).
-//! - [`ServerConfig`]: address, tokens, limits (`config.rs`).
+//! - [`ServerConfig`], [`LogFormat`]: address, tokens, limits, log format
+//!   (`config.rs`).
 //! - [`AppState`]: the ledger, the writer, metrics, shared by requests
 //!   (`state.rs`).
 //! - `writer.rs`: group commit: concurrent batches share one commit through
@@ -60,11 +61,11 @@ mod state;
 mod writer;
 
 use std::future::Future;
-use std::io;
+use std::io::{self, IsTerminal};
 
 pub use app::{app, openapi};
 pub use auth::{Scope, Token, Tokens};
-pub use config::{check_exposure, ServerConfig, DEFAULT_LISTEN};
+pub use config::{check_exposure, LogFormat, ServerConfig, DEFAULT_LISTEN};
 pub use error::{ApiError, FaultCause, ServerError};
 use gapless_ledger::Ledger;
 pub use metrics::Metrics;
@@ -108,9 +109,10 @@ pub async fn serve(
 }
 
 /// Run a server on `ledger` until ctrl-c or SIGTERM: builds the runtime,
-/// installs a `tracing` subscriber (`RUST_LOG`, default `info`) if none is,
-/// binds `config.listen` and prints `listening on http://ADDR` to standard
-/// error (so a caller that bound port 0 can read the port).
+/// installs a `tracing` subscriber (`RUST_LOG`, default `info`;
+/// `config.log_format`) if none is, binds `config.listen` and prints
+/// `listening on http://ADDR` to standard error (so a caller that bound port
+/// 0 can read the port).
 ///
 /// # Errors
 ///
@@ -118,13 +120,18 @@ pub async fn serve(
 /// [`ServerError::Io`] when the address cannot be bound.
 pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
     check_exposure(config.listen, config.tokens.as_ref())?;
-    let _ = tracing_subscriber::fmt()
+    let log = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
-        .with_writer(io::stderr)
-        .try_init();
+        .with_writer(io::stderr);
+    // Colour codes are noise in a file or a log collector: only a terminal
+    // gets them.
+    let _ = match config.log_format {
+        LogFormat::Text => log.with_ansi(io::stderr().is_terminal()).try_init(),
+        LogFormat::Json => log.with_ansi(false).json().try_init(),
+    };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("gapless-server")

@@ -1,12 +1,21 @@
 //! Prometheus metrics: one registry per server (no globals, so several
 //! servers can run in one process), rendered in the OpenMetrics text format.
+//!
+//! Per asset, two kinds of series: those read from the ledger when
+//! `/metrics` is asked (`asset_events`, `asset_last_covered_seconds`), which
+//! every server over one database reports alike, and those this server
+//! counts as its writer commits (`asset_last_received_seconds`,
+//! `asset_retractions`), which start from nothing when it starts.
 
+use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request, State};
 use axum::middleware::Next;
 use axum::response::Response;
-use gapless_api::AssetsAnswer;
+use gapless_api::{AssetsAnswer, IngestAnswer};
+use gapless_core::EventKind;
+use gapless_ledger::ingest::Batch;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -32,6 +41,7 @@ struct AssetLabels {
 }
 
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+type Seconds = Gauge<f64, AtomicU64>;
 
 /// The server's metrics.
 pub struct Metrics {
@@ -45,6 +55,9 @@ pub struct Metrics {
     pub(crate) group_requests: Histogram,
     requests: HistogramFamily<RouteLabels>,
     asset_events: Family<AssetLabels, Gauge>,
+    asset_last_covered: Family<AssetLabels, Seconds>,
+    asset_last_received: Family<AssetLabels, Seconds>,
+    asset_retractions: Family<AssetLabels, Counter>,
 }
 
 impl std::fmt::Debug for Metrics {
@@ -71,6 +84,9 @@ impl Metrics {
         let requests: HistogramFamily<RouteLabels> =
             Family::new_with_constructor(latency_histogram);
         let asset_events = Family::<AssetLabels, Gauge>::default();
+        let asset_last_covered = Family::<AssetLabels, Seconds>::default();
+        let asset_last_received = Family::<AssetLabels, Seconds>::default();
+        let asset_retractions = Family::<AssetLabels, Counter>::default();
         registry.register("events_accepted", "Events stored", accepted.clone());
         registry.register(
             "events_duplicates",
@@ -109,8 +125,25 @@ impl Metrics {
         );
         registry.register(
             "asset_events",
-            "Events stored per asset",
+            "Events stored per asset (from the ledger)",
             asset_events.clone(),
+        );
+        registry.register(
+            "asset_last_covered_seconds",
+            "End of the asset's last covered run, Unix seconds (from the ledger)",
+            asset_last_covered.clone(),
+        );
+        registry.register(
+            "asset_last_received_seconds",
+            "When this server last stored an event of the asset, Unix seconds; since the server \
+             started, and of a batch with duplicates only the events without an id count",
+            asset_last_received.clone(),
+        );
+        registry.register(
+            "asset_retractions",
+            "Retracted events of the asset this server stored since it started; of a batch with \
+             duplicates only the events without an id count",
+            asset_retractions.clone(),
         );
         Metrics {
             registry,
@@ -123,22 +156,74 @@ impl Metrics {
             group_requests,
             requests,
             asset_events,
+            asset_last_covered,
+            asset_last_received,
+            asset_retractions,
         }
     }
 
-    /// The text exposition, with the per-asset gauges set from `assets`.
+    /// Note the events `batch` stored, answered `answer`, at `received_at`.
+    ///
+    /// The answer counts duplicates but does not say which events they
+    /// were, and only an event with an id can be one. So every event is
+    /// counted when the batch had no duplicates; otherwise only the events
+    /// without an id, which were stored for certain. A batch that repeats
+    /// some events and adds others thus may not move these series for the
+    /// new events that have ids.
+    pub(crate) fn stored(
+        &self,
+        batch: &Batch,
+        answer: &IngestAnswer,
+        received_at: gapless_core::Instant,
+    ) {
+        let at = unix_seconds(received_at);
+        let mut retractions: Vec<(&str, u64)> = Vec::new();
+        for e in batch.events() {
+            if answer.duplicates > 0 && e.id.is_some() {
+                continue;
+            }
+            let n = u64::from(e.kind == EventKind::Retracted);
+            match retractions.iter_mut().find(|(a, _)| *a == e.asset) {
+                Some((_, count)) => *count += n,
+                None => retractions.push((&e.asset, n)),
+            }
+        }
+        for (asset, n) in retractions {
+            let labels = AssetLabels {
+                asset: asset.to_string(),
+            };
+            self.asset_last_received.get_or_create(&labels).set(at);
+            // Created even at zero, so every asset written has the series.
+            self.asset_retractions.get_or_create(&labels).inc_by(n);
+        }
+    }
+
+    /// The text exposition, with the ledger's per-asset gauges set from
+    /// `assets`.
     pub(crate) fn render(&self, assets: &AssetsAnswer) -> Result<String, std::fmt::Error> {
         for a in &assets.assets {
+            let labels = AssetLabels {
+                asset: a.asset.clone(),
+            };
             self.asset_events
-                .get_or_create(&AssetLabels {
-                    asset: a.asset.clone(),
-                })
+                .get_or_create(&labels)
                 .set(i64::try_from(a.events).unwrap_or(i64::MAX));
+            if let Some(end) = a.last_covered {
+                self.asset_last_covered
+                    .get_or_create(&labels)
+                    .set(unix_seconds(end));
+            }
         }
         let mut text = String::new();
         prometheus_client::encoding::text::encode(&mut text, &self.registry)?;
         Ok(text)
     }
+}
+
+fn unix_seconds(t: gapless_core::Instant) -> f64 {
+    // Microseconds since 1970 stay below 2^53 until the year 2255: an f64
+    // holds them exactly, and the seconds to well under a microsecond.
+    t.to_timestamp().as_microsecond() as f64 / 1e6
 }
 
 /// Middleware: time every request by its route pattern (never the raw path,

@@ -123,11 +123,12 @@ fn commit(ledger: &Ledger, jobs: Vec<(Batch, Reply)>, metrics: &Metrics) {
     metrics.commits.inc();
     let batches: Vec<&Batch> = jobs.iter().map(|(b, _)| b).collect();
     let results = ledger.append_group(&batches, received_at);
-    for ((_, reply), result) in jobs.into_iter().zip(results) {
+    for ((batch, reply), result) in jobs.into_iter().zip(results) {
         match &result {
             Ok(a) => {
                 metrics.accepted.inc_by(a.accepted);
                 metrics.duplicates.inc_by(a.duplicates);
+                metrics.stored(&batch, a, received_at);
             }
             Err(e) if e.kind() == ErrorKind::Conflict => {
                 metrics.conflicts.inc();

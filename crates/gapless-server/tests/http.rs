@@ -478,3 +478,120 @@ fn slow_requests_time_out_with_503() {
     );
     assert_eq!(c.get("/healthz").status, 200);
 }
+
+/// `/metrics` as `series{labels}` to value (no `# ` lines).
+fn samples(text: &str) -> std::collections::HashMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series.to_string(), value.parse().unwrap())
+        })
+        .collect()
+}
+
+fn unix_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+#[test]
+fn metrics_per_asset_say_how_far_it_is_covered_when_it_was_written_and_what_was_retracted() {
+    let server = TestServer::start();
+    let c = server.client();
+    let retraction = |asset: &str, start: &str, end: &str, id: Option<&str>| {
+        let mut e = event(asset, start, end, id);
+        e["kind"] = "retracted".into();
+        e
+    };
+    let post = |body: Value, accepted: u64, duplicates: u64| {
+        let r = c.post_json("/v1/events", &body);
+        assert_eq!(r.status, 200, "{}", r.text());
+        assert_eq!(
+            r.json(),
+            json!({"accepted": accepted, "duplicates": duplicates})
+        );
+    };
+    let before = unix_now();
+    post(
+        json!([
+            event("orders", &at(0), &at(5), Some("e1")),
+            event("orders", &at(5), &at(10), Some("e2"))
+        ]),
+        2,
+        0,
+    );
+    post(retraction("orders", &at(5), &at(10), Some("r1")), 1, 0);
+    // Again: a duplicate, stored once.
+    post(retraction("orders", &at(5), &at(10), Some("r1")), 0, 1);
+    // A batch with a duplicate: of its new events only the one without an
+    // id is known to be stored, so r2 is not counted (see `Metrics::stored`).
+    post(
+        json!([
+            event("orders", &at(0), &at(5), Some("e1")),
+            retraction("orders", &at(10), &at(15), None),
+            retraction("orders", &at(15), &at(20), Some("r2"))
+        ]),
+        2,
+        1,
+    );
+    post(event("clicks", &at(0), &at(30), None), 1, 0);
+    post(retraction("gone", &at(0), &at(5), None), 1, 0);
+    let after = unix_now();
+
+    let m = c.get("/metrics");
+    assert_eq!(m.status, 200);
+    let text = m.text();
+    for family in [
+        "# TYPE gapless_asset_events gauge",
+        "# TYPE gapless_asset_last_covered_seconds gauge",
+        "# TYPE gapless_asset_last_received_seconds gauge",
+        "# TYPE gapless_asset_retractions counter",
+    ] {
+        assert!(text.contains(family), "{family}:\n{text}");
+    }
+    let s = samples(&text);
+    let get = |name: &str, asset: &str| s.get(&format!("{name}{{asset=\"{asset}\"}}")).copied();
+    // From the ledger: orders is covered 10:00 to 10:05 (10:05 to 10:10 is
+    // retracted), clicks to 10:30, gone nowhere.
+    assert_eq!(get("gapless_asset_events", "orders"), Some(5.0), "{text}");
+    assert_eq!(get("gapless_asset_events", "gone"), Some(1.0), "{text}");
+    let t1005 = 1_748_772_300.0; // 2025-06-01T10:05:00Z
+    assert_eq!(
+        get("gapless_asset_last_covered_seconds", "orders"),
+        Some(t1005),
+        "{text}"
+    );
+    assert_eq!(
+        get("gapless_asset_last_covered_seconds", "clicks"),
+        Some(t1005 + 25.0 * 60.0),
+        "{text}"
+    );
+    assert_eq!(get("gapless_asset_last_covered_seconds", "gone"), None);
+    // Counted by this server.
+    for asset in ["orders", "clicks", "gone"] {
+        let received = get("gapless_asset_last_received_seconds", asset)
+            .unwrap_or_else(|| panic!("{asset}: no last received:\n{text}"));
+        assert!(
+            before - 1.0 <= received && received <= after + 1.0,
+            "{asset}: {received} not in {before}..{after}"
+        );
+    }
+    assert_eq!(
+        get("gapless_asset_retractions_total", "orders"),
+        Some(2.0),
+        "{text}"
+    );
+    assert_eq!(
+        get("gapless_asset_retractions_total", "clicks"),
+        Some(0.0),
+        "{text}"
+    );
+    assert_eq!(
+        get("gapless_asset_retractions_total", "gone"),
+        Some(1.0),
+        "{text}"
+    );
+}

@@ -32,8 +32,9 @@ pub(crate) struct Health {
 }
 
 /// Prometheus metrics (OpenMetrics text): events accepted and duplicate,
-/// conflicts, commits and their sizes, request latency per route, events
-/// per asset.
+/// conflicts, commits and their sizes, request latency per route; per asset
+/// the events stored and the end of the last covered run (from the ledger),
+/// when this server last stored an event and the retractions it stored.
 #[utoipa::path(
     get,
     path = "/metrics",
