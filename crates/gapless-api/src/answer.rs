@@ -206,6 +206,11 @@ pub struct AssetAnswer {
     /// The end of the last covered run.
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_covered: Option<Instant>,
+    /// The declared span of a discrete key (ISO 8601), or null.
+    pub key_span: Option<String>,
+    /// The declared time zone, or null when the asset was never declared
+    /// (its keys are then read in UTC).
+    pub tz: Option<String>,
 }
 
 /// `assets`: every asset.

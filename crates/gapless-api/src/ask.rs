@@ -1,10 +1,10 @@
 //! [`Ask`]: the one interface of "a ledger to ask".
 
 use crate::{
-    AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer, DeclareRequest, EventsAnswer,
-    EventsRequest, FrontierAnswer, FrontierRequest, IngestAnswer, MultiCheckAnswer,
-    MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest, WindowsAnswer,
-    WindowsRequest,
+    AssetAnswer, AssetRequest, AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer,
+    DeclareRequest, EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest, IngestAnswer,
+    MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest,
+    WindowsAnswer, WindowsRequest,
 };
 
 /// Every question and write of gapless, one method each, taking the
@@ -73,6 +73,13 @@ pub trait Ask {
     ///
     /// Faults of the ledger only.
     fn assets(&self) -> Result<AssetsAnswer>;
+
+    /// One asset: its declaration, event count and covered extent.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an asset the ledger has never seen.
+    fn asset(&self, request: &AssetRequest) -> Result<AssetAnswer>;
 
     /// Declare an asset's key span and time zone.
     ///

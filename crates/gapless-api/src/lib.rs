@@ -39,7 +39,7 @@ pub use answer::*;
 pub use ask::Ask;
 pub use error::{Error, ErrorKind, Position, Result, Unit};
 pub use request::{
-    BodyFormat, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FrontierRequest,
-    MultiCoverageRequest, RecordRequest, SegmentsRequest, WindowsRequest,
+    AssetRequest, BodyFormat, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest,
+    FrontierRequest, MultiCoverageRequest, RecordRequest, SegmentsRequest, WindowsRequest,
 };
 pub use schema::{ErrorBody, EventInputSchema, EventsBodySchema, IntervalSchema};

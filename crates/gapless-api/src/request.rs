@@ -202,7 +202,8 @@ pub struct MultiCoverageRequest {
 }
 
 /// `gapless asset set` · `PUT /v1/assets/{asset}`: declare an asset's
-/// discrete key span and time zone, creating it if needed.
+/// discrete key span and time zone, creating it if needed. What is not
+/// given stays as it was.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, ToSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DeclareRequest {
@@ -211,14 +212,27 @@ pub struct DeclareRequest {
     #[arg(value_name = "ASSET")]
     pub asset: String,
     /// Span of a discrete partition key (ISO 8601 such as PT5M, or 5m, 1h,
-    /// P1D), or none.
+    /// P1D); `none` clears it; unchanged when not given.
     #[arg(long)]
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_span: Option<String>,
-    /// IANA time zone of the asset's keys (default UTC).
+    /// IANA time zone of the asset's keys and naive instants (UTC until
+    /// declared); unchanged when not given.
     #[arg(long)]
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
+}
+
+/// `gapless asset show` · `GET /v1/assets/{asset}`: one asset's
+/// declaration, event count and covered extent.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct AssetRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
 }
 
 /// `gapless emit`: one event given as flags; recorded as the event object

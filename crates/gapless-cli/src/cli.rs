@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gapless_api::{
-    CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FrontierRequest, SegmentsRequest,
-    WindowsRequest,
+    AssetRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FrontierRequest,
+    SegmentsRequest, WindowsRequest,
 };
 
 /// What `gapless --help` says after the commands.
@@ -176,7 +176,16 @@ pub enum AssetCommand {
         #[command(flatten)]
         output: Output,
     },
-    /// List the assets with their event counts and covered extent.
+    /// One asset: its declaration, event count and covered extent.
+    #[command(after_help = "Example:\n  gapless asset show orders")]
+    Show {
+        #[command(flatten)]
+        request: AssetRequest,
+        #[command(flatten)]
+        output: Output,
+    },
+    /// List the assets with their declarations, event counts and covered
+    /// extent.
     List {
         #[command(flatten)]
         output: Output,

@@ -4,7 +4,7 @@
 use std::fmt::Write;
 
 use gapless_api::{
-    AssetsAnswer, CheckAnswer, DeclAnswer, EventsAnswer, FrontierAnswer, IngestAnswer,
+    AssetAnswer, AssetsAnswer, CheckAnswer, DeclAnswer, EventsAnswer, FrontierAnswer, IngestAnswer,
     SegmentsAnswer, WindowsAnswer,
 };
 use gapless_core::{Instant, Interval};
@@ -371,24 +371,37 @@ pub fn assets(a: &AssetsAnswer) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<30} {:>10}  {:<27} last covered",
-        "asset", "events", "first covered"
+        "{:<30} {:>10}  {:<27} {:<27} {:<9} time zone",
+        "asset", "events", "first covered", "last covered", "key span"
     );
+    let or_dash = |t: Option<Instant>| t.map_or_else(|| "-".to_string(), |t| t.to_string());
     for x in &a.assets {
         let _ = writeln!(
             out,
-            "{:<30} {:>10}  {:<27} {}",
-            x.asset,
+            "{:<30} {:>10}  {:<27} {:<27} {:<9} {}",
+            clip(&x.asset, 30),
             x.events,
-            x.first_covered
-                .map(|t| t.to_string())
-                .unwrap_or_else(|| "-".into()),
-            x.last_covered
-                .map(|t| t.to_string())
-                .unwrap_or_else(|| "-".into())
+            or_dash(x.first_covered),
+            or_dash(x.last_covered),
+            x.key_span.as_deref().unwrap_or("-"),
+            x.tz.as_deref().unwrap_or("-")
         );
     }
     out
+}
+
+/// `asset show`.
+pub fn asset(a: &AssetAnswer) -> String {
+    let or_dash = |t: Option<Instant>| t.map_or_else(|| "-".to_string(), |t| t.to_string());
+    format!(
+        "{}\n  events         {}\n  first covered  {}\n  last covered   {}\n  key span       {}\n  time zone      {}\n",
+        a.asset,
+        a.events,
+        or_dash(a.first_covered),
+        or_dash(a.last_covered),
+        a.key_span.as_deref().unwrap_or("none"),
+        a.tz.as_deref().unwrap_or("UTC (not declared)")
+    )
 }
 
 #[cfg(test)]

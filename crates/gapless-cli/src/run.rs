@@ -13,17 +13,31 @@ use serde::Serialize;
 use crate::cli::{AssetCommand, Cli, Command, LogFormat, Output};
 use crate::human;
 
-/// The ledger to ask: one this process opens, or a server.
+/// The ledger to ask: one this process opens, or a server. Only the writes
+/// (`emit`, `ingest`, `asset set`) may create a ledger; a question about a
+/// ledger that is not there is an error, never a new empty ledger.
 fn open(cli: &Cli) -> Result<Box<dyn Ask>, Error> {
     if let Some(url) = &cli.url {
         let token = std::env::var(gapless_client::TOKEN_ENV).ok();
         return Ok(Box::new(Client::new(url)?.with_token(token)));
     }
-    Ok(Box::new(open_ledger(&cli.db)?))
+    let writes = matches!(
+        cli.command,
+        Command::Emit { .. } | Command::Ingest { .. } | Command::Asset(AssetCommand::Set { .. })
+    );
+    Ok(Box::new(open_ledger(&cli.db, writes)?))
 }
 
-fn open_ledger(db: &str) -> Result<Ledger, Error> {
-    let store = gapless_store::open(db).map_err(|e| Error::unavailable(e.to_string()))?;
+fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
+    let store = if create {
+        gapless_store::open(db)
+    } else {
+        gapless_store::open_existing(db)
+    };
+    let store = store.map_err(|e| match e {
+        gapless_store::StoreError::Missing { .. } => Error::not_found(e.to_string()),
+        other => Error::unavailable(other.to_string()),
+    })?;
     Ok(Ledger::new(Arc::from(store)))
 }
 
@@ -104,6 +118,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         Command::Asset(AssetCommand::Set { request, output }) => {
             print(output, &ledger.declare(&request)?, human::decl)?;
         }
+        Command::Asset(AssetCommand::Show { request, output }) => {
+            print(output, &ledger.asset(&request)?, human::asset)?;
+        }
         Command::Asset(AssetCommand::List { output }) | Command::Assets { output } => {
             print(output, &ledger.assets()?, human::assets)?;
         }
@@ -141,7 +158,7 @@ fn serve(
         },
         ..Default::default()
     };
-    gapless_server::run(open_ledger(&cli.db)?, config).map_err(|e| match e {
+    gapless_server::run(open_ledger(&cli.db, true)?, config).map_err(|e| match e {
         gapless_server::ServerError::Config(m) => Error::bad_input(m),
         other => Error::unavailable(other.to_string()),
     })?;

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use common::{conformance_cases, subset_mismatch, Gapless, PgSchema, Server};
 use gapless_api::{
-    Ask, BodyFormat, CoverageRequest, DeclareRequest, Error, EventsRequest, FrontierRequest,
-    RecordRequest, SegmentsRequest, WindowsRequest,
+    Ask, BodyFormat, CoverageRequest, DeclareRequest, Error, FrontierRequest, RecordRequest,
+    SegmentsRequest, WindowsRequest,
 };
 use serde_json::Value;
 
@@ -67,8 +67,8 @@ impl Runner for Gapless {
     }
 
     fn stored(&self, asset: &str) -> Option<usize> {
-        let out = self.run(&["events", asset, "--json"], None);
-        out.json()["events"].as_array().map(Vec::len)
+        let out = self.run(&["assets", "--json"], None);
+        stored_of(&out.json(), asset)
     }
 }
 
@@ -168,12 +168,19 @@ impl Runner for InProcess {
     }
 
     fn stored(&self, asset: &str) -> Option<usize> {
-        let page = self.0.events(&EventsRequest {
-            asset: asset.into(),
-            ..Default::default()
-        });
-        page.ok().map(|p| p.events.len())
+        let assets = serde_json::to_value(self.0.assets().ok()?).unwrap();
+        stored_of(&assets, asset)
     }
+}
+
+/// The events of `asset` in an `assets` answer (none when it is not listed).
+fn stored_of(assets: &Value, asset: &str) -> Option<usize> {
+    let list = assets["assets"].as_array()?;
+    Some(
+        list.iter()
+            .find(|a| a["asset"] == asset)
+            .map_or(0, |a| a["events"].as_u64().unwrap() as usize),
+    )
 }
 
 /// How the commands reach the ledger.

@@ -430,3 +430,159 @@ fn output_a_person_can_read_at_scale() {
     assert_eq!(column(rows[0]), column(rows[1]), "{}", out.stdout);
     assert!(rows[0].contains('…'));
 }
+
+#[test]
+fn a_question_never_creates_a_ledger_and_a_typo_is_not_zero_percent() {
+    let g = Gapless::new();
+    let out = g.run(
+        &[
+            "check",
+            "ordres",
+            "--start",
+            "2025-06-01",
+            "--end",
+            "2025-06-02",
+        ],
+        None,
+    );
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    assert_eq!(
+        out.stderr.trim_end(),
+        format!("gapless: no ledger at {}", g.db.display())
+    );
+    assert!(!g.db.exists(), "a question left a ledger behind");
+    for args in [
+        &["assets"][..],
+        &["frontier", "x", "--origin", "2025-06-01"],
+    ] {
+        assert_eq!(g.run(args, None).code, 2, "{args:?}");
+    }
+    assert!(!g.db.exists());
+
+    let mut g = orders();
+    assert_eq!(g.run(&["asset", "set", "pending"], None).code, 0);
+    both(&mut g, |g, mode| {
+        let day = ["--start", "2025-06-01", "--end", "2025-06-02"];
+        let out = g.run(&[&["check", "ordres"][..], &day].concat(), None);
+        assert_eq!(out.code, 2, "{mode}");
+        assert_eq!(
+            out.stderr.trim_end(),
+            "gapless: unknown asset \"ordres\" (did you mean \"orders\"?)",
+            "{mode}"
+        );
+        for q in [
+            vec!["windows", "ordres", "--every", "1h"],
+            vec!["segments", "ordres"],
+            vec!["events", "ordres"],
+        ] {
+            let out = g.run(&[&q[..], &day].concat(), None);
+            assert_eq!(out.code, 2, "{mode} {q:?}");
+            assert!(
+                out.stderr.contains("unknown asset \"ordres\""),
+                "{mode} {q:?}: {}",
+                out.stderr
+            );
+        }
+        // Declared, no events yet: known, nothing covered.
+        let out = g.run(&[&["check", "pending"][..], &day].concat(), None);
+        assert_eq!(out.code, 1, "{mode}: {}", out.stderr);
+        // Known, covered elsewhere: an empty answer, not an error.
+        let (code, v) = json(g, &[&["check", "orders"][..], &day].concat());
+        assert_eq!(
+            (code, v["covered_ratio"].as_f64()),
+            (1, Some(0.0)),
+            "{mode}"
+        );
+    });
+    let server = Server::start(&g);
+    let r = ureq::get(format!(
+        "{}/v1/assets/ordres/coverage?start=2025-06-01&end=2025-06-02",
+        server.url
+    ))
+    .config()
+    .http_status_as_error(false)
+    .build()
+    .call()
+    .unwrap();
+    assert_eq!(r.status().as_u16(), 404);
+}
+
+#[test]
+fn asset_set_changes_only_what_it_is_told_and_asset_show_tells_all() {
+    let mut g = orders();
+    both(&mut g, |g, mode| {
+        let (code, v) = json(
+            g,
+            &[
+                "asset",
+                "set",
+                "clicks",
+                "--key-span",
+                "5m",
+                "--tz",
+                "Europe/Berlin",
+            ],
+        );
+        assert_eq!(code, 0, "{mode}");
+        assert_eq!(
+            (v["key_span"].as_str(), v["tz"].as_str()),
+            (Some("PT5M"), Some("Europe/Berlin")),
+            "{mode}"
+        );
+        // --tz alone keeps the key span.
+        let (_, v) = json(g, &["asset", "set", "clicks", "--tz", "UTC"]);
+        assert_eq!(
+            (v["key_span"].as_str(), v["tz"].as_str()),
+            (Some("PT5M"), Some("UTC")),
+            "{mode}"
+        );
+        // Nothing given changes nothing.
+        let (_, v) = json(g, &["asset", "set", "clicks"]);
+        assert_eq!(
+            (v["key_span"].as_str(), v["tz"].as_str()),
+            (Some("PT5M"), Some("UTC")),
+            "{mode}"
+        );
+        // none clears the span.
+        let (_, v) = json(g, &["asset", "set", "clicks", "--key-span", "none"]);
+        assert_eq!(
+            (v["key_span"].as_str(), v["tz"].as_str()),
+            (None, Some("UTC")),
+            "{mode}"
+        );
+
+        let (code, v) = json(g, &["asset", "show", "orders"]);
+        assert_eq!(code, 0, "{mode}");
+        assert_eq!(v["events"], 2, "{mode}");
+        assert_eq!(v["first_covered"], "2025-06-14T00:00:00Z", "{mode}");
+        assert_eq!(v["last_covered"], "2025-06-15T00:00:00Z", "{mode}");
+        assert_eq!(v["tz"], Value::Null, "{mode}: never declared");
+        let out = g.run(&["asset", "show", "clicks"], None);
+        assert!(
+            out.stdout.contains("time zone      UTC"),
+            "{mode}: {}",
+            out.stdout
+        );
+        let out = g.run(&["asset", "show", "ordrs"], None);
+        assert_eq!(out.code, 2, "{mode}");
+        assert!(
+            out.stderr.contains("did you mean \"orders\""),
+            "{mode}: {}",
+            out.stderr
+        );
+        // The listing carries the declarations.
+        let (_, v) = json(g, &["assets"]);
+        let clicks = v["assets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|a| a["asset"] == "clicks")
+            .unwrap()
+            .clone();
+        assert_eq!(
+            (clicks["events"].as_u64(), clicks["tz"].as_str()),
+            (Some(0), Some("UTC")),
+            "{mode}"
+        );
+    });
+}

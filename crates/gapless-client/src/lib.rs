@@ -40,10 +40,10 @@ mod url;
 use std::time::Duration;
 
 use gapless_api::{
-    Ask, AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer, DeclareRequest, Error,
-    EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest, IngestAnswer, MultiCheckAnswer,
-    MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest, WindowsAnswer,
-    WindowsRequest,
+    Ask, AssetAnswer, AssetRequest, AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer,
+    DeclareRequest, Error, EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest,
+    IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
+    SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -260,6 +260,10 @@ impl Ask for Client {
 
     fn assets(&self) -> Result<AssetsAnswer> {
         self.get("/v1/assets", &())
+    }
+
+    fn asset(&self, request: &AssetRequest) -> Result<AssetAnswer> {
+        self.get(&Self::asset_path(&request.asset, ""), request)
     }
 
     fn declare(&self, request: &DeclareRequest) -> Result<DeclAnswer> {

@@ -4,14 +4,26 @@
 //! share.
 
 use gapless_api::{
-    Ask, AssetAnswer, AssetsAnswer, BodyFormat, CheckAnswer, CoverageRequest, DeclAnswer,
-    DeclareRequest, Error, EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest,
-    IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
-    SegmentsRequest, WindowsAnswer, WindowsRequest,
+    Ask, AssetAnswer, AssetRequest, AssetsAnswer, BodyFormat, CheckAnswer, CoverageRequest,
+    DeclAnswer, DeclareRequest, Error, EventsAnswer, EventsRequest, FrontierAnswer,
+    FrontierRequest, IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result,
+    SegmentsAnswer, SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
 use gapless_core::{AssetDecl, Duration};
 
 use crate::error::from_store;
+
+/// An asset of the store's listing as the API answers it.
+fn answer_of(a: gapless_store::AssetSummary) -> AssetAnswer {
+    AssetAnswer {
+        asset: a.asset,
+        events: a.events,
+        first_covered: a.first_covered,
+        last_covered: a.last_covered,
+        key_span: a.key_span,
+        tz: a.tz,
+    }
+}
 use gapless_api::params;
 
 use crate::{now, Ledger, WindowsQuery};
@@ -93,31 +105,50 @@ impl Ask for Ledger {
             .assets()
             .map_err(from_store)?
             .into_iter()
-            .map(|a| AssetAnswer {
-                asset: a.asset,
-                events: a.events,
-                first_covered: a.first_covered,
-                last_covered: a.last_covered,
-            })
+            .map(answer_of)
             .collect();
         Ok(AssetsAnswer { assets })
+    }
+
+    fn asset(&self, q: &AssetRequest) -> Result<AssetAnswer> {
+        match self.store.asset(&q.asset).map_err(from_store)? {
+            Some(a) => Ok(answer_of(a)),
+            // known() names the nearest asset; one created meanwhile is
+            // simply asked again.
+            None => match self.known(&q.asset) {
+                Err(e) => Err(e),
+                Ok(()) => self.asset(q),
+            },
+        }
     }
 
     fn declare(&self, q: &DeclareRequest) -> Result<DeclAnswer> {
         gapless_core::validate_asset_name(&q.asset)
             .map_err(|e| Error::bad_input(format!("asset: {e}")))?;
-        let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
-        let key_span = q
-            .key_span
-            .as_deref()
-            .map(|s| Duration::parse(s).map_err(|e| Error::bad_input(format!("key span: {e}"))))
-            .transpose()?;
+        // What is not given stays as declared (UTC and no span for an asset
+        // never declared); `none` clears the key span.
+        let current = self.store.asset_decl(&q.asset).map_err(from_store)?;
+        let (zone, tz_name) = match (&q.tz, &current) {
+            (Some(tz), _) => params::time_zone(Some(tz))?,
+            (None, Some(decl)) => {
+                let name = decl.tz.iana_name().unwrap_or("UTC").to_string();
+                (decl.tz.clone(), name)
+            }
+            (None, None) => params::time_zone(None)?,
+        };
+        let key_span = match q.key_span.as_deref().map(str::trim) {
+            Some(s) if s.eq_ignore_ascii_case("none") => None,
+            Some(s) => {
+                Some(Duration::parse(s).map_err(|e| Error::bad_input(format!("key span: {e}")))?)
+            }
+            None => current.as_ref().and_then(|d| d.key_span),
+        };
         self.store
             .declare_asset(&q.asset, &AssetDecl { key_span, tz: zone })
             .map_err(from_store)?;
         Ok(DeclAnswer {
             asset: q.asset.clone(),
-            key_span: q.key_span.clone(),
+            key_span: key_span.map(|d| d.to_iso8601()),
             tz: tz_name,
         })
     }

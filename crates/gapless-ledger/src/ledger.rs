@@ -231,10 +231,11 @@ impl Ledger {
     ///
     /// Storage faults only: an unknown asset is simply not covered.
     pub fn check(&self, asset: &str, range: Interval, policy: &Policy) -> Result<CheckAnswer> {
-        let report = CoverageReport::of(
-            &self.store.coverage(asset, range).map_err(from_store)?,
-            range,
-        );
+        let covered = self.store.coverage(asset, range).map_err(from_store)?;
+        if covered.is_empty() {
+            self.known(asset)?;
+        }
+        let report = CoverageReport::of(&covered, range);
         Ok(CheckAnswer {
             asset: asset.to_string(),
             start: range.start(),
@@ -260,7 +261,13 @@ impl Ledger {
         }
         let sets = assets
             .iter()
-            .map(|a| self.store.coverage(a, range).map_err(from_store))
+            .map(|a| {
+                let covered = self.store.coverage(a, range).map_err(from_store)?;
+                if covered.is_empty() {
+                    self.known(a)?;
+                }
+                Ok(covered)
+            })
             .collect::<Result<Vec<IntervalSet>>>()?;
         let report = CoverageReport::of(&IntervalSet::intersection(&sets), range);
         Ok(MultiCheckAnswer {
@@ -295,6 +302,9 @@ impl Ledger {
             _ => q.range,
         };
         let covered = self.store.coverage(asset, hull).map_err(from_store)?;
+        if covered.is_empty() {
+            self.known(asset)?;
+        }
         let mut answers = Vec::with_capacity(windows.len());
         for w in windows {
             let r = CoverageReport::of(&covered, w);
@@ -334,6 +344,9 @@ impl Ledger {
             .store
             .events_overlapping(asset, range)
             .map_err(from_store)?;
+        if events.is_empty() {
+            self.known(asset)?;
+        }
         let sources: Vec<SegmentSource> = events
             .iter()
             .map(|e| SegmentSource {
@@ -394,6 +407,9 @@ impl Ledger {
                 },
             )
             .map_err(from_store)?;
+        if page.events.is_empty() && after.is_none() {
+            self.known(asset)?;
+        }
         let events = page
             .events
             .into_iter()
@@ -431,12 +447,55 @@ impl Ledger {
             .store
             .run_containing(asset, origin)
             .map_err(from_store)?
+            .map_or_else(|| self.known(asset).map(|()| None), |r| Ok(Some(r)))?
             .map_or(origin, |r| r.end());
         Ok(FrontierAnswer {
             asset: asset.to_string(),
             origin,
             frontier,
         })
+    }
+}
+
+impl Ledger {
+    /// `Ok` for an asset the ledger knows (it has an event or a
+    /// declaration); `NotFound` naming the nearest known name otherwise.
+    /// Asked only when an answer came back empty, so the questions about
+    /// assets with data pay nothing for it.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown asset; storage faults.
+    pub fn known(&self, asset: &str) -> Result<()> {
+        if self.store.asset(asset).map_err(from_store)?.is_some() {
+            return Ok(());
+        }
+        let names: Vec<String> = self
+            .store
+            .assets()
+            .map_err(from_store)?
+            .into_iter()
+            .map(|a| a.asset)
+            .collect();
+        Err(Error::not_found(unknown_asset(asset, &names)))
+    }
+}
+
+/// `unknown asset "ordres"`, with `(did you mean "orders"?)` when a known
+/// name is a typo away (an edit distance of at most a third of its length,
+/// and at least 1).
+fn unknown_asset(asset: &str, names: &[String]) -> String {
+    let nearest = names
+        .iter()
+        .map(|n| (strsim::levenshtein(asset, n), n))
+        .filter(|(d, n)| *d <= (n.chars().count() / 3).max(1))
+        .min();
+    match nearest {
+        Some((_, n)) => format!("unknown asset {asset:?} (did you mean {n:?}?)"),
+        None => format!(
+            "unknown asset {asset:?}: no event of it is recorded and it is not declared \
+             (declare it first with `gapless asset set`)"
+        ),
     }
 }
 
@@ -488,7 +547,27 @@ fn read_lines(
 
 #[cfg(test)]
 mod tests {
-    use super::read_lines;
+    use super::{read_lines, unknown_asset};
+
+    #[test]
+    fn unknown_assets_suggest_the_nearest_name() {
+        let names = [
+            "orders".to_string(),
+            "clicks".to_string(),
+            "s3://lake/orders".to_string(),
+        ];
+        assert_eq!(
+            unknown_asset("ordres", &names),
+            "unknown asset \"ordres\" (did you mean \"orders\"?)"
+        );
+        assert_eq!(
+            unknown_asset("s3://lake/order", &names),
+            "unknown asset \"s3://lake/order\" (did you mean \"s3://lake/orders\"?)"
+        );
+        assert!(
+            unknown_asset("payments", &names).starts_with("unknown asset \"payments\": no event")
+        );
+    }
 
     fn lines(input: &[u8]) -> Result<Vec<String>, String> {
         let mut out = Vec::new();

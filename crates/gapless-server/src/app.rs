@@ -25,7 +25,7 @@ fn documented() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(events::post_events))
         .routes(routes!(assets::list))
-        .routes(routes!(assets::declare))
+        .routes(routes!(assets::show, assets::declare))
         .routes(routes!(questions::coverage))
         .routes(routes!(questions::windows))
         .routes(routes!(questions::segments))

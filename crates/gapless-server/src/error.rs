@@ -137,6 +137,18 @@ impl IntoResponse for ApiError {
     }
 }
 
+/// `e` and its causes, for the log.
+fn chain(e: &Error) -> String {
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         let detail = match e.position() {
@@ -150,11 +162,13 @@ impl From<Error> for ApiError {
                 ApiError::new(StatusCode::CONFLICT, e.to_string()).with_detail(detail)
             }
             ErrorKind::Denied => ApiError::forbidden(e.to_string()),
+            // The store's words for these name no connection details (it
+            // logs those): "the ledger's database is unavailable", "the
+            // ledger's storage is full".
             ErrorKind::Unavailable => {
-                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, "the ledger is unavailable")
-                    .with_cause(&e)
+                ApiError::new(StatusCode::SERVICE_UNAVAILABLE, e.to_string()).with_cause(chain(&e))
             }
-            _ => ApiError::internal(&e),
+            _ => ApiError::internal(chain(&e)),
         }
     }
 }
@@ -230,8 +244,8 @@ mod tests {
         let response = e.into_response();
         let cause = response.extensions().get::<FaultCause>().expect("a cause");
         assert!(cause.0.contains("/secret/path"));
-        let e = ApiError::from(Error::unavailable("cannot open ledger postgres://u@h/db"));
+        let e = ApiError::from(Error::unavailable("the ledger's storage is full"));
         assert_eq!(e.status(), StatusCode::SERVICE_UNAVAILABLE);
-        assert_eq!(e.message(), "the ledger is unavailable");
+        assert_eq!(e.message(), "the ledger's storage is full");
     }
 }

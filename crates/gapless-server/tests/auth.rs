@@ -78,6 +78,16 @@ async fn call(
 async fn the_scope_matrix() {
     let dir = tempfile::tempdir().unwrap();
     let ledger = common::ledger_at(&dir.path().join("l.db"));
+    // Known to the ledger, so that its questions answer 200 (an unseen
+    // asset is 404, whatever the token).
+    gapless_api::Ask::declare(
+        &ledger,
+        &gapless_api::DeclareRequest {
+            asset: "team-a/orders".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let state = AppState::new(
         ledger,
         ServerConfig {

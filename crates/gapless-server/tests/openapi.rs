@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/events"),
     ("get", "/v1/assets"),
+    ("get", "/v1/assets/{asset}"),
     ("put", "/v1/assets/{asset}"),
     ("get", "/v1/assets/{asset}/coverage"),
     ("get", "/v1/assets/{asset}/windows"),
@@ -84,12 +85,10 @@ fn the_document_lists_exactly_the_served_routes() {
             &[("Content-Type", "application/json")],
             b"{}",
         );
-        assert!(
-            ![404, 405].contains(&r.status),
-            "{method} {path}: {} {}",
-            r.status,
-            r.text()
-        );
+        // A 404 may only be the asset's (`x` is unknown), never the route's.
+        let unrouted =
+            r.status == 405 || (r.status == 404 && r.error().starts_with("no such route"));
+        assert!(!unrouted, "{method} {path}: {} {}", r.status, r.text());
     }
     // This document is what the library exposes too.
     let lib = serde_json::to_value(gapless_server::openapi()).unwrap();

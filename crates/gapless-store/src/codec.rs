@@ -137,19 +137,22 @@ pub(crate) fn run_set(runs: Vec<Interval>) -> Result<IntervalSet> {
         .map_err(|e| corrupt(format_args!("set of coverage runs ({e})")))
 }
 
-/// An asset of the listing from its stored count and the start of its
-/// first and the end of its last coverage run.
+/// An asset of the listing from its stored count, the start of its first
+/// and the end of its last coverage run, and its stored declaration.
 pub(crate) fn summary(
     asset: String,
     events: i64,
     first: Option<i64>,
     last: Option<i64>,
+    declared: (Option<String>, Option<String>),
 ) -> Result<AssetSummary> {
     Ok(AssetSummary {
         asset,
         events: u64::try_from(events).map_err(|_| corrupt("event count"))?,
         first_covered: first.map(|t| instant(t, "coverage run")).transpose()?,
         last_covered: last.map(|t| instant(t, "coverage run")).transpose()?,
+        key_span: declared.0,
+        tz: declared.1,
     })
 }
 

@@ -38,6 +38,12 @@ pub enum StoreError {
     /// The ledger's storage is full (a full disk, a database out of space).
     #[error("{0}")]
     Full(String),
+    /// No ledger where one was to be opened without creating it.
+    #[error("no ledger at {location}")]
+    Missing {
+        /// The path, or the URL (without password) and schema.
+        location: String,
+    },
     /// A fault of the backend (I/O, database).
     #[error("storage failure: {0}")]
     Backend(String),

@@ -37,7 +37,7 @@ mod sqlite;
 pub use self::postgres::PostgresStore;
 pub use error::StoreError;
 pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
-pub use open::open;
+pub use open::{open, open_existing};
 pub use sqlite::SqliteStore;
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
@@ -134,6 +134,16 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Declare `asset`'s key span and time zone, creating it if needed.
     fn declare_asset(&self, asset: &str, decl: &AssetDecl) -> Result<()>;
 
-    /// Every asset with its event count and first and last covered instants.
+    /// Every asset with its event count, first and last covered instants and
+    /// declaration: every asset that has an event or a declaration.
     fn assets(&self) -> Result<Vec<AssetSummary>>;
+
+    /// One asset as [`Store::assets`] lists it, or `None` for an asset the
+    /// ledger has never seen (no event, no declaration).
+    ///
+    /// The default picks it out of the listing: for the paths that need it
+    /// (an empty answer, `asset show`), not for every question.
+    fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
+        Ok(self.assets()?.into_iter().find(|a| a.asset == asset))
+    }
 }

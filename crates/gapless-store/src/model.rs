@@ -52,8 +52,8 @@ pub struct EventPage {
     pub next: Option<i64>,
 }
 
-/// One asset in the listing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+/// One asset in the listing: every asset with an event or a declaration.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AssetSummary {
     /// The asset's name.
     pub asset: String,
@@ -63,4 +63,8 @@ pub struct AssetSummary {
     pub first_covered: Option<Instant>,
     /// The end of the last covered run, if any.
     pub last_covered: Option<Instant>,
+    /// Its declared key span (ISO 8601), if any.
+    pub key_span: Option<String>,
+    /// Its declared time zone (IANA name); `None` if never declared.
+    pub tz: Option<String>,
 }

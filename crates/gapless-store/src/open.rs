@@ -19,6 +19,27 @@ pub fn open(db: &str) -> Result<Box<dyn Store>> {
     Ok(Box::new(SqliteStore::open(db)?))
 }
 
+/// Open the ledger named by `db` as [`open`] does, but only one that
+/// exists: a SQLite file that is not there, or a PostgreSQL schema that
+/// does not exist, is [`crate::StoreError::Missing`], and nothing is
+/// created. For the questions, which must never leave an empty ledger
+/// behind a typo.
+///
+/// # Errors
+///
+/// [`crate::StoreError::Missing`]; else as [`open`].
+pub fn open_existing(db: &str) -> Result<Box<dyn Store>> {
+    if is_postgres_url(db) {
+        return Ok(Box::new(PostgresStore::open_existing(db)?));
+    }
+    if !std::path::Path::new(db).exists() {
+        return Err(crate::StoreError::Missing {
+            location: db.to_string(),
+        });
+    }
+    Ok(Box::new(SqliteStore::open(db)?))
+}
+
 /// Whether `db` names a PostgreSQL database rather than a file.
 fn is_postgres_url(db: &str) -> bool {
     let scheme = db.split_once("://").map_or("", |(s, _)| s);

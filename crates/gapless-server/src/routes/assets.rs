@@ -2,10 +2,10 @@
 
 use axum::extract::State;
 use axum::Json;
-use gapless_api::{Ask, AssetsAnswer, DeclAnswer, DeclareRequest};
+use gapless_api::{Ask, AssetAnswer, AssetRequest, AssetsAnswer, DeclAnswer, DeclareRequest};
 
 use crate::auth::{Caller, Scope};
-use crate::extract::{self, AssetPath};
+use crate::extract::{self, AssetPath, Query};
 use crate::{ApiError, AppState};
 
 /// The assets with their event counts and covered extent.
@@ -28,6 +28,34 @@ pub(crate) async fn list(
 ) -> Result<Json<AssetsAnswer>, ApiError> {
     caller.require(Scope::Read)?;
     Ok(Json(state.ask(|l| l.assets()).await?))
+}
+
+/// One asset: its declaration, event count and covered extent (as
+/// `asset show`).
+#[utoipa::path(
+    get,
+    path = "/v1/assets/{asset}",
+    tag = "assets",
+    params(("asset" = String, Path, description = "The asset, percent-encoded")),
+    responses(
+        (status = 200, description = "The asset", body = AssetAnswer),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 404, description = "An asset the ledger has never seen (the message names the nearest one)", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn show(
+    State(state): State<AppState>,
+    caller: Caller,
+    AssetPath(asset): AssetPath,
+    Query(mut q): Query<AssetRequest>,
+) -> Result<Json<AssetAnswer>, ApiError> {
+    caller.require(Scope::Read)?;
+    q.asset = asset;
+    Ok(Json(state.ask(move |l| l.asset(&q)).await?))
 }
 
 /// Declare an asset's discrete key span and time zone (as `asset set`);

@@ -107,7 +107,18 @@ impl PostgresStore {
     /// (another application's tables, a newer schema version). The message
     /// names the URL without its password.
     pub fn open(url: &str) -> Result<PostgresStore> {
-        Self::open_target(url::parse(url, None)?)
+        Self::open_target(url::parse(url, None)?, true)
+    }
+
+    /// Open the ledger at `url` as [`PostgresStore::open`] does, but only
+    /// when its schema exists: nothing is created.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::StoreError::Missing`] when the schema does not exist; else
+    /// as [`PostgresStore::open`].
+    pub fn open_existing(url: &str) -> Result<PostgresStore> {
+        Self::open_target(url::parse(url, None)?, false)
     }
 
     /// Open the ledger at `url` in PostgreSQL schema `schema` (created when
@@ -117,14 +128,14 @@ impl PostgresStore {
     ///
     /// As [`PostgresStore::open`].
     pub fn open_in_schema(url: &str, schema: &str) -> Result<PostgresStore> {
-        Self::open_target(url::parse(url, Some(schema))?)
+        Self::open_target(url::parse(url, Some(schema))?, true)
     }
 
     /// Opening connects (the client's own runtime), so it runs on a thread of
     /// its own: callers may open the store from async code.
-    fn open_target(target: Target) -> Result<PostgresStore> {
+    fn open_target(target: Target, create: bool) -> Result<PostgresStore> {
         std::thread::scope(|s| {
-            let opening = s.spawn(|| Self::open_here(target));
+            let opening = s.spawn(|| Self::open_here(target, create));
             match opening.join() {
                 Ok(r) => r,
                 Err(panic) => std::panic::resume_unwind(panic),
@@ -132,7 +143,7 @@ impl PostgresStore {
         })
     }
 
-    fn open_here(target: Target) -> Result<PostgresStore> {
+    fn open_here(target: Target, create: bool) -> Result<PostgresStore> {
         let Target {
             location,
             config,
@@ -142,7 +153,7 @@ impl PostgresStore {
         let mut client = config
             .connect(NoTls)
             .map_err(|e| open_failed(&location, &e))?;
-        schema::migrate(&mut client, &location, &schema)?;
+        schema::migrate(&mut client, &location, &schema, create)?;
         let pool = Pool::new(location, config, schema, pool_size, client)?;
         Ok(PostgresStore { pool })
     }

@@ -78,7 +78,8 @@ const ASSET_DECL: &str = "SELECT key_span, tz FROM assets WHERE name = $1";
 const ASSETS: &str = "SELECT a.name, a.event_count, \
        (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
        (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
-        ORDER BY start_us DESC LIMIT 1) \
+        ORDER BY start_us DESC LIMIT 1), \
+       a.key_span, a.tz \
      FROM assets a ORDER BY a.name COLLATE \"C\"";
 
 /// The event of a row of [`event_columns!`].
@@ -182,7 +183,13 @@ pub(crate) fn assets(conn: &mut Conn) -> Result<Vec<AssetSummary>, Fail> {
     let s = conn.stmts.get(&mut conn.client, ASSETS)?;
     let mut out = Vec::new();
     for r in conn.client.query(&s, &[])? {
-        out.push(codec::summary(r.get(0), r.get(1), r.get(2), r.get(3))?);
+        out.push(codec::summary(
+            r.get(0),
+            r.get(1),
+            r.get(2),
+            r.get(3),
+            (r.get(4), r.get(5)),
+        )?);
     }
     Ok(out)
 }

@@ -107,7 +107,15 @@ CREATE TABLE coverage_runs (
 /// Create the schema `schema` and its tables when missing, migrate an older
 /// one, refuse a newer one or a schema that holds other tables of the same
 /// names.
-pub(crate) fn migrate(client: &mut Client, location: &str, schema: &str) -> Result<()> {
+///
+/// With `create` false, a schema that does not exist is
+/// [`crate::StoreError::Missing`] and nothing is created.
+pub(crate) fn migrate(
+    client: &mut Client,
+    location: &str,
+    schema: &str,
+    create: bool,
+) -> Result<()> {
     let fail = |e: postgres::Error| open_failed(location, &e);
     let quoted = quote_ident(schema);
     // Asset names, ids and `extra` are any UTF-8: a database in another
@@ -139,6 +147,11 @@ pub(crate) fn migrate(client: &mut Client, location: &str, schema: &str) -> Resu
         .map_err(fail)?
         .get(0);
     if !exists {
+        if !create {
+            return Err(crate::StoreError::Missing {
+                location: format!("{location} (schema {schema:?})"),
+            });
+        }
         tx.batch_execute(&format!("CREATE SCHEMA {quoted}"))
             .map_err(fail)?;
     }

@@ -232,13 +232,20 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
     let mut stmt = conn.prepare_cached(
         "SELECT a.name, a.event_count, \
            (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
-           (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1) \
+           (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
+           a.key_span, a.tz \
          FROM assets a ORDER BY a.name",
     )?;
     let mut rows = stmt.query([])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
-        out.push(codec::summary(r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)?);
+        out.push(codec::summary(
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            (r.get(4)?, r.get(5)?),
+        )?);
     }
     Ok(out)
 }
