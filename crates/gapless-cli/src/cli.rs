@@ -102,6 +102,11 @@ pub enum Command {
         /// GAPLESS_TOKENS_FILE, or none (open, loopback only).
         #[arg(long)]
         tokens_file: Option<PathBuf>,
+        /// The most connections served at once (default: the open-file
+        /// limit less 64, at most 10,000). At the limit the connection idle
+        /// the longest is closed to make room for a new one.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_connections: Option<u64>,
     },
     /// List the assets (same as `asset list`).
     Assets {

@@ -45,9 +45,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     if let Command::Serve {
         listen,
         tokens_file,
+        max_connections,
     } = &cli.command
     {
-        return serve(&cli, listen.as_deref(), tokens_file.as_deref());
+        return serve(
+            &cli,
+            listen.as_deref(),
+            tokens_file.as_deref(),
+            *max_connections,
+        );
     }
     let ledger = open(&cli)?;
     match cli.command {
@@ -102,6 +108,7 @@ fn serve(
     cli: &Cli,
     listen: Option<&str>,
     tokens_file: Option<&std::path::Path>,
+    max_connections: Option<u64>,
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -117,10 +124,14 @@ fn serve(
         Some(path) => Some(gapless_server::Tokens::load(path).map_err(config_error)?),
         None => gapless_server::Tokens::from_env().map_err(config_error)?,
     };
+    let defaults = gapless_server::ServerConfig::default();
     let config = gapless_server::ServerConfig {
         listen,
         tokens,
-        ..Default::default()
+        max_connections: max_connections.map_or(defaults.max_connections, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
+        ..defaults
     };
     gapless_server::run(open_ledger(&cli.db)?, config).map_err(|e| match e {
         gapless_server::ServerError::Config(m) => Error::bad_input(m),
