@@ -148,6 +148,11 @@ pub enum Command {
         /// terminal) or json (one object a line).
         #[arg(long, env = "GAPLESS_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
         log_format: LogFormat,
+        /// The most connections served at once (default: the open-file
+        /// limit less 64, at most 10,000). At the limit the connection idle
+        /// the longest is closed to make room for a new one.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+        max_connections: Option<u64>,
     },
     /// List the assets (same as `asset list`).
     Assets {

@@ -64,9 +64,16 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         listen,
         tokens_file,
         log_format,
+        max_connections,
     } = &cli.command
     {
-        return serve(&cli, listen.as_deref(), tokens_file.as_deref(), *log_format);
+        return serve(
+            &cli,
+            listen.as_deref(),
+            tokens_file.as_deref(),
+            *log_format,
+            *max_connections,
+        );
     }
     let ledger = open(&cli)?;
     match cli.command {
@@ -134,6 +141,7 @@ fn serve(
     listen: Option<&str>,
     tokens_file: Option<&std::path::Path>,
     log_format: LogFormat,
+    max_connections: Option<u64>,
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -149,6 +157,7 @@ fn serve(
         Some(path) => Some(gapless_server::Tokens::load(path).map_err(config_error)?),
         None => gapless_server::Tokens::from_env().map_err(config_error)?,
     };
+    let defaults = gapless_server::ServerConfig::default();
     let config = gapless_server::ServerConfig {
         listen,
         tokens,
@@ -156,7 +165,10 @@ fn serve(
             LogFormat::Text => gapless_server::LogFormat::Text,
             LogFormat::Json => gapless_server::LogFormat::Json,
         },
-        ..Default::default()
+        max_connections: max_connections.map_or(defaults.max_connections, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
+        ..defaults
     };
     gapless_server::run(open_ledger(&cli.db, true)?, config).map_err(|e| match e {
         gapless_server::ServerError::Config(m) => Error::bad_input(m),

@@ -26,6 +26,22 @@ pub struct ServerConfig {
     /// The most events one group commit takes (default 4096); one request
     /// with more is committed on its own.
     pub max_group_events: usize,
+    /// The longest a request's line and headers may take to arrive (default
+    /// 30 s, like the request timeout), counted from when the server starts
+    /// waiting for them: the accept for a connection's first request, the
+    /// end of the previous answer for the next one. The connection is then
+    /// closed without an answer.
+    pub header_timeout: Duration,
+    /// The longest a connection may stay silent, no byte moving either way,
+    /// while none of its requests is being handled (default 30 s); it is
+    /// then closed. This bounds idle keep-alive connections, and clients
+    /// that stop reading an answer.
+    pub idle_timeout: Duration,
+    /// The most connections served at once (default
+    /// [`default_max_connections`]). At the limit the connection idle the
+    /// longest is closed to make room for a new one, so `/healthz` is still
+    /// answered.
+    pub max_connections: usize,
     /// How [`run`](crate::run) writes its log to standard error.
     pub log_format: LogFormat,
 }
@@ -50,8 +66,54 @@ impl Default for ServerConfig {
             request_timeout: Duration::from_secs(30),
             max_group_events: 4096,
             log_format: LogFormat::Text,
+            header_timeout: Duration::from_secs(30),
+            idle_timeout: Duration::from_secs(30),
+            max_connections: default_max_connections(),
         }
     }
+}
+
+/// Descriptors kept free of connections: standard streams, the listener,
+/// the runtime's own, the store's files or sockets (a SQLite file with its
+/// journal and idle readers, or a PostgreSQL pool of 16) and whatever a
+/// request opens while it runs.
+const DESCRIPTOR_HEADROOM: u64 = 64;
+
+/// The most connections by default on any machine: past that, the memory
+/// of their buffers matters more than descriptors.
+const MAX_DEFAULT_CONNECTIONS: u64 = 10_000;
+
+/// The default [`ServerConfig::max_connections`]: the process's soft limit
+/// on open descriptors (`RLIMIT_NOFILE`, read when called) less 64 for
+/// everything that is not a connection, at most 10,000 and at least 1. A
+/// server that hit the descriptor limit could no longer accept at all,
+/// not even `/healthz`; below it, the limit makes room instead.
+pub fn default_max_connections() -> usize {
+    let soft = descriptor_limit().unwrap_or(MAX_DEFAULT_CONNECTIONS + DESCRIPTOR_HEADROOM);
+    let n = soft
+        .saturating_sub(DESCRIPTOR_HEADROOM)
+        .clamp(1, MAX_DEFAULT_CONNECTIONS);
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+/// The soft limit on open descriptors, `None` when unlimited or unknown.
+#[cfg(unix)]
+#[allow(unsafe_code)] // getrlimit: no safe wrapper in the dependencies.
+fn descriptor_limit() -> Option<u64> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit only writes the struct it is given, which lives
+    // for the whole call.
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) };
+    #[allow(clippy::useless_conversion)] // rlim_t is u32 on some targets.
+    (rc == 0 && limit.rlim_cur != libc::RLIM_INFINITY).then(|| u64::from(limit.rlim_cur))
+}
+
+#[cfg(not(unix))]
+fn descriptor_limit() -> Option<u64> {
+    None
 }
 
 /// Refuse to serve an open ledger (no tokens) on anything but loopback.
@@ -75,6 +137,15 @@ pub fn check_exposure(addr: SocketAddr, tokens: Option<&Tokens>) -> Result<(), S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_connection_limit_stays_below_the_descriptor_limit() {
+        let n = default_max_connections() as u64;
+        assert!((1..=MAX_DEFAULT_CONNECTIONS).contains(&n), "{n}");
+        if let Some(soft) = descriptor_limit().filter(|&s| s > DESCRIPTOR_HEADROOM) {
+            assert!(n + DESCRIPTOR_HEADROOM <= soft, "{n} of {soft}");
+        }
+    }
 
     #[test]
     fn only_loopback_is_open() {

@@ -20,6 +20,10 @@
 //! - [`run`], [`serve`], [`app`]: starting a server (`lib.rs`, `app.rs`).
 //! - [`ServerConfig`], [`LogFormat`]: address, tokens, limits, log format
 //!   (`config.rs`).
+//! - `listen.rs`: accepting and serving connections within bounds: header
+//!   and idle timeouts, a connection limit below the descriptor limit at
+//!   which the longest idle connection makes room (so `/healthz` is still
+//!   answered), accept errors backed off and logged once.
 //! - [`AppState`]: the ledger, the writer, metrics, shared by requests
 //!   (`state.rs`).
 //! - `writer.rs`: group commit: concurrent batches share one commit through
@@ -54,6 +58,7 @@ pub mod auth;
 mod config;
 mod error;
 mod extract;
+mod listen;
 mod metrics;
 mod openapi;
 mod routes;
@@ -65,7 +70,9 @@ use std::io::{self, IsTerminal};
 
 pub use app::{app, openapi};
 pub use auth::{Scope, Token, Tokens};
-pub use config::{check_exposure, LogFormat, ServerConfig, DEFAULT_LISTEN};
+pub use config::{
+    check_exposure, default_max_connections, LogFormat, ServerConfig, DEFAULT_LISTEN,
+};
 pub use error::{ApiError, FaultCause, ServerError};
 use gapless_ledger::Ledger;
 pub use metrics::Metrics;
@@ -74,6 +81,8 @@ use tokio::net::TcpListener;
 
 /// Serve `state` on `listener` until `shutdown` completes, then let the
 /// requests in flight finish and the writer commit what it holds.
+/// Connections are bounded by the configuration's header and idle timeouts
+/// and its connection limit (see [`ServerConfig`]).
 ///
 /// Keep a clone of the ledger outside the runtime and drop it there after
 /// the runtime: a store may own a runtime of its own (the PostgreSQL client
@@ -82,7 +91,8 @@ use tokio::net::TcpListener;
 /// # Errors
 ///
 /// [`ServerError::Config`] for an open server (no tokens) on a non-loopback
-/// address; [`ServerError::Io`] when serving fails.
+/// address or a connection limit of 0; [`ServerError::Io`] when the
+/// listener's address cannot be read.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -93,16 +103,17 @@ pub async fn serve(
         source,
     })?;
     check_exposure(addr, state.tokens())?;
-    axum::serve(listener, app(state.clone()))
-        .with_graceful_shutdown(async move {
-            shutdown.await;
-            tracing::info!("shutting down: finishing requests in flight");
-        })
-        .await
-        .map_err(|source| ServerError::Io {
-            context: "serving failed".into(),
-            source,
-        })?;
+    let limits = listen::Limits::of(state.config());
+    if limits.max_connections == 0 {
+        return Err(ServerError::Config(
+            "the connection limit must be at least 1".into(),
+        ));
+    }
+    listen::serve(listener, app(state.clone()), limits, async move {
+        shutdown.await;
+        tracing::info!("shutting down: finishing requests in flight");
+    })
+    .await;
     state.flush().await;
     tracing::info!("stopped");
     Ok(())
@@ -157,7 +168,12 @@ pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
             source,
         })?;
         eprintln!("listening on http://{addr}");
-        tracing::info!(%addr, tokens = config.tokens.is_some(), "listening");
+        tracing::info!(
+            %addr,
+            tokens = config.tokens.is_some(),
+            max_connections = config.max_connections,
+            "listening"
+        );
         let state = AppState::new(ledger, config);
         serve(listener, state, shutdown_signal()).await
     });

@@ -143,6 +143,8 @@ pub fn subset_mismatch(expected: &Value, actual: &Value) -> Option<String> {
 pub struct Server {
     child: std::process::Child,
     pub url: String,
+    /// What it printed to standard error after `listening on`.
+    log: std::sync::Arc<std::sync::Mutex<Vec<String>>>,
 }
 
 impl Server {
@@ -174,12 +176,28 @@ impl Server {
             }
         };
         // Keep draining so the server never blocks on a full pipe.
-        std::thread::spawn(move || for _ in lines {});
-        Server { child, url }
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let kept = log.clone();
+        std::thread::spawn(move || {
+            for line in lines {
+                match line {
+                    Ok(line) => kept.lock().unwrap().push(line),
+                    // Not UTF-8: skipped, the pipe is still drained.
+                    Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {}
+                    Err(_) => break,
+                }
+            }
+        });
+        Server { child, url, log }
     }
 }
 
 impl Server {
+    /// The lines it printed to standard error so far, after `listening on`.
+    pub fn log(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
+    }
+
     /// The server's process id.
     pub fn pid(&self) -> u32 {
         self.child.id()
