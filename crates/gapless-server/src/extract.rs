@@ -5,6 +5,10 @@
 //! before serde reads them, so a client learns which parameter or field is
 //! wrong and what to send instead.
 
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::sync::{Arc, OnceLock, RwLock};
+
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::header::CONTENT_TYPE;
@@ -40,7 +44,54 @@ impl<S: Send + Sync> FromRequestParts<S> for AssetPath {
 #[derive(Debug)]
 pub(crate) struct Query<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned + IntoParams> FromRequestParts<S> for Query<T> {
+/// What a query string may hold for one request type, read once from its
+/// OpenAPI parameters (building those allocates a whole description, too
+/// much for every request).
+#[derive(Debug)]
+struct QueryShape {
+    names: Vec<String>,
+    /// The required parameters, each with the first sentence of its
+    /// description as the hint.
+    required: Vec<(String, String)>,
+    booleans: Vec<String>,
+}
+
+impl QueryShape {
+    fn of<T: IntoParams + 'static>() -> Arc<QueryShape> {
+        static SHAPES: OnceLock<RwLock<HashMap<TypeId, Arc<QueryShape>>>> = OnceLock::new();
+        let shapes = SHAPES.get_or_init(Default::default);
+        let id = TypeId::of::<T>();
+        if let Some(shape) = shapes.read().expect("not poisoned").get(&id) {
+            return shape.clone();
+        }
+        let params = T::into_params(|| Some(ParameterIn::Query));
+        let shape = Arc::new(QueryShape {
+            names: params.iter().map(|p| p.name.clone()).collect(),
+            required: params
+                .iter()
+                .filter(|p| p.required == Required::True)
+                .map(|p| {
+                    let about = p.description.as_deref().unwrap_or_default();
+                    (p.name.clone(), first_sentence(about))
+                })
+                .collect(),
+            booleans: params
+                .iter()
+                .filter(|p| {
+                    matches!(&p.schema, Some(RefOr::T(Schema::Object(o))) if o.schema_type == SchemaType::Type(Type::Boolean))
+                })
+                .map(|p| p.name.clone())
+                .collect(),
+        });
+        shapes
+            .write()
+            .expect("not poisoned")
+            .insert(id, shape.clone());
+        shape
+    }
+}
+
+impl<S: Send + Sync, T: DeserializeOwned + IntoParams + 'static> FromRequestParts<S> for Query<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
@@ -48,13 +99,12 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams> FromRequestParts<S> for Q
         let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw).map_err(|e| {
             ApiError::bad_request(format!("the query string is not URL-encoded: {e}"))
         })?;
-        let params = T::into_params(|| Some(ParameterIn::Query));
-        let names: Vec<&str> = params.iter().map(|p| p.name.as_str()).collect();
-        for (i, (name, _)) in pairs.iter().enumerate() {
-            if !names.contains(&name.as_str()) {
+        let shape = QueryShape::of::<T>();
+        for (i, (name, value)) in pairs.iter().enumerate() {
+            if !shape.names.contains(name) {
                 return Err(ApiError::bad_request(format!(
                     "unknown query parameter {name:?}: this question takes {}",
-                    names.join(", ")
+                    shape.names.join(", ")
                 )));
             }
             if pairs[..i].iter().any(|(n, _)| n == name) {
@@ -62,25 +112,16 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams> FromRequestParts<S> for Q
                     "query parameter {name:?} is given more than once"
                 )));
             }
-        }
-        for p in &params {
-            if p.required == Required::True && !pairs.iter().any(|(n, _)| *n == p.name) {
-                let about = p.description.as_deref().unwrap_or_default();
+            if shape.booleans.contains(name) && value != "true" && value != "false" {
                 return Err(ApiError::bad_request(format!(
-                    "missing query parameter {:?}: {}",
-                    p.name,
-                    first_sentence(about)
+                    "query parameter {name:?}: give true or false, not {value:?}"
                 )));
             }
         }
-        for (name, value) in &pairs {
-            let boolean = params.iter().any(|p| {
-                p.name == *name
-                    && matches!(&p.schema, Some(RefOr::T(Schema::Object(o))) if o.schema_type == SchemaType::Type(Type::Boolean))
-            });
-            if boolean && value != "true" && value != "false" {
+        for (name, hint) in &shape.required {
+            if !pairs.iter().any(|(n, _)| n == name) {
                 return Err(ApiError::bad_request(format!(
-                    "query parameter {name:?}: give true or false, not {value:?}"
+                    "missing query parameter {name:?}: {hint}"
                 )));
             }
         }
