@@ -141,8 +141,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// One asset as [`Store::assets`] lists it, or `None` for an asset the
     /// ledger has never seen (no event, no declaration).
     ///
-    /// The default picks it out of the listing: for the paths that need it
-    /// (an empty answer, `asset show`), not for every question.
+    /// The default picks it out of the listing; both backends read the one
+    /// row instead.
     fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
         Ok(self.assets()?.into_iter().find(|a| a.asset == asset))
     }

@@ -234,4 +234,8 @@ impl crate::Store for PostgresStore {
     fn assets(&self) -> Result<Vec<AssetSummary>> {
         self.pool.run(read::assets)
     }
+
+    fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
+        self.pool.run(|c| read::asset(c, asset))
+    }
 }

@@ -179,6 +179,27 @@ pub(crate) fn asset_decl(conn: &mut Conn, asset: &str) -> Result<Option<AssetDec
     Ok(crate::decl::stored_decl(asset, row.get(0), row.get(1))?)
 }
 
+const ASSET: &str = "SELECT a.name, a.event_count, \
+       (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
+       (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
+        ORDER BY start_us DESC LIMIT 1), \
+       a.key_span, a.tz \
+     FROM assets a WHERE a.name = $1";
+
+pub(crate) fn asset(conn: &mut Conn, asset: &str) -> Result<Option<AssetSummary>, Fail> {
+    let s = conn.stmts.get(&mut conn.client, ASSET)?;
+    let Some(r) = conn.client.query_opt(&s, &[&asset])? else {
+        return Ok(None);
+    };
+    Ok(Some(codec::summary(
+        r.get(0),
+        r.get(1),
+        r.get(2),
+        r.get(3),
+        (r.get(4), r.get(5)),
+    )?))
+}
+
 pub(crate) fn assets(conn: &mut Conn) -> Result<Vec<AssetSummary>, Fail> {
     let s = conn.stmts.get(&mut conn.client, ASSETS)?;
     let mut out = Vec::new();

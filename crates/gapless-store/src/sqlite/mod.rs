@@ -249,6 +249,10 @@ impl crate::Store for SqliteStore {
     fn assets(&self) -> Result<Vec<AssetSummary>> {
         self.read(read::assets)
     }
+
+    fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
+        self.read(|c| read::asset(c, asset))
+    }
 }
 
 #[cfg(test)]

@@ -228,6 +228,27 @@ pub(crate) fn asset_decl(conn: &mut Connection, asset: &str) -> Result<Option<As
     crate::decl::stored_decl(asset, span, tz)
 }
 
+pub(crate) fn asset(conn: &mut Connection, asset: &str) -> Result<Option<AssetSummary>> {
+    let mut stmt = conn.prepare_cached(
+        "SELECT a.name, a.event_count, \
+           (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
+           (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
+           a.key_span, a.tz \
+         FROM assets a WHERE a.name = ?1",
+    )?;
+    let mut rows = stmt.query([asset])?;
+    match rows.next()? {
+        Some(r) => Ok(Some(codec::summary(
+            r.get(0)?,
+            r.get(1)?,
+            r.get(2)?,
+            r.get(3)?,
+            (r.get(4)?, r.get(5)?),
+        )?)),
+        None => Ok(None),
+    }
+}
+
 pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
     let mut stmt = conn.prepare_cached(
         "SELECT a.name, a.event_count, \

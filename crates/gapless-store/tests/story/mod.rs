@@ -159,8 +159,18 @@ pub fn check_invariants(store: &dyn Store) {
         listing.len(),
         "asset names repeat: {listing:?}"
     );
+    assert_eq!(
+        store.asset("an asset no scenario names").unwrap(),
+        None,
+        "an unseen asset is not found"
+    );
     for summary in &listing {
         let asset = summary.asset.as_str();
+        assert_eq!(
+            store.asset(asset).unwrap().as_ref(),
+            Some(summary),
+            "{asset}: asset() differs from its entry in assets()"
+        );
         let log = all_events(store, asset, 257);
         assert_strictly_increasing(&log);
         assert_eq!(
