@@ -172,9 +172,11 @@ pub struct FrontierRequest {
     #[serde(skip)]
     #[arg(value_name = "ASSET")]
     pub asset: String,
-    /// Where the covered run starts.
+    /// Where the covered run starts (default: the asset's first covered
+    /// instant).
     #[arg(long)]
-    pub origin: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// IANA time zone of a bare date (default UTC).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -158,7 +158,7 @@ impl Runner for InProcess {
             "frontier" => answered(
                 self.0.frontier(&FrontierRequest {
                     asset,
-                    origin: text("origin").expect("origin"),
+                    origin: text("origin"),
                     tz,
                 }),
                 |_| 0,

@@ -84,6 +84,10 @@ fn tz_reads_every_naive_instant_of_the_question() {
         );
         assert_eq!(v["origin"], "2025-06-14T00:00:00Z", "{mode}");
         assert_eq!(v["frontier"], "2025-06-14T10:00:00Z", "{mode}");
+        // Without an origin: from the first covered instant.
+        let (_, v) = json(g, &["frontier", "orders"]);
+        assert_eq!(v["origin"], "2025-06-14T00:00:00Z", "{mode}");
+        assert_eq!(v["frontier"], "2025-06-14T10:00:00Z", "{mode}");
     });
     // emit --tz: the stored event is the Berlin interval.
     let out = g.run(

@@ -95,7 +95,24 @@ impl Ask for Ledger {
 
     fn frontier(&self, q: &FrontierRequest) -> Result<FrontierAnswer> {
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let origin = params::instant("origin", &q.origin, &zone)?;
+        let origin = match &q.origin {
+            Some(text) => params::instant("origin", text, &zone)?,
+            // From the first covered instant.
+            None => match self.store.asset(&q.asset).map_err(from_store)? {
+                Some(a) => a.first_covered.ok_or_else(|| {
+                    Error::bad_input(format!(
+                        "origin: nothing of {:?} is covered yet to start from; give an origin",
+                        q.asset
+                    ))
+                })?,
+                None => {
+                    // Names the nearest asset; one created meanwhile is
+                    // simply asked again.
+                    self.known(&q.asset)?;
+                    return self.frontier(q);
+                }
+            },
+        };
         self.frontier_from(&q.asset, origin)
     }
 

@@ -83,7 +83,7 @@ fn client_answers_equal_embedded_answers() {
         let frontier = l
             .frontier(&FrontierRequest {
                 asset: asset.into(),
-                origin: at(0),
+                origin: Some(at(0)),
                 ..Default::default()
             })
             .unwrap();
