@@ -3,6 +3,7 @@
 //! kinds, cursors), with the messages the command line and the server
 //! share.
 
+use gapless_api::params;
 use gapless_api::{
     Ask, AssetAnswer, AssetRequest, AssetsAnswer, BodyFormat, CheckAnswer, CoverageRequest,
     DeclAnswer, DeclareRequest, Error, EventsAnswer, EventsRequest, FrontierAnswer,
@@ -12,6 +13,7 @@ use gapless_api::{
 use gapless_core::{AssetDecl, Duration};
 
 use crate::error::from_store;
+use crate::{now, Ledger, WindowsQuery};
 
 /// An asset of the store's listing as the API answers it.
 fn answer_of(a: gapless_store::AssetSummary) -> AssetAnswer {
@@ -24,9 +26,6 @@ fn answer_of(a: gapless_store::AssetSummary) -> AssetAnswer {
         tz: a.tz,
     }
 }
-use gapless_api::params;
-
-use crate::{now, Ledger, WindowsQuery};
 
 impl Ask for Ledger {
     fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer> {

@@ -229,7 +229,7 @@ impl Ledger {
     ///
     /// # Errors
     ///
-    /// Storage faults only: an unknown asset is simply not covered.
+    /// `NotFound` for an asset the ledger has never seen; storage faults.
     pub fn check(&self, asset: &str, range: Interval, policy: &Policy) -> Result<CheckAnswer> {
         let covered = self.store.coverage(asset, range).map_err(from_store)?;
         if covered.is_empty() {
@@ -286,7 +286,8 @@ impl Ledger {
     ///
     /// # Errors
     ///
-    /// `BadInput` for more than [`MAX_WINDOWS`] windows; storage faults.
+    /// `BadInput` for more than [`MAX_WINDOWS`] windows; `NotFound` for an
+    /// asset the ledger has never seen; storage faults.
     pub fn windows_in(&self, asset: &str, q: &WindowsQuery<'_>) -> Result<WindowsAnswer> {
         let grid = q.grid;
         let windows = grid
@@ -338,7 +339,7 @@ impl Ledger {
     ///
     /// # Errors
     ///
-    /// Storage faults only.
+    /// `NotFound` for an asset the ledger has never seen; storage faults.
     pub fn segments_in(&self, asset: &str, range: Interval) -> Result<SegmentsAnswer> {
         let events = self
             .store
@@ -380,7 +381,8 @@ impl Ledger {
     ///
     /// # Errors
     ///
-    /// `BadInput` for a zero limit; storage faults.
+    /// `BadInput` for a limit out of 1 to [`MAX_PAGE`]; `NotFound` for an asset
+    /// the ledger has never seen; storage faults.
     pub fn events_page(
         &self,
         asset: &str,
@@ -441,7 +443,7 @@ impl Ledger {
     ///
     /// # Errors
     ///
-    /// Storage faults only.
+    /// `NotFound` for an asset the ledger has never seen; storage faults.
     pub fn frontier_from(&self, asset: &str, origin: Instant) -> Result<FrontierAnswer> {
         let frontier = self
             .store
