@@ -374,7 +374,6 @@ pub fn assets(a: &AssetsAnswer) -> String {
         "{:<30} {:>10}  {:<27} {:<27} {:<9} time zone",
         "asset", "events", "first covered", "last covered", "key span"
     );
-    let or_dash = |t: Option<Instant>| t.map_or_else(|| "-".to_string(), |t| t.to_string());
     for x in &a.assets {
         let _ = writeln!(
             out,
@@ -390,9 +389,13 @@ pub fn assets(a: &AssetsAnswer) -> String {
     out
 }
 
+/// An instant, or `-` for none.
+fn or_dash(t: Option<Instant>) -> String {
+    t.map_or_else(|| "-".to_string(), |t| t.to_string())
+}
+
 /// `asset show`.
 pub fn asset(a: &AssetAnswer) -> String {
-    let or_dash = |t: Option<Instant>| t.map_or_else(|| "-".to_string(), |t| t.to_string());
     format!(
         "{}\n  events         {}\n  first covered  {}\n  last covered   {}\n  key span       {}\n  time zone      {}\n",
         a.asset,
