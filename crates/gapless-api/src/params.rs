@@ -28,7 +28,7 @@ pub const MAX_GAPS: usize = 10_000;
 
 /// The format of a window's partition key when none is given: Airflow's
 /// temporal partition mappers' default.
-pub const DEFAULT_KEY_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
+pub use gapless_core::DEFAULT_KEY_FORMAT;
 
 fn bad(name: &str, e: impl std::fmt::Display) -> Error {
     Error::bad_input(format!("{name}: {e}"))

@@ -15,6 +15,8 @@
 //! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
 //!   date in the same transaction.
 //! - `read.rs`: coverage, events, declarations and the asset listing.
+//! - `rules.rs`: rules, judging an append's windows under the rules' locks,
+//!   deadlines, firings.
 //!
 //! # Concurrency
 //!
@@ -62,16 +64,20 @@ mod append;
 mod error;
 mod pool;
 mod read;
+mod rules;
 mod schema;
 mod url;
 
-use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 use postgres::NoTls;
 
 use self::error::open_failed;
 use self::pool::Pool;
 use self::url::Target;
-use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoredEvent};
+use crate::{
+    Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
+    StoredEvent, StoredRule,
+};
 
 /// A ledger in a PostgreSQL schema.
 ///
@@ -237,5 +243,33 @@ impl crate::Store for PostgresStore {
 
     fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
         self.pool.run(|c| read::asset(c, asset))
+    }
+
+    fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut> {
+        self.pool.run(|c| rules::put_rule(c, rule, now))
+    }
+
+    fn rule(&self, name: &str) -> Result<Option<StoredRule>> {
+        self.pool.run(|c| rules::rule(c, name))
+    }
+
+    fn rules(&self) -> Result<Vec<StoredRule>> {
+        self.pool.run(rules::rules)
+    }
+
+    fn delete_rule(&self, name: &str) -> Result<bool> {
+        self.pool.run(|c| rules::delete_rule(c, name))
+    }
+
+    fn firings(&self, query: &FiringQuery) -> Result<FiringPage> {
+        self.pool.run(|c| rules::firings(c, query))
+    }
+
+    fn judge_deadlines(&self, now: Instant) -> Result<u64> {
+        self.pool.run(|c| rules::judge_deadlines(c, now))
+    }
+
+    fn ledger_id(&self) -> Result<String> {
+        self.pool.run(rules::ledger_id)
     }
 }
