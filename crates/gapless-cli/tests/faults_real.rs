@@ -1,0 +1,335 @@
+//! Real faults under a real `gapless serve`: its PostgreSQL killed
+//! (`pg_ctl stop -m immediate`) and started again during load, and a SQLite
+//! ledger on a small tmpfs filled up. Faults are 503 with a message saying
+//! which and naming no connection details, never 4xx; nothing acknowledged
+//! is lost; the server recovers without a restart; the command line exits 2
+//! with the same words.
+
+mod common;
+#[path = "common/pg_cluster.rs"]
+mod pg_cluster;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use common::{Gapless, Server};
+use gapless_core::Interval;
+use pg_cluster::{poll_until, wait_until, PgCluster};
+use serde_json::Value;
+
+const DAY0: i64 = 1_748_736_000_000_000; // 2025-06-01T00:00:00Z in µs
+const MINUTE: i64 = 60_000_000;
+
+/// The `n`-th minute from 2025-06-01.
+fn minute(n: i64) -> Interval {
+    Interval::from_micros(DAY0 + n * MINUTE, DAY0 + (n + 1) * MINUTE).unwrap()
+}
+
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(20)))
+        .build()
+        .new_agent()
+}
+
+/// `method path` with `body` (JSON when not empty): the status and body,
+/// or why there was no answer.
+fn send(base: &str, method: &str, path: &str, body: &str) -> Result<(u16, String), String> {
+    let request = ureq::http::Request::builder()
+        .method(method)
+        .uri(format!("{base}{path}"))
+        .header("Connection", "close")
+        .header("Content-Type", "application/json")
+        .body(body.as_bytes())
+        .unwrap();
+    let mut response = agent()
+        .run(request)
+        .map_err(|e| format!("{method} {path}: no answer: {e}"))?;
+    let status = response.status().as_u16();
+    let text = response
+        .body_mut()
+        .read_to_string()
+        .map_err(|e| format!("{method} {path}: body: {e}"))?;
+    Ok((status, text))
+}
+
+fn get_json(base: &str, path: &str) -> Value {
+    let (status, body) = send(base, "GET", path, "").unwrap();
+    assert_eq!(status, 200, "GET {path}: {body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Every event of `asset`, page by page.
+fn all_events(base: &str, asset: &str) -> Vec<Value> {
+    let mut events = Vec::new();
+    let mut after = String::new();
+    loop {
+        let page = get_json(
+            base,
+            &format!("/v1/assets/{asset}/events?limit=1000{after}"),
+        );
+        events.extend(page["events"].as_array().unwrap().iter().cloned());
+        match page["next"].as_str() {
+            Some(n) => after = format!("&after={n}"),
+            None => return events,
+        }
+    }
+}
+
+/// The missing intervals of `asset` over `range`.
+fn missing(base: &str, asset: &str, range: Interval) -> Vec<Interval> {
+    let v = get_json(
+        base,
+        &format!(
+            "/v1/assets/{asset}/coverage?start={}&end={}",
+            range.start(),
+            range.end()
+        ),
+    );
+    serde_json::from_value(v["missing"].clone()).unwrap()
+}
+
+/// What the producers saw.
+#[derive(Default)]
+struct Tally {
+    /// Acknowledged events: id and interval.
+    acked: Vec<(String, Interval)>,
+    /// When the last acknowledgement came.
+    last_ack: Option<Instant>,
+    /// 503 answers.
+    unavailable: usize,
+    /// Anything else that is not a 2xx: status and body (or no answer).
+    wrong: Vec<String>,
+}
+
+/// An error body that names a connection detail or does not say what
+/// happened.
+fn leak(body: &str, forbidden: &[&str], says: &str) -> Option<String> {
+    let v: Value = match serde_json::from_str(body) {
+        Ok(v) => v,
+        Err(_) => return Some(format!("not JSON: {body}")),
+    };
+    let msg = v["error"].as_str().unwrap_or_default();
+    if !msg.contains(says) {
+        return Some(format!("the message does not say {says:?}: {body}"));
+    }
+    forbidden
+        .iter()
+        .find(|f| body.contains(*f))
+        .map(|f| format!("the body names {f:?}: {body}"))
+}
+
+#[test]
+fn postgres_killed_and_started_again_under_load_loses_nothing_acknowledged() {
+    const PRODUCERS: i64 = 4;
+    let cluster = PgCluster::start();
+    cluster.psql("postgres", "CREATE DATABASE outage_db");
+    let url = cluster.url("outage_db", "schema=outage_schema&connect_timeout=5");
+    let port = cluster.port.to_string();
+    let forbidden = [
+        "127.0.0.1",
+        port.as_str(),
+        "postgres",
+        "outage_db",
+        "outage_schema",
+    ];
+    let mut g = Gapless::new();
+    g.db = url.clone().into();
+    let server = Server::start(&g);
+    let base = server.url.clone();
+
+    let tally = Arc::new(Mutex::new(Tally::default()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let producers: Vec<_> = (0..PRODUCERS)
+        .map(|p| {
+            let (base, tally, stop) = (base.clone(), tally.clone(), stop.clone());
+            let forbidden: Vec<String> = forbidden.iter().map(|s| s.to_string()).collect();
+            std::thread::spawn(move || {
+                let forbidden: Vec<&str> = forbidden.iter().map(String::as_str).collect();
+                let mut k = 0;
+                // Bounded: at most this many requests, or until told.
+                for _ in 0..20_000 {
+                    if stop.load(Ordering::Relaxed) {
+                        break;
+                    }
+                    // The same event again until it is acknowledged (a 503
+                    // after a lost commit may have stored it: then it is a
+                    // duplicate).
+                    let id = format!("p{p}-{k}");
+                    let iv = minute(p * 100_000 + k);
+                    let body = format!(
+                        r#"{{"asset":"load","id":"{id}","start":"{}","end":"{}"}}"#,
+                        iv.start(),
+                        iv.end()
+                    );
+                    match send(&base, "POST", "/v1/events", &body) {
+                        Ok((200..=299, _)) => {
+                            let mut t = tally.lock().unwrap();
+                            t.acked.push((id, iv));
+                            t.last_ack = Some(Instant::now());
+                            k += 1;
+                        }
+                        Ok((503, text)) => {
+                            let problem = leak(&text, &forbidden, "unavailable");
+                            let mut t = tally.lock().unwrap();
+                            t.unavailable += 1;
+                            t.wrong.extend(problem.map(|p| format!("503 {p}")));
+                            drop(t);
+                            // Pacing while the database is down.
+                            std::thread::sleep(Duration::from_millis(10));
+                        }
+                        Ok((status, text)) => {
+                            tally.lock().unwrap().wrong.push(format!("{status} {text}"));
+                        }
+                        Err(e) => tally.lock().unwrap().wrong.push(e),
+                    }
+                }
+            })
+        })
+        .collect();
+    let acked = || tally.lock().unwrap().acked.len();
+    let unavailable = || tally.lock().unwrap().unavailable;
+
+    let range = Interval::from_micros(DAY0, DAY0 + 400_000 * MINUTE).unwrap();
+    // A stop that ends the sessions with an error, then a crash.
+    for mode in ["fast", "immediate"] {
+        let enough = acked() + 40;
+        let faults = unavailable() + 20;
+        assert!(
+            wait_until(Duration::from_secs(10), || acked() >= enough),
+            "-m {mode}: too few acknowledgements before the fault: {}",
+            acked()
+        );
+        cluster.stop(mode);
+        let down = Instant::now();
+        assert!(
+            wait_until(Duration::from_secs(10), || unavailable() >= faults),
+            "-m {mode}: no 503 while the database is down: {} acknowledged",
+            acked()
+        );
+        // Reads and liveness while it is down.
+        let (status, body) = send(&base, "GET", "/healthz", "").unwrap();
+        assert_eq!(status, 200, "/healthz while the database is down: {body}");
+        let (status, body) = send(
+            &base,
+            "GET",
+            &format!(
+                "/v1/assets/load/coverage?start={}&end={}",
+                range.start(),
+                range.end()
+            ),
+            "",
+        )
+        .unwrap();
+        assert_eq!(status, 503, "a read while the database is down: {body}");
+        assert_eq!(leak(&body, &forbidden, "unavailable"), None);
+        // The command line: exit 2, the ledger is unavailable, no details.
+        let out = g.run(
+            &[
+                "--db",
+                &url,
+                "check",
+                "load",
+                "--start",
+                "2025-06-01",
+                "--end",
+                "2025-06-02",
+            ],
+            None,
+        );
+        assert_eq!(out.code, 2, "check with the database down: {out:?}");
+        assert!(
+            out.stderr.contains("unavailable") && out.stderr.lines().count() == 1,
+            "check with the database down: {:?}",
+            out.stderr
+        );
+        for f in forbidden {
+            assert!(
+                !out.stderr.contains(f),
+                "the message names {f:?}: {:?}",
+                out.stderr
+            );
+        }
+        let acked_before = acked();
+
+        cluster.restart();
+        let up = Instant::now();
+        let recovered = poll_until(Duration::from_secs(15), || {
+            let t = tally.lock().unwrap();
+            t.last_ack.filter(|&at| at > up).map(|at| at - up)
+        });
+        let recovered = recovered.unwrap_or_else(|| {
+            panic!(
+                "-m {mode}: no write succeeded within 15 s of the database's return ({} answers 503)",
+                unavailable()
+            )
+        });
+        eprintln!(
+            "-m {mode}: {acked_before} acknowledged before the restart, {} answers 503 in all, \
+             over {:.1?} down; writes again {:.1?} after the start",
+            unavailable(),
+            up - down,
+            recovered
+        );
+    }
+    // Writes go on after the recovery.
+    let more = acked() + 40;
+    assert!(
+        wait_until(Duration::from_secs(10), || acked() >= more),
+        "writes did not go on after the recovery"
+    );
+    stop.store(true, Ordering::Relaxed);
+    for p in producers {
+        p.join().unwrap();
+    }
+    let (status, _) = send(&base, "GET", "/healthz", "").unwrap();
+    assert_eq!(status, 200);
+
+    let tally = tally.lock().unwrap();
+    assert!(
+        tally.wrong.is_empty(),
+        "answers other than 2xx and a proper 503: {:#?}",
+        &tally.wrong[..tally.wrong.len().min(10)]
+    );
+    eprintln!(
+        "{} acknowledged, {} answers 503",
+        tally.acked.len(),
+        tally.unavailable
+    );
+    // The details went to the log.
+    assert!(
+        server
+            .log()
+            .iter()
+            .any(|l| l.contains("unavailable") && l.contains("outage_db")),
+        "the server's log does not name the unavailable database"
+    );
+    // Every acknowledged event is stored, once, and covered.
+    let stored: std::collections::HashMap<String, Value> = all_events(&base, "load")
+        .into_iter()
+        .map(|e| (e["id"].as_str().unwrap().to_string(), e))
+        .collect();
+    for (id, iv) in &tally.acked {
+        let e = stored
+            .get(id)
+            .unwrap_or_else(|| panic!("acknowledged event {id} is not stored"));
+        assert_eq!(
+            (e["start"].as_str(), e["end"].as_str()),
+            (
+                Some(iv.start().to_string().as_str()),
+                Some(iv.end().to_string().as_str())
+            ),
+            "{id}"
+        );
+    }
+    let gaps = missing(&base, "load", range);
+    for (id, iv) in &tally.acked {
+        assert!(
+            !gaps.iter().any(|g| g.overlaps(*iv)),
+            "acknowledged event {id} ({iv:?}) is not covered"
+        );
+    }
+    drop(server);
+}
