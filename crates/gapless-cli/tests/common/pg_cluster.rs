@@ -277,6 +277,152 @@ impl PgCluster {
     }
 }
 
+/// The certificates of a cluster that takes only TLS connections.
+pub struct TlsFiles {
+    /// The PEM certificate of the authority that signed the server's.
+    pub ca: PathBuf,
+    /// Another authority's, which did not.
+    pub wrong_ca: PathBuf,
+}
+
+/// Run `openssl` with `args` in `dir`, failing the test on an error.
+fn openssl(dir: &Path, args: &[&str]) {
+    let out = Command::new("openssl")
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run openssl (the openssl package): {e}"));
+    assert!(
+        out.status.success(),
+        "openssl {}: {}",
+        args.join(" "),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A self-signed authority `name` in `dir` (`NAME.crt`, `NAME.key`).
+fn authority(dir: &Path, name: &str) {
+    let (crt, key, subject) = (
+        format!("{name}.crt"),
+        format!("{name}.key"),
+        format!("/CN={name}"),
+    );
+    openssl(
+        dir,
+        &[
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:prime256v1",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            &subject,
+            "-keyout",
+            &key,
+            "-out",
+            &crt,
+            "-addext",
+            "basicConstraints=critical,CA:TRUE",
+            "-addext",
+            "keyUsage=critical,keyCertSign,cRLSign",
+        ],
+    );
+}
+
+impl PgCluster {
+    /// A new cluster with `ssl=on`, a certificate for `localhost` (only: not
+    /// for `127.0.0.1`) signed by an authority made here, and a pg_hba.conf
+    /// that takes TCP connections only over TLS (`hostssl`); the socket
+    /// stays open for [`PgCluster::psql`].
+    pub fn start_tls_only() -> (PgCluster, TlsFiles) {
+        let mut files = None;
+        let cluster = PgCluster::start_with(|data| {
+            let certs = data.parent().unwrap().join("certs");
+            std::fs::create_dir(&certs).unwrap();
+            authority(&certs, "test-ca");
+            authority(&certs, "wrong-ca");
+            openssl(
+                &certs,
+                &[
+                    "req",
+                    "-new",
+                    "-newkey",
+                    "ec",
+                    "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1",
+                    "-nodes",
+                    "-subj",
+                    "/CN=localhost",
+                    "-keyout",
+                    "server.key",
+                    "-out",
+                    "server.csr",
+                ],
+            );
+            std::fs::write(
+                certs.join("server.ext"),
+                "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n\
+                 keyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\n",
+            )
+            .unwrap();
+            openssl(
+                &certs,
+                &[
+                    "x509",
+                    "-req",
+                    "-in",
+                    "server.csr",
+                    "-CA",
+                    "test-ca.crt",
+                    "-CAkey",
+                    "test-ca.key",
+                    "-CAcreateserial",
+                    "-days",
+                    "2",
+                    "-extfile",
+                    "server.ext",
+                    "-out",
+                    "server.crt",
+                ],
+            );
+            for f in ["server.crt", "server.key"] {
+                std::fs::copy(certs.join(f), data.join(f)).unwrap();
+            }
+            // The server refuses a key that others may read.
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(
+                data.join("server.key"),
+                std::fs::Permissions::from_mode(0o600),
+            )
+            .unwrap();
+            let mut conf = std::fs::OpenOptions::new()
+                .append(true)
+                .open(data.join("postgresql.conf"))
+                .unwrap();
+            std::io::Write::write_all(
+                &mut conf,
+                b"\nssl = on\nssl_cert_file = 'server.crt'\nssl_key_file = 'server.key'\n",
+            )
+            .unwrap();
+            std::fs::write(
+                data.join("pg_hba.conf"),
+                "local all all trust\nhostssl all all 127.0.0.1/32 trust\n\
+                 hostssl all all ::1/128 trust\n",
+            )
+            .unwrap();
+            files = Some(TlsFiles {
+                ca: certs.join("test-ca.crt"),
+                wrong_ca: certs.join("wrong-ca.crt"),
+            });
+        });
+        (cluster, files.expect("configured"))
+    }
+}
+
 /// Poll `f` until it returns `Some`, at most `limit`; its value, or `None`
 /// when the time ran out.
 pub fn poll_until<T>(limit: Duration, mut f: impl FnMut() -> Option<T>) -> Option<T> {
