@@ -333,3 +333,194 @@ fn postgres_killed_and_started_again_under_load_loses_nothing_acknowledged() {
     }
     drop(server);
 }
+
+/// A small tmpfs mounted for one test, unmounted on drop.
+struct Tmpfs {
+    dir: tempfile::TempDir,
+}
+
+impl Tmpfs {
+    /// Mount a tmpfs of `size` (as `mount -o size=` reads it). Fails the
+    /// test, saying why, where mounting is not permitted: never skipped.
+    fn mount(size: &str) -> Tmpfs {
+        let dir = tempfile::Builder::new()
+            .prefix("gapless-tmpfs-")
+            .tempdir()
+            .unwrap();
+        let out = std::process::Command::new("mount")
+            .args([
+                "-t",
+                "tmpfs",
+                "-o",
+                &format!("size={size},mode=0755"),
+                "tmpfs",
+            ])
+            .arg(dir.path())
+            .output()
+            .expect("run mount");
+        assert!(
+            out.status.success(),
+            "cannot mount a tmpfs at {} for the full-disk test (it needs root or \
+             CAP_SYS_ADMIN, as CI has): {}",
+            dir.path().display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        );
+        Tmpfs { dir }
+    }
+
+    fn path(&self) -> &std::path::Path {
+        self.dir.path()
+    }
+
+    /// Bytes free on it.
+    fn free(&self) -> u64 {
+        let out = std::process::Command::new("df")
+            .args(["--output=avail", "-B1"])
+            .arg(self.path())
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .nth(1)
+            .and_then(|l| l.trim().parse().ok())
+            .unwrap_or_else(|| panic!("df: {}", String::from_utf8_lossy(&out.stdout)))
+    }
+}
+
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        // Lazy: a process that still has a file open there lets go later.
+        let _ = std::process::Command::new("umount")
+            .arg("-l")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// An NDJSON batch of `n` events of `asset` from minute `first`, each with
+/// `pad` bytes of `extra`.
+fn batch(asset: &str, tag: &str, first: i64, n: i64, pad: usize) -> String {
+    let filler = "x".repeat(pad);
+    (first..first + n)
+        .map(|m| {
+            let iv = minute(m);
+            format!(
+                "{{\"asset\":\"{asset}\",\"id\":\"{tag}-{m}\",\"start\":\"{}\",\"end\":\"{}\",\
+                 \"extra\":{{\"pad\":\"{filler}\"}}}}\n",
+                iv.start(),
+                iv.end()
+            )
+        })
+        .collect()
+}
+
+fn post_ndjson(base: &str, body: &str) -> (u16, String) {
+    let mut response = agent()
+        .post(format!("{base}/v1/events"))
+        .header("Connection", "close")
+        .header("Content-Type", "application/x-ndjson")
+        .send(body)
+        .unwrap_or_else(|e| panic!("POST /v1/events: no answer: {e}"));
+    let status = response.status().as_u16();
+    (status, response.body_mut().read_to_string().unwrap())
+}
+
+/// The event count of `asset` in the ledger at `db`, through the command
+/// line.
+fn count(g: &Gapless, db: &str, asset: &str) -> u64 {
+    let out = g.run(&["--db", db, "asset", "show", asset, "--json"], None);
+    assert_eq!(out.code, 0, "asset show: {}", out.stderr);
+    out.json()["events"].as_u64().unwrap()
+}
+
+#[test]
+fn a_full_disk_is_503_storage_full_and_writes_resume_once_space_is_freed() {
+    let fs = Tmpfs::mount("6m");
+    let g = Gapless::new();
+    let db = fs.path().join("ledger.db");
+    let db_arg = db.to_str().unwrap().to_string();
+    let mut served = Gapless::new();
+    served.db = db.clone();
+    let server = Server::start(&served);
+    let base = server.url.clone();
+
+    // Acknowledged before the disk fills.
+    let (status, body) = post_ndjson(&base, &batch("disk", "early", 0, 50, 100));
+    assert_eq!(status, 200, "{body}");
+    let mut acked: u64 = 50;
+
+    // Fill the disk but for a little, with a file of our own.
+    let filler = fs.path().join("filler");
+    let room = fs.free().saturating_sub(1024 * 1024);
+    std::fs::write(&filler, vec![0u8; room as usize]).unwrap();
+
+    // Write until it is full: 2xx until then, then 503 saying so.
+    let mut full = 0;
+    let mut first = 1_000;
+    for _ in 0..500 {
+        let (status, body) = post_ndjson(&base, &batch("disk", "fill", first, 20, 2_000));
+        match status {
+            200 => {
+                acked += 20;
+                first += 20;
+            }
+            503 => {
+                let v: Value = serde_json::from_str(&body).unwrap();
+                assert_eq!(
+                    v,
+                    serde_json::json!({"error": "the ledger's storage is full", "detail": null}),
+                    "a write to a full disk"
+                );
+                full += 1;
+                if full == 5 {
+                    break;
+                }
+            }
+            other => panic!("a write to a filling disk answered {other}: {body}"),
+        }
+    }
+    assert_eq!(
+        full, 5,
+        "the disk never filled ({acked} events acknowledged)"
+    );
+    eprintln!(
+        "full after {acked} events acknowledged, {} bytes free",
+        fs.free()
+    );
+    // Reads and liveness go on; what was acknowledged is there.
+    let (status, _) = send(&base, "GET", "/healthz", "").unwrap();
+    assert_eq!(status, 200);
+    assert_eq!(all_events(&base, "disk").len() as u64, acked);
+
+    // The command line on the full disk: exit 2, storage full, nothing of
+    // the batch stored.
+    let big = g.dir.path().join("big.ndjson");
+    std::fs::write(&big, batch("disk", "big", 100_000, 2_000, 500)).unwrap();
+    let before = count(&g, &db_arg, "disk");
+    assert_eq!(before, acked);
+    let out = g.run(&["--db", &db_arg, "ingest", big.to_str().unwrap()], None);
+    assert_eq!(out.code, 2, "ingest on a full disk: {out:?}");
+    assert!(
+        out.stderr.contains("storage is full") && out.stderr.trim_end().lines().count() == 1,
+        "ingest on a full disk: {:?}",
+        out.stderr
+    );
+    assert_eq!(
+        count(&g, &db_arg, "disk"),
+        before,
+        "a failed ingest stored events"
+    );
+
+    // Space again: writes succeed without a restart.
+    std::fs::remove_file(&filler).unwrap();
+    let (status, body) = post_ndjson(&base, &batch("disk", "after", 500_000, 20, 100));
+    assert_eq!(status, 200, "a write once space is free: {body}");
+    acked += 20;
+    let out = g.run(&["--db", &db_arg, "ingest", big.to_str().unwrap()], None);
+    assert_eq!(out.code, 0, "ingest once space is free: {}", out.stderr);
+    acked += 2_000;
+    let events = all_events(&base, "disk");
+    assert_eq!(events.len() as u64, acked);
+    drop(server);
+    drop(fs);
+}
