@@ -257,6 +257,23 @@ fn postgres_killed_and_started_again_under_load_loses_nothing_acknowledged() {
                 out.stderr
             );
         }
+        // And a write: nothing of the file is stored.
+        let file = g.dir.path().join("down.ndjson");
+        std::fs::write(&file, batch("load", "down", 900_000, 3, 10)).unwrap();
+        let out = g.run(&["--db", &url, "ingest", file.to_str().unwrap()], None);
+        assert_eq!(out.code, 2, "ingest with the database down: {out:?}");
+        assert!(
+            out.stderr.contains("unavailable") && out.stderr.lines().count() == 1,
+            "ingest with the database down: {:?}",
+            out.stderr
+        );
+        for f in forbidden {
+            assert!(
+                !out.stderr.contains(f),
+                "the message names {f:?}: {:?}",
+                out.stderr
+            );
+        }
         let acked_before = acked();
 
         cluster.restart();
