@@ -735,11 +735,30 @@ fn missing_database_is_an_open_error() {
     assert!(!msg.contains("SELECT"), "{msg}");
 }
 
+/// TLS settings that cannot work are refused before connecting, naming the
+/// parameter and not the password (TLS connections themselves:
+/// `postgres_tls.rs` and the command line's `pg_tls.rs`).
 #[test]
-fn tls_required_is_a_clear_open_error() {
-    let msg = open_err("postgres://u:pw@db.example/x?sslmode=require");
-    assert!(msg.contains("TLS"), "{msg}");
-    assert!(!msg.contains("pw"), "{msg}");
+fn unusable_tls_settings_are_clear_open_errors() {
+    for (params, says) in [
+        (
+            "sslmode=verify-full",
+            "sslmode=verify-full needs sslrootcert=FILE",
+        ),
+        (
+            "sslmode=verify-ca",
+            "sslmode=verify-ca needs sslrootcert=FILE",
+        ),
+        (
+            "sslmode=require&sslrootcert=/nonexistent/root.crt",
+            "sslrootcert /nonexistent/root.crt: cannot read it",
+        ),
+        ("sslmode=allow", "invalid sslmode \"allow\""),
+    ] {
+        let msg = open_err(&format!("postgres://u:pw@127.0.0.1:1/x?{params}"));
+        assert!(msg.contains(says), "{params}: {msg}");
+        assert!(!msg.contains("pw"), "{msg}");
+    }
 }
 
 #[test]

@@ -5,8 +5,9 @@
 //!
 //! - `mod.rs`: the store itself ([`PostgresStore`]): opening, and each
 //!   [`crate::Store`] call run on a pooled connection.
-//! - `url.rs`: what a URL names (server, login, `schema`, `pool_size`) and
-//!   the URL without password for messages.
+//! - `url.rs`: what a URL names (server, login, `schema`, `pool_size`,
+//!   `sslmode`, `sslrootcert`) and the URL without password for messages.
+//! - `tls.rs`: TLS on rustls with libpq's `sslmode` meanings.
 //! - `pool.rs`: the connections, their session settings, and running a call
 //!   with the retries that are safe.
 //! - `error.rs`: PostgreSQL errors as storage errors.
@@ -45,8 +46,9 @@
 //! (default `gapless`), the PostgreSQL schema that holds the ledger (created
 //! when missing, so several ledgers can share a database), and `pool_size`
 //! (default 16), the most connections one process opens. `Open` messages
-//! name the URL without its password. TLS is not supported yet
-//! (`sslmode=require` is refused): use a trusted network or a local socket.
+//! name the URL without its password. TLS: `sslmode=disable|prefer|require|
+//! verify-ca|verify-full` and `sslrootcert=FILE` as libpq reads them (see
+//! `tls.rs`); without `sslmode`, plain TCP.
 //!
 //! # Failures
 //!
@@ -66,10 +68,10 @@ mod pool;
 mod read;
 mod rules;
 mod schema;
+mod tls;
 mod url;
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
-use postgres::NoTls;
 
 use self::error::open_failed;
 use self::pool::Pool;
@@ -155,12 +157,13 @@ impl PostgresStore {
             config,
             schema,
             pool_size,
+            tls,
         } = target;
-        let mut client = config
-            .connect(NoTls)
+        let mut client = tls
+            .connect(&config)
             .map_err(|e| open_failed(&location, &e))?;
         schema::migrate(&mut client, &location, &schema, create)?;
-        let pool = Pool::new(location, config, schema, pool_size, client)?;
+        let pool = Pool::new(location, config, tls, schema, pool_size, client)?;
         Ok(PostgresStore { pool })
     }
 
