@@ -114,7 +114,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             }
         }
         Command::Segments { request, output } => {
-            print(output, &ledger.segments(&request)?, human::segments)?;
+            if request.limit.is_some() || request.after.is_some() {
+                print(output, &ledger.segments(&request)?, human::segments)?;
+            } else {
+                segments_all(ledger.as_ref(), request, output)?;
+            }
         }
         Command::Events { request, output } => {
             print(output, &ledger.events(&request)?, human::events)?;
@@ -232,4 +236,80 @@ fn ingest(ledger: &dyn Ask, file: Option<&std::path::Path>) -> Result<IngestAnsw
     });
     bar.finish_and_clear();
     answer
+}
+
+/// `segments` without `--limit` or `--after`: every page, printed as it
+/// comes (memory bounded by a page), as one answer: a segment split where a
+/// page ended is joined again, and `next` is null.
+fn segments_all(
+    ledger: &dyn Ask,
+    mut request: gapless_api::SegmentsRequest,
+    output: Output,
+) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    let mut count = 0_usize;
+    let mut pending: Option<gapless_api::SegmentAnswer> = None;
+    let mut first = true;
+    loop {
+        let page = ledger.segments(&request)?;
+        if first {
+            let _ = if output.json {
+                write!(
+                    out,
+                    "{{\"asset\":{},\"start\":{},\"end\":{},\"segments\":[",
+                    json(&page.asset)?,
+                    json(&page.start)?,
+                    json(&page.end)?
+                )
+            } else {
+                write!(out, "{}", human::segments_head(&page))
+            };
+        }
+        for s in page.segments {
+            match &mut pending {
+                Some(p) if p.event == s.event && p.end == s.start => p.end = s.end,
+                _ => {
+                    if let Some(p) = pending.replace(s) {
+                        emit_segment(&mut out, output, &p, count)?;
+                        count += 1;
+                    }
+                }
+            }
+        }
+        first = false;
+        match page.next {
+            Some(next) => request.after = Some(next),
+            None => break,
+        }
+    }
+    if let Some(p) = pending {
+        emit_segment(&mut out, output, &p, count)?;
+        count += 1;
+    }
+    let _ = if output.json {
+        writeln!(out, "],\"next\":null}}")
+    } else {
+        write!(out, "{}", human::segments_tail(count, None))
+    };
+    Ok(())
+}
+
+/// One segment of [`segments_all`], the `index`-th printed.
+fn emit_segment(
+    out: &mut impl Write,
+    output: Output,
+    s: &gapless_api::SegmentAnswer,
+    index: usize,
+) -> Result<(), Error> {
+    let _ = if output.json {
+        write!(out, "{}{}", if index == 0 { "" } else { "," }, json(s)?)
+    } else {
+        write!(out, "{}", human::segment_row(s))
+    };
+    Ok(())
+}
+
+/// `v` as JSON text.
+fn json<T: Serialize>(v: &T) -> Result<String, Error> {
+    serde_json::to_string(v).map_err(|e| Error::fault(e.to_string()))
 }

@@ -58,7 +58,7 @@ pub use parse::{
     parse_instant, parse_interval, parse_local_instant, parse_local_interval, parse_time_zone,
 };
 pub use policy::Policy;
-pub use segments::{segments, Segment, SegmentSource};
+pub use segments::{segments, PagedSegments, Segment, SegmentSource};
 pub use set::IntervalSet;
 pub use units::{
     MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MILLISECOND, MICROS_PER_MINUTE, MICROS_PER_SECOND,

@@ -2,7 +2,6 @@
 //! store. [`crate::Ask`]'s implementation (`ask.rs`) turns the requests'
 //! text into these methods' arguments.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use gapless_api::{
@@ -11,8 +10,7 @@ use gapless_api::{
     WindowsAnswer,
 };
 use gapless_core::{
-    segments, CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, Policy,
-    SegmentSource,
+    CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, PagedSegments, Policy,
 };
 use gapless_store::{Appended, EventQuery, Store, StoreError};
 use jiff::tz::TimeZone;
@@ -46,6 +44,17 @@ pub struct WindowsQuery<'a> {
 #[derive(Debug, Clone)]
 pub struct Ledger {
     pub(crate) store: Arc<dyn Store>,
+}
+
+/// A page's limit: [`DEFAULT_PAGE`] when none is given, 1 to [`MAX_PAGE`].
+fn page_limit(limit: Option<usize>) -> Result<usize> {
+    let limit = limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(Error::bad_input(format!(
+            "limit: {limit} is out of range: give 1 to {MAX_PAGE}"
+        )));
+    }
+    Ok(limit)
 }
 
 fn counts(a: Appended) -> IngestAnswer {
@@ -335,38 +344,47 @@ impl Ledger {
         })
     }
 
-    /// `segments`: which event is the latest on each part of `range`.
+    /// `segments`: which event is the latest on each part of `range`, one
+    /// page of at most `limit` segments from `after` (or the range's
+    /// start) on.
+    ///
+    /// Memory is bounded by the page, not by the events: the events
+    /// overlapping the rest of the range stream from the store in sequence
+    /// order onto a [`PagedSegments`], which keeps `limit` pieces at most.
     ///
     /// # Errors
     ///
-    /// `NotFound` for an asset the ledger has never seen; storage faults.
-    pub fn segments_in(&self, asset: &str, range: Interval) -> Result<SegmentsAnswer> {
-        let events = self
+    /// `BadInput` for a limit out of 1 to [`MAX_PAGE`]; `NotFound` for an
+    /// asset the ledger has never seen; storage faults.
+    pub fn segments_in(
+        &self,
+        asset: &str,
+        range: Interval,
+        limit: Option<usize>,
+        after: Option<Instant>,
+    ) -> Result<SegmentsAnswer> {
+        let limit = page_limit(limit)?;
+        let from = after.unwrap_or(range.start()).max(range.start());
+        let rest = Interval::new(from, range.end())?;
+        let mut page: PagedSegments<Option<String>> = PagedSegments::new(rest, limit);
+        let seen = self
             .store
-            .events_overlapping(asset, range)
+            .scan_overlapping(asset, rest, &mut |e| {
+                page.paint(e.seq, e.interval, e.kind, e.id.clone());
+                page.cut()
+            })
             .map_err(from_store)?;
-        if events.is_empty() {
+        if seen == 0 {
             self.known(asset)?;
         }
-        let sources: Vec<SegmentSource> = events
-            .iter()
-            .map(|e| SegmentSource {
-                seq: e.seq,
-                interval: e.interval,
-                kind: e.kind,
-            })
-            .collect();
-        let ids: HashMap<i64, &Option<String>> = events.iter().map(|e| (e.seq, &e.id)).collect();
-        let segments = segments(&sources, range)
+        let (pieces, next) = page.finish();
+        let segments = pieces
             .into_iter()
-            .map(|s| SegmentAnswer {
+            .map(|(s, id)| SegmentAnswer {
                 start: s.interval.start(),
                 end: s.interval.end(),
                 kind: s.kind,
-                event: EventRef {
-                    id: ids.get(&s.seq).and_then(|id| (*id).clone()),
-                    seq: s.seq,
-                },
+                event: EventRef { id, seq: s.seq },
             })
             .collect();
         Ok(SegmentsAnswer {
@@ -374,6 +392,7 @@ impl Ledger {
             start: range.start(),
             end: range.end(),
             segments,
+            next: next.map(|t| t.to_string()),
         })
     }
 
@@ -391,12 +410,7 @@ impl Ledger {
         limit: Option<usize>,
         after: Option<i64>,
     ) -> Result<EventsAnswer> {
-        let limit = limit.unwrap_or(DEFAULT_PAGE);
-        if limit == 0 || limit > MAX_PAGE {
-            return Err(Error::bad_input(format!(
-                "limit: {limit} is out of range: give 1 to {MAX_PAGE}"
-            )));
-        }
+        let limit = page_limit(limit)?;
         let page = self
             .store
             .events(

@@ -71,7 +71,7 @@ use postgres::NoTls;
 use self::error::open_failed;
 use self::pool::Pool;
 use self::url::Target;
-use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoredEvent};
+use crate::{Appended, AssetSummary, EventPage, EventQuery, Result};
 
 /// A ledger in a PostgreSQL schema.
 ///
@@ -215,10 +215,6 @@ impl crate::Store for PostgresStore {
 
     fn events(&self, asset: &str, query: &EventQuery) -> Result<EventPage> {
         self.pool.run(|c| read::events(c, asset, query))
-    }
-
-    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>> {
-        self.pool.run(|c| read::events_overlapping(c, asset, range))
     }
 
     fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>> {
