@@ -40,12 +40,23 @@ pub struct Cli {
     #[arg(long, env = "GAPLESS_DB", default_value = "gapless.db", global = true)]
     pub db: String,
 
-    /// Work against a gapless server instead of opening a ledger.
-    #[arg(long, env = "GAPLESS_URL", global = true)]
+    /// Work against a gapless server instead of opening a ledger (every
+    /// command but serve; also after the command, or GAPLESS_URL).
+    #[arg(long)]
     pub url: Option<String>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--url`: the flag of the commands that work against a server too (all
+/// but `serve`), so that `serve --help` does not offer it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Remote {
+    /// Work against a gapless server instead of opening a ledger; a server
+    /// with tokens gets GAPLESS_TOKEN as the bearer token.
+    #[arg(long, env = "GAPLESS_URL")]
+    pub url: Option<String>,
 }
 
 /// `--json`: print exactly the object of SPEC §3.
@@ -68,6 +79,8 @@ pub enum Command {
         request: EmitRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Record events from NDJSON or a JSON array, one atomic batch per file.
     #[command(
@@ -78,6 +91,8 @@ pub enum Command {
         file: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Is the range complete? Exit 0 when complete under the policy, 1 when not.
     #[command(
@@ -91,6 +106,8 @@ pub enum Command {
         all: bool,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// The calendar windows that overlap the range, each with its coverage.
     #[command(
@@ -101,6 +118,8 @@ pub enum Command {
         request: WindowsRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Which event provides each part of the range.
     #[command(
@@ -111,6 +130,8 @@ pub enum Command {
         request: SegmentsRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// The events whose interval overlaps the range, in sequence order, a page
     /// at a time (1000 unless --limit says otherwise).
@@ -122,6 +143,8 @@ pub enum Command {
         request: EventsRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Complete up to when, from an origin.
     #[command(after_help = "Example:\n  gapless frontier orders --origin 2025-06-14")]
@@ -130,6 +153,8 @@ pub enum Command {
         request: FrontierRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Declare or list assets.
     #[command(subcommand)]
@@ -158,6 +183,8 @@ pub enum Command {
     Assets {
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
 }
 
@@ -180,6 +207,8 @@ pub enum AssetCommand {
         request: DeclareRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// One asset: its declaration, event count and covered extent.
     #[command(after_help = "Example:\n  gapless asset show orders")]
@@ -188,11 +217,37 @@ pub enum AssetCommand {
         request: AssetRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// List the assets with their declarations, event counts and covered
     /// extent.
     List {
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
+}
+
+impl Command {
+    /// The `--url` flag of a command that has one (all but `serve`).
+    pub fn remote(&self) -> Option<&Remote> {
+        match self {
+            Command::Emit { remote, .. }
+            | Command::Ingest { remote, .. }
+            | Command::Check { remote, .. }
+            | Command::Windows { remote, .. }
+            | Command::Segments { remote, .. }
+            | Command::Events { remote, .. }
+            | Command::Frontier { remote, .. }
+            | Command::Assets { remote, .. }
+            | Command::Asset(
+                AssetCommand::Set { remote, .. }
+                | AssetCommand::Show { remote, .. }
+                | AssetCommand::List { remote, .. },
+            ) => Some(remote),
+            Command::Serve { .. } => None,
+        }
+    }
 }

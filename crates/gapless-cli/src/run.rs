@@ -17,7 +17,12 @@ use crate::human;
 /// (`emit`, `ingest`, `asset set`) may create a ledger; a question about a
 /// ledger that is not there is an error, never a new empty ledger.
 fn open(cli: &Cli) -> Result<Box<dyn Ask>, Error> {
-    if let Some(url) = &cli.url {
+    // `gapless --url X check` or `gapless check --url X` (or GAPLESS_URL).
+    let url = cli
+        .url
+        .as_ref()
+        .or_else(|| cli.command.remote().and_then(|r| r.url.as_ref()));
+    if let Some(url) = url {
         let token = std::env::var(gapless_client::TOKEN_ENV).ok();
         return Ok(Box::new(Client::new(url)?.with_token(token)));
     }
@@ -78,7 +83,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     let ledger = open(&cli)?;
     match cli.command {
         Command::Serve { .. } => unreachable!("handled above"),
-        Command::Emit { request, output } => {
+        Command::Emit {
+            request, output, ..
+        } => {
             let event = request.to_json()?;
             let answer = ledger.record(RecordRequest {
                 body: &mut event.as_bytes(),
@@ -88,7 +95,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             })?;
             print(output, &answer, human::appended)?;
         }
-        Command::Ingest { file, output } => {
+        Command::Ingest { file, output, .. } => {
             let answer = ingest(ledger.as_ref(), file.as_deref())?;
             print(output, &answer, human::appended)?;
         }
@@ -96,6 +103,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             request,
             all,
             output,
+            ..
         } => {
             let answer = ledger.coverage(&request)?;
             print(output, &answer, |a| human::check(a, all))?;
@@ -105,7 +113,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
                 ExitCode::from(1)
             });
         }
-        Command::Windows { request, output } => {
+        Command::Windows {
+            request, output, ..
+        } => {
             let answer = ledger.windows(&request)?;
             if request.key_format.is_some() && !output.json {
                 print(output, &answer, human::window_keys)?;
@@ -113,26 +123,36 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
                 print(output, &answer, human::windows)?;
             }
         }
-        Command::Segments { request, output } => {
+        Command::Segments {
+            request, output, ..
+        } => {
             if request.limit.is_some() || request.after.is_some() {
                 print(output, &ledger.segments(&request)?, human::segments)?;
             } else {
                 segments_all(ledger.as_ref(), request, output)?;
             }
         }
-        Command::Events { request, output } => {
+        Command::Events {
+            request, output, ..
+        } => {
             print(output, &ledger.events(&request)?, human::events)?;
         }
-        Command::Frontier { request, output } => {
+        Command::Frontier {
+            request, output, ..
+        } => {
             print(output, &ledger.frontier(&request)?, human::frontier)?;
         }
-        Command::Asset(AssetCommand::Set { request, output }) => {
+        Command::Asset(AssetCommand::Set {
+            request, output, ..
+        }) => {
             print(output, &ledger.declare(&request)?, human::decl)?;
         }
-        Command::Asset(AssetCommand::Show { request, output }) => {
+        Command::Asset(AssetCommand::Show {
+            request, output, ..
+        }) => {
             print(output, &ledger.asset(&request)?, human::asset)?;
         }
-        Command::Asset(AssetCommand::List { output }) | Command::Assets { output } => {
+        Command::Asset(AssetCommand::List { output, .. }) | Command::Assets { output, .. } => {
             print(output, &ledger.assets()?, human::assets)?;
         }
     }
