@@ -83,6 +83,11 @@ pub enum Command {
         remote: Remote,
     },
     /// Record events from NDJSON or a JSON array, one atomic batch per file.
+    ///
+    /// With --url, NDJSON larger than 32 MiB, or than the server takes in
+    /// one request, is sent in parts cut at line ends, each part atomic on
+    /// its own (the output says so); a failed part is named with what is
+    /// stored, and sending the file again is safe when its events have ids.
     #[command(
         after_help = "Example:\n  gapless ingest batches.ndjson\n  producer | gapless ingest -"
     )]
@@ -178,6 +183,10 @@ pub enum Command {
         /// the longest is closed to make room for a new one.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_connections: Option<u64>,
+        /// The largest request body taken, in bytes (default 67108864, 64
+        /// MiB); a larger one is answered 413 saying the limit.
+        #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+        body_limit: Option<u64>,
     },
     /// List the assets (same as `asset list`).
     Assets {

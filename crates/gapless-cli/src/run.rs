@@ -17,20 +17,28 @@ use crate::human;
 /// (`emit`, `ingest`, `asset set`) may create a ledger; a question about a
 /// ledger that is not there is an error, never a new empty ledger.
 fn open(cli: &Cli) -> Result<Box<dyn Ask>, Error> {
-    // `gapless --url X check` or `gapless check --url X` (or GAPLESS_URL).
-    let url = cli
-        .url
-        .as_ref()
-        .or_else(|| cli.command.remote().and_then(|r| r.url.as_ref()));
-    if let Some(url) = url {
-        let token = std::env::var(gapless_client::TOKEN_ENV).ok();
-        return Ok(Box::new(Client::new(url)?.with_token(token)));
+    if let Some(client) = client(cli)? {
+        return Ok(Box::new(client));
     }
     let writes = matches!(
         cli.command,
         Command::Emit { .. } | Command::Ingest { .. } | Command::Asset(AssetCommand::Set { .. })
     );
     Ok(Box::new(open_ledger(&cli.db, writes)?))
+}
+
+/// The server to ask, if any: `gapless --url X check` or `gapless check
+/// --url X` (or GAPLESS_URL), with the token of GAPLESS_TOKEN.
+fn client(cli: &Cli) -> Result<Option<Client>, Error> {
+    let url = cli
+        .url
+        .as_ref()
+        .or_else(|| cli.command.remote().and_then(|r| r.url.as_ref()));
+    let Some(url) = url else {
+        return Ok(None);
+    };
+    let token = std::env::var(gapless_client::TOKEN_ENV).ok();
+    Ok(Some(Client::new(url)?.with_token(token)))
 }
 
 fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
@@ -70,6 +78,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         tokens_file,
         log_format,
         max_connections,
+        body_limit,
     } = &cli.command
     {
         return serve(
@@ -77,7 +86,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             listen.as_deref(),
             tokens_file.as_deref(),
             *log_format,
-            *max_connections,
+            (*max_connections, *body_limit),
         );
     }
     let ledger = open(&cli)?;
@@ -95,8 +104,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             })?;
             print(output, &answer, human::appended)?;
         }
-        Command::Ingest { file, output, .. } => {
-            let answer = ingest(ledger.as_ref(), file.as_deref())?;
+        Command::Ingest {
+            ref file, output, ..
+        } => {
+            let remote = client(&cli)?;
+            let answer = ingest(ledger.as_ref(), remote.as_ref(), file.as_deref())?;
             print(output, &answer, human::appended)?;
         }
         Command::Check {
@@ -165,7 +177,7 @@ fn serve(
     listen: Option<&str>,
     tokens_file: Option<&std::path::Path>,
     log_format: LogFormat,
-    max_connections: Option<u64>,
+    (max_connections, body_limit): (Option<u64>, Option<u64>),
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -190,6 +202,9 @@ fn serve(
             LogFormat::Json => gapless_server::LogFormat::Json,
         },
         max_connections: max_connections.map_or(defaults.max_connections, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
+        body_limit: body_limit.map_or(defaults.body_limit, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         }),
         ..defaults
@@ -217,8 +232,14 @@ fn format_of(input: &mut impl std::io::BufRead) -> std::io::Result<BodyFormat> {
     })
 }
 
-/// `ingest`: the whole input is one atomic batch, streamed to the ledger.
-fn ingest(ledger: &dyn Ask, file: Option<&std::path::Path>) -> Result<IngestAnswer, Error> {
+/// `ingest`: the whole input is one atomic batch, streamed to the ledger;
+/// NDJSON sent to a server (`remote`) goes in parts when it is larger than
+/// one request may be (SPEC §3), and standard error says so.
+fn ingest(
+    ledger: &dyn Ask,
+    remote: Option<&Client>,
+    file: Option<&std::path::Path>,
+) -> Result<IngestAnswer, Error> {
     let path = file.filter(|p| p.as_os_str() != "-");
     let name = path.map_or_else(|| "standard input".to_string(), |p| p.display().to_string());
     let (input, size): (Box<dyn Read + Send>, Option<u64>) = match path {
@@ -248,12 +269,26 @@ fn ingest(ledger: &dyn Ask, file: Option<&std::path::Path>) -> Result<IngestAnsw
     let mut body = std::io::BufReader::new(bar.wrap_read(input));
     let format =
         format_of(&mut body).map_err(|e| Error::bad_input(format!("cannot read {name}: {e}")))?;
-    let answer = ledger.record(RecordRequest {
-        body: &mut body,
-        format,
-        source: &name,
-        size,
-    });
+    let answer = match (remote, format) {
+        (Some(client), BodyFormat::Ndjson) => client
+            .record_in_parts(&mut body, &name, gapless_client::DEFAULT_PART)
+            .map(|parts| {
+                bar.finish_and_clear();
+                if parts.parts > 1 {
+                    eprintln!(
+                        "{name} was sent in {} parts of at most {} bytes (more than the server                          takes in one request): each part was stored atomically on its own,                          not the input as a whole",
+                        parts.parts, parts.largest
+                    );
+                }
+                parts.answer
+            }),
+        _ => ledger.record(RecordRequest {
+            body: &mut body,
+            format,
+            source: &name,
+            size,
+        }),
+    };
     bar.finish_and_clear();
     answer
 }

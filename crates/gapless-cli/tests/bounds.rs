@@ -150,3 +150,113 @@ fn segments_page_with_a_cursor_on_postgres() {
     let schema = PgSchema::new();
     both(&mut Gapless::postgres(&schema), "postgres");
 }
+
+/// NDJSON of `n` events with ids `p{i}`, one minute each from minute `from`.
+fn ndjson(from: i64, n: i64) -> String {
+    (from..from + n)
+        .map(|i| {
+            format!(
+                "{{\"asset\":\"parts\",\"id\":\"p{i}\",\"start\":\"{}\",\"end\":\"{}\",\"extra\":{{\"pad\":\"{}\"}}}}\n",
+                at(i),
+                at(i + 1),
+                "x".repeat(40)
+            )
+        })
+        .collect()
+}
+
+fn stored(g: &Gapless) -> u64 {
+    let out = g.run(&["asset", "show", "parts", "--json"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    serde_json::from_str::<Value>(&out.stdout).unwrap()["events"]
+        .as_u64()
+        .unwrap()
+}
+
+/// `--url … ingest` of a file larger than the server's body limit
+/// (`serve --body-limit`): sent in parts at line ends, each atomic, and the
+/// output says so; a failed part is named with what is stored, and sending
+/// the file again stores the rest.
+#[test]
+fn ingest_over_url_sends_a_large_file_in_parts() {
+    let mut g = Gapless::new();
+    let out = g.run(&["asset", "set", "parts"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let server = Server::start_with(&g, |c| {
+        c.args(["--body-limit", "65536"]);
+    });
+    let local = Gapless {
+        dir: tempfile::tempdir().unwrap(),
+        db: g.db.clone(),
+        url: None,
+    };
+    g.url = Some(server.url.clone());
+
+    // The limit is enforced and named.
+    let small = ndjson(0, 10);
+    let file = g.dir.path().join("small.ndjson");
+    std::fs::write(&file, &small).unwrap();
+    let out = g.run(&["ingest", file.to_str().unwrap(), "--json"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(!out.stderr.contains("parts"), "one request: {}", out.stderr);
+
+    let big = ndjson(10, 6000); // about 0.9 MB: 13 times the limit
+    assert!(big.len() > 12 * 65536, "{}", big.len());
+    let file = g.dir.path().join("big.ndjson");
+    std::fs::write(&file, &big).unwrap();
+    let out = g.run(&["ingest", file.to_str().unwrap(), "--json"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["accepted"], 6000, "{v}");
+    assert!(out.stderr.contains("parts of at most"), "{}", out.stderr);
+    assert!(
+        out.stderr.contains("atomically on its own"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(stored(&local), 6010);
+
+    // A bad line in the middle: the part with it fails, the ones before
+    // are stored, and the message says so in one line.
+    let mut text = ndjson(10_000, 3000);
+    let bad = 2001;
+    let mut lines: Vec<&str> = text.lines().collect();
+    lines[bad - 1] = "{\"asset\":\"parts\",\"id\":\"oops\",\"start\":\"2025-06-14T00:00Z\"}";
+    text = lines.join("\n") + "\n";
+    let file = g.dir.path().join("bad.ndjson");
+    std::fs::write(&file, &text).unwrap();
+    let out = g.run(&["ingest", file.to_str().unwrap()], None);
+    assert_eq!(out.code, 2, "{}", out.stdout);
+    let message = out.stderr.trim();
+    assert_eq!(message.lines().count(), 1, "{message}");
+    assert!(message.contains(&format!("line {bad}")), "{message}");
+    assert!(message.contains("is not stored;"), "{message}");
+    assert!(message.contains("are stored"), "{message}");
+    assert!(
+        message.contains("safe when its events carry ids"),
+        "{message}"
+    );
+    let after_failure = stored(&local);
+    assert!(
+        after_failure > 6010 && after_failure < 6010 + 2000,
+        "{after_failure}"
+    );
+    // Fixed and sent again: the stored ones are duplicates, the rest new.
+    let fixed = ndjson(10_000, 3000);
+    std::fs::write(&file, &fixed).unwrap();
+    let out = g.run(&["ingest", file.to_str().unwrap(), "--json"], None);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(
+        v["duplicates"].as_u64().unwrap(),
+        after_failure - 6010,
+        "{v}"
+    );
+    assert_eq!(stored(&local), 9010);
+
+    // Standard input is parted the same way.
+    let out = g.run(&["ingest", "-", "--json"], Some(&ndjson(20_000, 1000)));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    assert!(out.stderr.contains("parts"), "{}", out.stderr);
+    assert_eq!(stored(&local), 10_010);
+}
