@@ -26,6 +26,10 @@ pub const MAX_WINDOWS: usize = 10_000;
 /// `missing_count`. Enough for every gap of a month of five-minute slices.
 pub const MAX_GAPS: usize = 10_000;
 
+/// The most assets one `POST /v1/coverage` asks about: each is one read of
+/// its coverage, so the answer's cost grows with them.
+pub const MAX_ASSETS: usize = 1_000;
+
 /// The format of a window's partition key when none is given: Airflow's
 /// temporal partition mappers' default.
 pub const DEFAULT_KEY_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";

@@ -260,3 +260,340 @@ fn ingest_over_url_sends_a_large_file_in_parts() {
     assert!(out.stderr.contains("parts"), "{}", out.stderr);
     assert_eq!(stored(&local), 10_010);
 }
+
+/// The address space `gapless serve` gets in [`worst_requests_under_a_memory_limit`]:
+/// an idle server maps about 160 MiB (thread stacks, allocator arenas), one
+/// answering the worst requests below, unbounded, well over 1 GiB (a
+/// 10,000-year `windows` alone grew past 6 GB before the bounds).
+const MEMORY_LIMIT: u64 = 1 << 30;
+
+/// 200,000 one-minute events of `clicks` from 2025-01-01, every tenth
+/// retracting a slice three minutes earlier instead of landing its own
+/// (so 40,000 gaps in all), as NDJSON.
+fn many_events() -> String {
+    let base = 1_735_689_600_i64; // 2025-01-01T00:00:00Z
+    let mut out = String::with_capacity(17 << 20);
+    for i in 0..200_000_i64 {
+        let (m, kind) = if i % 10 == 5 {
+            (i - 3, ",\"kind\":\"retracted\"")
+        } else {
+            (i, "")
+        };
+        let s = jiff::Timestamp::from_second(base + m * 60).unwrap();
+        let e = jiff::Timestamp::from_second(base + m * 60 + 60).unwrap();
+        out.push_str(&format!(
+            "{{\"asset\":\"clicks\",\"start\":\"{s}\",\"end\":\"{e}\"{kind}}}\n"
+        ));
+    }
+    // 999 more assets, each covering 2025-01-01.
+    for i in 0..999 {
+        out.push_str(&format!(
+            "{{\"asset\":\"a{i}\",\"start\":\"2025-01-01\",\"end\":\"2025-01-02\"}}\n"
+        ));
+    }
+    out
+}
+
+/// `gapless serve` on `g`'s ledger under `prlimit --as=limit`, on a port of
+/// its own: the child and its URL.
+fn serve_limited(g: &Gapless, limit: u64) -> (std::process::Child, String) {
+    use std::io::BufRead;
+    let mut cmd = std::process::Command::new("prlimit");
+    cmd.arg(format!("--as={limit}"))
+        .arg("--")
+        .arg(env!("CARGO_BIN_EXE_gapless"))
+        .args(["serve", "--listen", "127.0.0.1:0"])
+        .current_dir(g.dir.path())
+        .env_remove("GAPLESS_URL")
+        .env("GAPLESS_DB", &g.db)
+        .env("RUST_LOG", "warn")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn().expect("spawn prlimit gapless serve");
+    let mut lines = std::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = lines
+            .next()
+            .expect("gapless serve exited before listening")
+            .unwrap();
+        if let Some(rest) = line.strip_prefix("listening on ") {
+            break rest.trim().to_string();
+        }
+    };
+    std::thread::spawn(move || {
+        for line in lines.map_while(Result::ok) {
+            eprintln!("serve: {line}");
+        }
+    });
+    (child, url)
+}
+
+/// One answer: status and JSON body (null when the body is not JSON).
+fn answer(agent: &ureq::Agent, method: &str, url: &str, body: Option<&str>) -> (u16, Value, usize) {
+    let sent = match body {
+        None => agent.get(url).call(),
+        Some(b) => agent
+            .post(url)
+            .content_type("application/json")
+            .send(b.as_bytes()),
+    };
+    let mut r = sent.unwrap_or_else(|e| panic!("{method} {url}: {e}"));
+    let status = r.status().as_u16();
+    let text = r
+        .body_mut()
+        .with_config()
+        .limit(1 << 30)
+        .read_to_string()
+        .unwrap();
+    let len = text.len();
+    (
+        status,
+        serde_json::from_str(&text).unwrap_or(Value::Null),
+        len,
+    )
+}
+
+/// A body of `len` bytes sent chunked to `POST /v1/events` over a raw
+/// socket (the server may answer and close before it is all sent): the
+/// status line and body of the answer.
+fn huge_body(addr: &str, len: usize) -> String {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    let head = "POST /v1/events HTTP/1.1\r\nhost: x\r\ncontent-type: application/x-ndjson\r\n\
+                transfer-encoding: chunked\r\n\r\n";
+    let _ = s.write_all(head.as_bytes());
+    let chunk = vec![b' '; 1 << 20];
+    let mut sent = 0;
+    while sent < len {
+        let frame = format!("{:x}\r\n", chunk.len());
+        if s.write_all(frame.as_bytes()).is_err()
+            || s.write_all(&chunk).is_err()
+            || s.write_all(b"\r\n").is_err()
+        {
+            break;
+        }
+        sent += chunk.len();
+    }
+    let _ = s.write_all(b"0\r\n\r\n");
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    String::from_utf8_lossy(&raw).into_owned()
+}
+
+/// The worst requests, several at once, against `gapless serve` under a
+/// memory limit on a ledger of 200,000 events: each is answered with a
+/// bounded answer (a 400 naming the count and the limit, or a page), and
+/// the server is alive and answers `/healthz` afterwards. The command line
+/// under the same limit refuses the `windows` it cannot answer.
+#[test]
+fn worst_requests_under_a_memory_limit() {
+    let g = Gapless::new();
+    let out = g.run(&["ingest", "-"], Some(&many_events()));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let (mut child, url) = serve_limited(&g, MEMORY_LIMIT);
+    let addr = url.trim_start_matches("http://").to_string();
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let q = |path: &str| format!("{url}/v1/assets/clicks/{path}");
+    let all = "start=0001-01-01&end=9999-12-30";
+    let many = |n: usize| {
+        serde_json::json!({"assets": vec!["clicks"; n], "start": "0001-01-01", "end": "9999-12-30"})
+            .to_string()
+    };
+    let mut distinct = vec!["clicks".to_string()];
+    distinct.extend((0..999).map(|i| format!("a{i}")));
+    let distinct =
+        serde_json::json!({"assets": distinct, "start": "0001-01-01", "end": "9999-12-30"})
+            .to_string();
+    type Check = Box<dyn Fn(u16, &Value, usize) + Send + Sync>;
+    let cases: Vec<(String, Option<String>, Check)> = vec![
+        (
+            q(&format!("windows?{all}&every=1m")),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 400, "{v}");
+                let e = v["error"].as_str().unwrap();
+                assert!(
+                    e.contains("5258962081 windows") && e.contains("limit of 10000"),
+                    "{e}"
+                );
+            }),
+        ),
+        (
+            q(&format!("windows?{all}&every=1h")),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 400, "{v}");
+                let e = v["error"].as_str().unwrap();
+                assert!(
+                    e.contains("87649369 windows") && e.contains("limit of 10000"),
+                    "{e}"
+                );
+            }),
+        ),
+        (
+            q(&format!("segments?{all}")),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 200, "{v}");
+                assert_eq!(v["segments"].as_array().unwrap().len(), 1000);
+                assert!(v["next"].is_string(), "{}", v["next"]);
+            }),
+        ),
+        (
+            q(&format!("segments?{all}&limit=10000")),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 200, "{v}");
+                assert_eq!(v["segments"].as_array().unwrap().len(), 10_000);
+            }),
+        ),
+        (
+            q(&format!("coverage?{all}")),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 200, "{v}");
+                assert_eq!(v["missing"].as_array().unwrap().len(), 10_000);
+                // 40,000 gaps among the events, one before them, one after.
+                assert_eq!(v["missing_count"], 40_002, "{}", v["missing_count"]);
+            }),
+        ),
+        (
+            q("events?limit=10000"),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 200, "{v}");
+                assert_eq!(v["events"].as_array().unwrap().len(), 10_000);
+                assert!(v["next"].is_string());
+            }),
+        ),
+        (
+            q("events?limit=10001"),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 400, "{v}");
+                assert!(
+                    v["error"].as_str().unwrap().contains("give 1 to 10000"),
+                    "{v}"
+                );
+            }),
+        ),
+        (
+            format!("{url}/v1/coverage"),
+            Some(many(1000)),
+            Box::new(|s, v, _| {
+                assert_eq!(s, 200, "{v}");
+                assert_eq!(v["missing_count"], 40_002);
+            }),
+        ),
+        (
+            format!("{url}/v1/coverage"),
+            Some(distinct),
+            Box::new(|s, v, _| {
+                assert_eq!(s, 200, "{v}");
+                // 288 gaps of clicks on 2025-01-01, one before, one after.
+                assert_eq!(v["missing_count"], 290);
+            }),
+        ),
+        (
+            format!("{url}/v1/coverage"),
+            Some(many(100_000)),
+            Box::new(|s, v, _| {
+                assert_eq!(s, 400, "{v}");
+                let e = v["error"].as_str().unwrap();
+                assert!(
+                    e.contains("100000 assets") && e.contains("limit of 1000"),
+                    "{e}"
+                );
+            }),
+        ),
+    ];
+    // Every case twice, all at once, and two huge bodies besides.
+    std::thread::scope(|scope| {
+        let mut running = Vec::new();
+        for _ in 0..2 {
+            for (url, body, check) in &cases {
+                let agent = agent.clone();
+                running.push(scope.spawn(move || {
+                    let (s, v, len) = answer(&agent, "", url, body.as_deref());
+                    assert!(len < 4 << 20, "{url}: an answer of {len} bytes");
+                    check(s, &v, len);
+                }));
+            }
+            let addr = addr.clone();
+            running.push(scope.spawn(move || {
+                let got = huge_body(&addr, 80 << 20);
+                assert!(
+                    got.starts_with("HTTP/1.1 413"),
+                    "{}",
+                    &got[..got.len().min(300)]
+                );
+                assert!(got.contains("limit of 67108864 bytes"), "{got}");
+            }));
+        }
+        for t in running {
+            t.join().unwrap();
+        }
+    });
+    assert_eq!(child.try_wait().unwrap(), None, "gapless serve died");
+    let (s, _, _) = answer(&agent, "GET", &format!("{url}/healthz"), None);
+    assert_eq!(s, 200);
+    let _ = child.kill();
+    let _ = child.wait();
+
+    // The command line under the same limit: refused, not allocated.
+    for (every, count) in [("1m", "5258962081"), ("1h", "87649369")] {
+        let out = common::run(
+            std::process::Command::new("prlimit")
+                .arg(format!("--as={MEMORY_LIMIT}"))
+                .arg("--")
+                .arg(env!("CARGO_BIN_EXE_gapless"))
+                .args([
+                    "windows",
+                    "clicks",
+                    "--start",
+                    "0001-01-01",
+                    "--end",
+                    "9999-12-30",
+                ])
+                .args(["--every", every])
+                .env("GAPLESS_DB", &g.db)
+                .env_remove("GAPLESS_URL"),
+            None,
+        );
+        assert_eq!(out.code, 2, "{every}: {}", out.stderr);
+        assert!(
+            out.stderr.contains(&format!("{count} windows"))
+                && out.stderr.contains("limit of 10000"),
+            "{}",
+            out.stderr
+        );
+    }
+    // And segments over everything, every page followed, stays under it.
+    let out = common::run(
+        std::process::Command::new("prlimit")
+            .arg(format!("--as={MEMORY_LIMIT}"))
+            .arg("--")
+            .arg(env!("CARGO_BIN_EXE_gapless"))
+            .args([
+                "segments",
+                "clicks",
+                "--start",
+                "2025-01-01",
+                "--end",
+                "2025-02-01",
+                "--json",
+            ])
+            .env("GAPLESS_DB", &g.db)
+            .env_remove("GAPLESS_URL"),
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let v: Value = serde_json::from_str(&out.stdout).unwrap();
+    assert_eq!(v["segments"].as_array().unwrap().len(), 31 * 1440 * 9 / 10);
+}

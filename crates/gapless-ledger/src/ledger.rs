@@ -19,7 +19,7 @@ use serde_json::value::RawValue;
 use crate::error::from_store;
 use crate::ingest::{Batch, BatchBuilder};
 
-use gapless_api::params::{DEFAULT_PAGE, MAX_GAPS, MAX_PAGE, MAX_WINDOWS};
+use gapless_api::params::{DEFAULT_PAGE, MAX_ASSETS, MAX_GAPS, MAX_PAGE, MAX_WINDOWS};
 
 /// A `windows` question in typed form.
 #[derive(Debug, Clone, Copy)]
@@ -268,17 +268,42 @@ impl Ledger {
         if assets.is_empty() {
             return Err(Error::bad_input("assets: give at least one asset"));
         }
-        let sets = assets
-            .iter()
-            .map(|a| {
-                let covered = self.store.coverage(a, range).map_err(from_store)?;
-                if covered.is_empty() {
-                    self.known(a)?;
-                }
-                Ok(covered)
-            })
-            .collect::<Result<Vec<IntervalSet>>>()?;
-        let report = CoverageReport::of(&IntervalSet::intersection(&sets), range);
+        if assets.len() > MAX_ASSETS {
+            return Err(Error::bad_input(format!(
+                "assets: {} assets, more than the limit of {MAX_ASSETS}: ask about fewer at once",
+                assets.len()
+            )));
+        }
+        // Intersected one asset at a time, so that two coverages are in
+        // memory, not all; each asset is read only within the hull of what
+        // the ones before it cover together (nothing, once that is empty:
+        // it is only checked to be known). A name given twice is read once.
+        let mut both: Option<IntervalSet> = None;
+        let mut seen = std::collections::HashSet::new();
+        for a in assets {
+            if !seen.insert(a.as_str()) {
+                continue;
+            }
+            let within = match &both {
+                None => Some(range),
+                Some(so_far) => match (so_far.runs().next(), so_far.runs().last()) {
+                    (Some(f), Some(l)) => Interval::new(f.start(), l.end())?.intersect(range),
+                    _ => None,
+                },
+            };
+            let covered = match within {
+                Some(w) => self.store.coverage(a, w).map_err(from_store)?,
+                None => IntervalSet::new(),
+            };
+            if covered.is_empty() {
+                self.known(a)?;
+            }
+            both = Some(match both {
+                None => covered,
+                Some(so_far) => IntervalSet::intersection([&so_far, &covered]),
+            });
+        }
+        let report = CoverageReport::of(&both.unwrap_or_default(), range);
         Ok(MultiCheckAnswer {
             assets: assets.to_vec(),
             start: range.start(),
