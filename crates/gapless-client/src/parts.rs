@@ -55,7 +55,15 @@ pub(crate) fn send(
         let newlines = chunk.iter().filter(|b| **b == b'\n').count();
         let lines = newlines + usize::from(chunk.last() != Some(&b'\n'));
         let last = line + lines.max(1) - 1;
-        let failed = |e: Error| part_error(e, done.parts + 1, line, last);
+        // The whole input in one request: its error as it is.
+        let whole = done.parts == 0 && eof && end == buf.len();
+        let failed = |e: Error| {
+            if whole {
+                e
+            } else {
+                part_error(e, done.parts + 1, line, last)
+            }
+        };
         let (status, bytes) = post(chunk).map_err(failed)?;
         if status == 413 {
             if lines <= 1 {
@@ -251,7 +259,10 @@ mod tests {
         );
         assert!(text.contains("parts 1-3 (lines 1-30) are stored"), "{text}");
         assert!(text.contains("safe when its events carry ids"), "{text}");
+        // Input in one request fails as one batch, in the words of one.
         let e = serve("bad\n", 100, 10_000).0.unwrap_err();
+        assert_eq!(e.to_string(), "line 1: bad event");
+        let e = serve("bad\nok1\nok2\n", 4, 10_000).0.unwrap_err();
         assert!(
             e.to_string().contains("nothing of the input is stored"),
             "{e}"
