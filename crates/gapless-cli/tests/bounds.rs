@@ -597,3 +597,50 @@ fn worst_requests_under_a_memory_limit() {
     let v: Value = serde_json::from_str(&out.stdout).unwrap();
     assert_eq!(v["segments"].as_array().unwrap().len(), 31 * 1440 * 9 / 10);
 }
+
+/// An `events` page also ends once its `extra` objects reach 16 MiB, so
+/// that 10,000 events of 64 KiB each are not one answer of 640 MiB; the
+/// pages still hold every event once.
+#[test]
+fn events_pages_are_bounded_in_bytes_too() {
+    let g = Gapless::new();
+    let pad = "x".repeat(60 << 10);
+    let ndjson: String = (0..600)
+        .map(|i| {
+            format!(
+                "{{\"asset\":\"fat\",\"id\":\"f{i}\",\"start\":\"{}\",\"end\":\"{}\",\"extra\":{{\"pad\":\"{pad}\"}}}}\n",
+                at(i),
+                at(i + 1)
+            )
+        })
+        .collect();
+    let out = g.run(&["ingest", "-"], Some(&ndjson));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    let mut seen = Vec::new();
+    let mut after: Option<String> = None;
+    let mut pages = Vec::new();
+    loop {
+        let mut args = vec!["events", "fat", "--limit", "10000", "--json"];
+        if let Some(a) = &after {
+            args.extend(["--after", a.as_str()]);
+        }
+        let out = g.run(&args, None);
+        assert_eq!(out.code, 0, "{}", out.stderr);
+        assert!(
+            out.stdout.len() < 40 << 20,
+            "an answer of {} bytes",
+            out.stdout.len()
+        );
+        let v: Value = serde_json::from_str(&out.stdout).unwrap();
+        let events = v["events"].as_array().unwrap();
+        pages.push(events.len());
+        seen.extend(events.iter().map(|e| e["id"].as_str().unwrap().to_string()));
+        match v["next"].as_str() {
+            Some(n) => after = Some(n.to_string()),
+            None => break,
+        }
+    }
+    assert!(pages.len() >= 2 && pages[0] < 600, "{pages:?}");
+    let want: Vec<String> = (0..600).map(|i| format!("f{i}")).collect();
+    assert_eq!(seen, want);
+}

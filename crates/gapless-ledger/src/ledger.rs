@@ -12,7 +12,7 @@ use gapless_api::{
 use gapless_core::{
     CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, PagedSegments, Policy,
 };
-use gapless_store::{Appended, EventQuery, Store, StoreError};
+use gapless_store::{Appended, EventQuery, Store, StoreError, SCAN_PAGE};
 use jiff::tz::TimeZone;
 use serde_json::value::RawValue;
 
@@ -45,6 +45,11 @@ pub struct WindowsQuery<'a> {
 pub struct Ledger {
     pub(crate) store: Arc<dyn Store>,
 }
+
+/// The `extra` bytes at which an `events` page ends before its limit: with
+/// `extra` objects of up to 64 KiB, 10,000 events would otherwise be an
+/// answer of 640 MiB.
+pub const PAGE_EXTRA_BYTES: usize = 16 << 20;
 
 /// A page's limit: [`DEFAULT_PAGE`] when none is given, 1 to [`MAX_PAGE`].
 fn page_limit(limit: Option<usize>) -> Result<usize> {
@@ -436,23 +441,42 @@ impl Ledger {
         after: Option<i64>,
     ) -> Result<EventsAnswer> {
         let limit = page_limit(limit)?;
-        let page = self
-            .store
-            .events(
-                asset,
-                &EventQuery {
-                    range,
-                    kind,
-                    limit,
-                    after,
-                },
-            )
-            .map_err(from_store)?;
-        if page.events.is_empty() && after.is_none() {
+        // Read in store pages of SCAN_PAGE events, so that what is read at
+        // once stays bounded, until the page is full or its `extra`
+        // objects reach PAGE_EXTRA_BYTES.
+        let mut found = Vec::new();
+        let (mut cursor, mut extra_bytes) = (after, 0_usize);
+        let next = loop {
+            let want = (limit - found.len()).min(SCAN_PAGE);
+            let page = self
+                .store
+                .events(
+                    asset,
+                    &EventQuery {
+                        range,
+                        kind,
+                        limit: want,
+                        after: cursor,
+                    },
+                )
+                .map_err(from_store)?;
+            let more = page.next;
+            for e in page.events {
+                extra_bytes += e.extra.as_ref().map_or(0, String::len);
+                cursor = Some(e.seq);
+                found.push(e);
+            }
+            let full = found.len() == limit || extra_bytes >= PAGE_EXTRA_BYTES;
+            match more {
+                Some(_) if full => break cursor,
+                Some(_) => {}
+                None => break None,
+            }
+        };
+        if found.is_empty() && after.is_none() {
             self.known(asset)?;
         }
-        let events = page
-            .events
+        let events = found
             .into_iter()
             .map(|e| {
                 Ok(EventAnswer {
@@ -474,7 +498,7 @@ impl Ledger {
         Ok(EventsAnswer {
             asset: asset.to_string(),
             events,
-            next: page.next.map(|n| n.to_string()),
+            next: next.map(|n| n.to_string()),
         })
     }
 
