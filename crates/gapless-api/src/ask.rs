@@ -6,6 +6,10 @@ use crate::{
     MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest,
     WindowsAnswer, WindowsRequest,
 };
+use crate::{
+    FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
+    RuleSetRequest, RulesAnswer, WaitRequest,
+};
 
 /// Every question and write of gapless, one method each, taking the
 /// request as the user gave it.
@@ -88,4 +92,49 @@ pub trait Ask {
     /// `BadInput` for a bad name, span or zone; `Denied` without the
     /// admin scope on a server with tokens.
     fn declare(&self, request: &DeclareRequest) -> Result<DeclAnswer>;
+
+    /// Record a rule (SPEC §7), or new settings of one.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad field, `NotFound` for an asset the ledger has
+    /// never seen, `Conflict` for a new definition of an existing rule.
+    fn set_rule(&self, request: &RuleSetRequest) -> Result<RuleSetAnswer>;
+
+    /// One rule.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown rule.
+    fn rule(&self, request: &RuleRequest) -> Result<RuleAnswer>;
+
+    /// Every rule.
+    ///
+    /// # Errors
+    ///
+    /// Faults only.
+    fn rules(&self) -> Result<RulesAnswer>;
+
+    /// Remove a rule and its firings.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown rule.
+    fn delete_rule(&self, request: &RuleRequest) -> Result<RuleDeletedAnswer>;
+
+    /// One page of firings after a cursor, waiting for the first when asked.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad cursor, limit or wait; `NotFound` for an
+    /// unknown rule.
+    fn firings(&self, request: &FiringsRequest) -> Result<FiringsAnswer>;
+
+    /// Wait until a range is complete under a policy or the timeout passes:
+    /// the last check (`complete` says which).
+    ///
+    /// # Errors
+    ///
+    /// As [`Ask::coverage`].
+    fn wait(&self, request: &WaitRequest) -> Result<CheckAnswer>;
 }

@@ -14,6 +14,8 @@
 //!   text as the user gives it; clap flags, serde query strings and bodies,
 //!   OpenAPI parameters in one struct (`request.rs`).
 //! - answers: [`CheckAnswer`], [`WindowsAnswer`], … (`answer.rs`).
+//! - rules (SPEC §7): [`RuleSetRequest`], [`FiringsRequest`],
+//!   [`WaitRequest`] and their answers (`rule.rs`).
 //! - [`params`]: a request's text to typed values, with the shared
 //!   messages (`params.rs`).
 //! - [`Error`]: kind, one-line message, position in a batch (`error.rs`).
@@ -33,6 +35,7 @@ mod ask;
 mod error;
 pub mod params;
 mod request;
+mod rule;
 mod schema;
 
 pub use answer::*;
@@ -41,5 +44,9 @@ pub use error::{Error, ErrorKind, Position, Result, Unit};
 pub use request::{
     AssetRequest, BodyFormat, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest,
     FrontierRequest, MultiCoverageRequest, RecordRequest, SegmentsRequest, WindowsRequest,
+};
+pub use rule::{
+    DeliveryAnswer, FiringAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer,
+    RuleOutcome, RuleRequest, RuleSetAnswer, RuleSetRequest, RulesAnswer, WaitRequest, WindowRef,
 };
 pub use schema::{ErrorBody, EventInputSchema, EventsBodySchema, IntervalSchema};

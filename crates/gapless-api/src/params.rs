@@ -32,7 +32,15 @@ pub const MAX_ASSETS: usize = 1_000;
 
 /// The format of a window's partition key when none is given: Airflow's
 /// temporal partition mappers' default.
-pub const DEFAULT_KEY_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
+pub use gapless_core::DEFAULT_KEY_FORMAT;
+
+/// The longest a single HTTP request waits (`firings?wait=`, `wait`):
+/// below the server's 30 s request time limit and the idle timeouts of
+/// common proxies; a client waiting longer asks again.
+pub const MAX_HTTP_WAIT: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// How long `gapless wait` waits when not told.
+pub const DEFAULT_WAIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3600);
 
 fn bad(name: &str, e: impl std::fmt::Display) -> Error {
     Error::bad_input(format!("{name}: {e}"))
@@ -214,4 +222,48 @@ pub fn segment_cursor(text: &str, range: Interval) -> Result<Instant, Error> {
         ));
     }
     Ok(t)
+}
+
+/// A wait or timeout (`30s`, `PT1M`, `2h`): a fixed, non-negative length.
+///
+/// # Errors
+///
+/// `BadInput` naming `name` for anything else.
+pub fn wait(name: &str, text: &str) -> Result<std::time::Duration, Error> {
+    let d = gapless_core::Duration::parse(text).map_err(|e| bad(name, e))?;
+    match d.fixed_micros() {
+        Some(us) if us >= 0 => Ok(std::time::Duration::from_micros(us as u64)),
+        Some(_) => Err(bad(name, format!("{text:?} is negative"))),
+        None => Err(bad(
+            name,
+            format!("{text:?} has months or years, which have no fixed length"),
+        )),
+    }
+}
+
+/// A rule's deadline: a fixed, non-negative duration.
+///
+/// # Errors
+///
+/// `BadInput` for anything else.
+pub fn deadline(text: &str) -> Result<gapless_core::Duration, Error> {
+    wait("deadline", text)?;
+    gapless_core::Duration::parse(text).map_err(|e| bad("deadline", e))
+}
+
+/// A page size (`limit`): 1 to [`MAX_PAGE`], [`DEFAULT_PAGE`] when not
+/// given.
+///
+/// # Errors
+///
+/// `BadInput` for anything else.
+pub fn page_limit(text: Option<&str>) -> Result<usize, Error> {
+    match limit(text)? {
+        None => Ok(DEFAULT_PAGE),
+        Some(n) if (1..=MAX_PAGE).contains(&n) => Ok(n),
+        Some(n) => Err(bad(
+            "limit",
+            format!("{n} is out of range: give 1 to {MAX_PAGE}"),
+        )),
+    }
 }

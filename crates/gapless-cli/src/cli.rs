@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gapless_api::{
-    AssetRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FrontierRequest,
-    SegmentsRequest, WindowsRequest,
+    AssetRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FiringsRequest,
+    FrontierRequest, RuleRequest, RuleSetRequest, SegmentsRequest, WaitRequest, WindowsRequest,
 };
 
 /// What `gapless --help` says after the commands.
@@ -164,6 +164,42 @@ pub enum Command {
     /// Declare or list assets.
     #[command(subcommand)]
     Asset(AssetCommand),
+    /// Rules: record a firing each time a window of watched assets becomes
+    /// complete (or stops being so), for downstream work to start once.
+    #[command(subcommand)]
+    Rule(RuleCommand),
+    /// List the rules (same as `rule list`).
+    Rules {
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// The firings after a cursor, in ledger order, a page at a time.
+    #[command(
+        after_help = "Example:\n  gapless firings --rule orders_hourly\n  gapless firings --after 17 --wait 30s --json"
+    )]
+    Firings {
+        #[command(flatten)]
+        request: FiringsRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Wait until the range is complete under the policy: exit 0 then, or 1
+    /// with the gaps when the timeout (default 1h) passes first.
+    #[command(
+        after_help = "Example:\n  gapless wait orders --start 2025-06-14 --end 2025-06-15 --timeout 2h && run-report"
+    )]
+    Wait {
+        #[command(flatten)]
+        request: WaitRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
     /// Run the HTTP server on this ledger (SPEC §4).
     Serve {
         /// Address to listen on (default 127.0.0.1:8080). A non-loopback
@@ -239,6 +275,54 @@ pub enum AssetCommand {
     },
 }
 
+/// `rule ...`.
+#[derive(Debug, Subcommand)]
+// Parsed once per process: the size of the largest variant costs nothing.
+#[allow(clippy::large_enum_variant)]
+pub enum RuleCommand {
+    /// Record a rule, or change its target, deadline or key format (its
+    /// assets, grid, zone, policy, from and until cannot change: delete it
+    /// first). The same rule again changes nothing.
+    #[command(
+        after_help = "Example:\n  gapless rule set orders_hourly --assets orders --every 1h --from 2025-06-01 --target airflow --deadline 30m\n  gapless rule set daily_berlin --assets orders,clicks --every 1d --tz Europe/Berlin --from 2025-06-01 --max-gap 5m"
+    )]
+    Set {
+        #[command(flatten)]
+        request: RuleSetRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// One rule.
+    #[command(after_help = "Example:\n  gapless rule show orders_hourly --json")]
+    Show {
+        #[command(flatten)]
+        request: RuleRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// Remove a rule and its firings.
+    #[command(after_help = "Example:\n  gapless rule delete orders_hourly")]
+    Delete {
+        #[command(flatten)]
+        request: RuleRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// List the rules.
+    List {
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
+}
+
 impl Command {
     /// The `--url` flag of a command that has one (all but `serve`).
     pub fn remote(&self) -> Option<&Remote> {
@@ -251,6 +335,15 @@ impl Command {
             | Command::Events { remote, .. }
             | Command::Frontier { remote, .. }
             | Command::Assets { remote, .. }
+            | Command::Rules { remote, .. }
+            | Command::Firings { remote, .. }
+            | Command::Wait { remote, .. }
+            | Command::Rule(
+                RuleCommand::Set { remote, .. }
+                | RuleCommand::Show { remote, .. }
+                | RuleCommand::Delete { remote, .. }
+                | RuleCommand::List { remote, .. },
+            )
             | Command::Asset(
                 AssetCommand::Set { remote, .. }
                 | AssetCommand::Show { remote, .. }

@@ -12,6 +12,7 @@
 
 mod cli;
 mod human;
+mod human_rules;
 mod run;
 
 use std::process::ExitCode;

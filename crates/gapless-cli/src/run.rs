@@ -10,8 +10,8 @@ use gapless_client::Client;
 use gapless_ledger::Ledger;
 use serde::Serialize;
 
-use crate::cli::{AssetCommand, Cli, Command, LogFormat, Output};
-use crate::human;
+use crate::cli::{AssetCommand, Cli, Command, LogFormat, Output, RuleCommand};
+use crate::{human, human_rules};
 
 /// The ledger to ask: one this process opens, or a server. Only the writes
 /// (`emit`, `ingest`, `asset set`) may create a ledger; a question about a
@@ -166,6 +166,44 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         }
         Command::Asset(AssetCommand::List { output, .. }) | Command::Assets { output, .. } => {
             print(output, &ledger.assets()?, human::assets)?;
+        }
+        Command::Rule(RuleCommand::Set {
+            request, output, ..
+        }) => {
+            print(output, &ledger.set_rule(&request)?, human_rules::rule_set)?;
+        }
+        Command::Rule(RuleCommand::Show {
+            request, output, ..
+        }) => {
+            print(output, &ledger.rule(&request)?, human_rules::rule)?;
+        }
+        Command::Rule(RuleCommand::Delete {
+            request, output, ..
+        }) => {
+            print(
+                output,
+                &ledger.delete_rule(&request)?,
+                human_rules::rule_deleted,
+            )?;
+        }
+        Command::Rule(RuleCommand::List { output, .. }) | Command::Rules { output, .. } => {
+            print(output, &ledger.rules()?, human_rules::rules)?;
+        }
+        Command::Firings {
+            request, output, ..
+        } => {
+            print(output, &ledger.firings(&request)?, human_rules::firings)?;
+        }
+        Command::Wait {
+            request, output, ..
+        } => {
+            let answer = ledger.wait(&request)?;
+            print(output, &answer, |a| human::check(a, false))?;
+            return Ok(if answer.complete {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            });
         }
     }
     Ok(ExitCode::SUCCESS)

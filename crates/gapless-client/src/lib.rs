@@ -41,11 +41,16 @@ mod url;
 
 use std::time::Duration;
 
+use gapless_api::params::{self, MAX_HTTP_WAIT};
 use gapless_api::{
     Ask, AssetAnswer, AssetRequest, AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer,
     DeclareRequest, Error, EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest,
     IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
     SegmentsRequest, WindowsAnswer, WindowsRequest,
+};
+use gapless_api::{
+    FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
+    RuleSetRequest, RulesAnswer, WaitRequest,
 };
 use serde::de::DeserializeOwned;
 use serde::Serialize;
@@ -174,7 +179,11 @@ impl Client {
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
         let sent = match body {
             Body::None => {
-                let mut request = self.agent.get(&url);
+                let mut request = if method == "DELETE" {
+                    self.agent.delete(&url)
+                } else {
+                    self.agent.get(&url)
+                };
                 if let Some(a) = &auth {
                     request = request.header("Authorization", a);
                 }
@@ -305,5 +314,81 @@ impl Ask for Client {
 
     fn declare(&self, request: &DeclareRequest) -> Result<DeclAnswer> {
         self.send_json("PUT", &Self::asset_path(&request.asset, ""), request)
+    }
+
+    fn set_rule(&self, request: &RuleSetRequest) -> Result<RuleSetAnswer> {
+        self.send_json("PUT", &Self::rule_path(&request.name), request)
+    }
+
+    fn rule(&self, request: &RuleRequest) -> Result<RuleAnswer> {
+        self.get(&Self::rule_path(&request.name), &())
+    }
+
+    fn rules(&self) -> Result<RulesAnswer> {
+        self.get("/v1/rules", &())
+    }
+
+    fn delete_rule(&self, request: &RuleRequest) -> Result<RuleDeletedAnswer> {
+        self.call("DELETE", &Self::rule_path(&request.name), Body::None)
+    }
+
+    /// A wait longer than a server holds one request ([`MAX_HTTP_WAIT`]) is
+    /// several requests, each waiting what is left (at most that).
+    fn firings(&self, request: &FiringsRequest) -> Result<FiringsAnswer> {
+        let wait = request
+            .wait
+            .as_deref()
+            .map(|w| params::wait("wait", w))
+            .transpose()?
+            .unwrap_or_default();
+        let give_up = std::time::Instant::now() + wait;
+        loop {
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            let page: FiringsAnswer = self.get(
+                "/v1/firings",
+                &FiringsRequest {
+                    wait: (!left.is_zero()).then(|| wait_text(left)),
+                    ..request.clone()
+                },
+            )?;
+            if !page.firings.is_empty() || left <= MAX_HTTP_WAIT {
+                return Ok(page);
+            }
+        }
+    }
+
+    /// As [`Client::firings`]: a long timeout is several requests.
+    fn wait(&self, request: &WaitRequest) -> Result<CheckAnswer> {
+        let timeout = match &request.timeout {
+            Some(t) => params::wait("timeout", t)?,
+            None => params::DEFAULT_WAIT_TIMEOUT,
+        };
+        let give_up = std::time::Instant::now() + timeout;
+        loop {
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            let answer: CheckAnswer = self.get(
+                &Self::asset_path(&request.asset, "/wait"),
+                &WaitRequest {
+                    timeout: Some(wait_text(left)),
+                    ..request.clone()
+                },
+            )?;
+            if answer.complete || left <= MAX_HTTP_WAIT {
+                return Ok(answer);
+            }
+        }
+    }
+}
+
+/// A wait as a server reads it: whole milliseconds, at most
+/// [`MAX_HTTP_WAIT`].
+fn wait_text(d: Duration) -> String {
+    let d = d.clamp(Duration::from_millis(1), MAX_HTTP_WAIT);
+    format!("PT{:.3}S", d.as_secs_f64())
+}
+
+impl Client {
+    fn rule_path(name: &str) -> String {
+        format!("/v1/rules/{}", percent_encode(name))
     }
 }

@@ -20,6 +20,10 @@
 //!   (`segments.rs`).
 //! - [`Grid`]: calendar windows in an IANA time zone (`grid.rs`).
 //! - [`Policy`]: when a window counts as complete (`policy.rs`).
+//! - [`Rule`]: which windows of which assets a rule watches ([`RuleDef`]),
+//!   where its firings go ([`RuleSettings`]), how a window is judged
+//!   ([`Judgement`]) and how its state changes ([`WindowState`],
+//!   [`FiringKind`]) (`rule.rs`).
 //! - [`Duration`]: fixed and calendar lengths of time, their arithmetic and
 //!   canonical text (`duration/mod.rs`); lexing its ISO 8601 and short forms
 //!   (`duration/lex.rs`).
@@ -42,6 +46,7 @@ mod grid;
 mod instant;
 mod parse;
 mod policy;
+mod rule;
 mod segments;
 mod set;
 mod units;
@@ -58,6 +63,10 @@ pub use parse::{
     parse_instant, parse_interval, parse_local_instant, parse_local_interval, parse_time_zone,
 };
 pub use policy::Policy;
+pub use rule::{
+    validate_key_format, validate_rule_name, FiringKind, Judgement, Rule, RuleDef, RuleSettings,
+    WindowState, DEFAULT_KEY_FORMAT, MAX_RULE_NAME_BYTES,
+};
 pub use segments::{segments, PagedSegments, Segment, SegmentSource};
 pub use set::IntervalSet;
 pub use units::{

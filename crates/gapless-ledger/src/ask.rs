@@ -10,7 +10,11 @@ use gapless_api::{
     FrontierRequest, IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result,
     SegmentsAnswer, SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
-use gapless_core::{AssetDecl, Duration};
+use gapless_api::{
+    FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
+    RuleSetRequest, RulesAnswer, WaitRequest,
+};
+use gapless_core::{AssetDecl, Duration, Rule, RuleDef, RuleSettings};
 
 use crate::error::from_store;
 use crate::{now, Ledger, WindowsQuery};
@@ -174,4 +178,83 @@ impl Ask for Ledger {
             tz: tz_name,
         })
     }
+
+    fn set_rule(&self, q: &RuleSetRequest) -> Result<RuleSetAnswer> {
+        self.put_rule(&rule_of(q)?)
+    }
+
+    fn rule(&self, q: &RuleRequest) -> Result<RuleAnswer> {
+        Ok(crate::rule_answer(&self.stored_rule(&q.name)?))
+    }
+
+    fn rules(&self) -> Result<RulesAnswer> {
+        self.all_rules()
+    }
+
+    fn delete_rule(&self, q: &RuleRequest) -> Result<RuleDeletedAnswer> {
+        self.remove_rule(&q.name)
+    }
+
+    fn firings(&self, q: &FiringsRequest) -> Result<FiringsAnswer> {
+        let after = q.after.as_deref().map(params::cursor).transpose()?;
+        let limit = params::page_limit(q.limit.as_deref())?;
+        let wait = q
+            .wait
+            .as_deref()
+            .map(|w| params::wait("wait", w))
+            .transpose()?
+            .unwrap_or_default();
+        self.firings_page(q.rule.as_deref(), after, limit, wait)
+    }
+
+    fn wait(&self, q: &WaitRequest) -> Result<CheckAnswer> {
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let range = params::range(&q.start, &q.end, &zone)?;
+        let policy = params::policy_of(
+            q.policy.as_deref(),
+            q.min_ratio.as_deref(),
+            q.max_gap.as_deref(),
+        )?;
+        let timeout = match &q.timeout {
+            Some(t) => params::wait("timeout", t)?,
+            None => params::DEFAULT_WAIT_TIMEOUT,
+        };
+        self.wait_complete(&q.asset, range, &policy, timeout)
+    }
+}
+
+/// The rule a `rule set` request describes, checked.
+fn rule_of(q: &RuleSetRequest) -> Result<Rule> {
+    gapless_core::validate_rule_name(&q.name)
+        .map_err(|e| Error::bad_input(format!("rule: {e}")))?;
+    let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
+    let def = RuleDef::new(
+        q.assets.clone(),
+        params::grid(&q.every)?,
+        &tz_name,
+        params::policy_of(
+            q.policy.as_deref(),
+            q.min_ratio.as_deref(),
+            q.max_gap.as_deref(),
+        )?,
+        params::instant("from", &q.from, &zone)?,
+        q.until
+            .as_deref()
+            .map(|u| params::instant("until", u, &zone))
+            .transpose()?,
+    )
+    .map_err(|e| Error::bad_input(format!("rule {:?}: {e}", q.name)))?;
+    let settings = RuleSettings {
+        deadline: q.deadline.as_deref().map(params::deadline).transpose()?,
+        target: q.target.clone(),
+        key_format: params::key_format(q.key_format.as_deref())?,
+    };
+    settings
+        .check()
+        .map_err(|e| Error::bad_input(format!("rule {:?}: {e}", q.name)))?;
+    Ok(Rule {
+        name: q.name.clone(),
+        def,
+        settings,
+    })
 }

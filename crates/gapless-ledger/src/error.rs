@@ -7,7 +7,7 @@ use gapless_store::StoreError;
 /// `e` as an API error. A conflict's position is the batch's to add.
 pub(crate) fn from_store(e: StoreError) -> Error {
     match &e {
-        StoreError::Conflict { .. } => Error::conflict(e.to_string()),
+        StoreError::Conflict { .. } | StoreError::Conflicting(_) => Error::conflict(e.to_string()),
         StoreError::Invalid(m) => Error::bad_input(m.clone()),
         // Its words name no connection details: they may reach a client.
         StoreError::Unavailable(_) | StoreError::Full(_) => Error::unavailable(e.to_string()),

@@ -550,18 +550,24 @@ impl Ledger {
 /// name is a typo away (an edit distance of at most a third of its length,
 /// and at least 1).
 fn unknown_asset(asset: &str, names: &[String]) -> String {
-    let nearest = names
-        .iter()
-        .map(|n| (strsim::levenshtein(asset, n), n))
-        .filter(|(d, n)| *d <= (n.chars().count() / 3).max(1))
-        .min();
-    match nearest {
-        Some((_, n)) => format!("unknown asset {asset:?} (did you mean {n:?}?)"),
+    match nearest(asset, names) {
+        Some(n) => format!("unknown asset {asset:?} (did you mean {n:?}?)"),
         None => format!(
             "unknown asset {asset:?}: no event of it is recorded and it is not declared \
              (declare it first with `gapless asset set`)"
         ),
     }
+}
+
+/// The name of `names` a typo away from `name` (an edit distance of at
+/// most a third of its length, and at least 1), the nearest first.
+pub(crate) fn nearest<'a>(name: &str, names: &'a [String]) -> Option<&'a String> {
+    names
+        .iter()
+        .map(|n| (strsim::levenshtein(name, n), n))
+        .filter(|(d, n)| *d <= (n.chars().count() / 3).max(1))
+        .min()
+        .map(|(_, n)| n)
 }
 
 /// The first [`MAX_GAPS`] of `missing` (the answer says how many there are).

@@ -14,6 +14,8 @@
 //!   in one place (`ask.rs`).
 //! - [`ingest`]: event objects to a validated [`ingest::Batch`], errors by
 //!   position (`ingest.rs`).
+//! - rules (SPEC §7): recording and reading rules, firings, waiting for a
+//!   range to complete (`rules.rs`).
 //! - `error.rs`: storage errors as API errors of the right kind.
 //! - [`now`]: the wall clock that stamps what is received (`clock.rs`).
 
@@ -22,6 +24,8 @@ mod clock;
 mod error;
 pub mod ingest;
 mod ledger;
+mod rules;
 
 pub use clock::now;
 pub use ledger::{Ledger, WindowsQuery};
+pub use rules::{firing_answer, rule_answer, WATCH_INTERVAL};

@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use crate::error::log_faults;
 use crate::openapi::ApiDoc;
-use crate::routes::{assets, events, ops, questions};
+use crate::routes::{assets, events, ops, questions, rules};
 use crate::{metrics, ApiError, AppState};
 
 /// The routes with their OpenAPI document.
@@ -32,6 +32,10 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(questions::events))
         .routes(routes!(questions::frontier))
         .routes(routes!(questions::coverage_all))
+        .routes(routes!(rules::list))
+        .routes(routes!(rules::show, rules::put, rules::delete))
+        .routes(routes!(rules::firings))
+        .routes(routes!(rules::wait))
         .routes(routes!(ops::healthz))
         .routes(routes!(ops::metrics))
         .routes(routes!(ops::openapi))

@@ -39,6 +39,20 @@ impl<S: Send + Sync> FromRequestParts<S> for AssetPath {
     }
 }
 
+/// The `{name}` of a rule's path.
+#[derive(Debug)]
+pub(crate) struct NamePath(pub String);
+
+impl<S: Send + Sync> FromRequestParts<S> for NamePath {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let axum::extract::Path(name) =
+            axum::extract::Path::<String>::from_request_parts(parts, state).await?;
+        Ok(NamePath(name))
+    }
+}
+
 /// The query string as `T`: every parameter one `T` names, at most once,
 /// the required ones present.
 #[derive(Debug)]

@@ -35,7 +35,10 @@
 //!   asking the ledger through [`gapless_api::Ask`]: `events.rs`
 //!   (`POST /v1/events`), `questions.rs` (coverage, windows, segments,
 //!   events, frontier, `POST /v1/coverage`), `assets.rs` (listing,
-//!   declaring), `ops.rs` (`/healthz`, `/metrics`, `/openapi.json`).
+//!   declaring), `rules.rs` (rules, firings, the long polls `firings?wait=`
+//!   and `wait`, woken by this server's commits), `ops.rs` (`/healthz`,
+//!   `/metrics`, `/openapi.json`).
+//! - `deadlines.rs`: the task that judges rules' deadlines every second.
 //! - [`Tokens`], [`Scope`]: bearer tokens with scopes (`auth.rs`).
 //! - [`ApiError`]: the one error answer, `{"error", "detail"}`, from the
 //!   API's [`gapless_api::Error`] by its kind; a fault's cause rides in the
@@ -58,6 +61,7 @@
 mod app;
 pub mod auth;
 mod config;
+mod deadlines;
 mod error;
 mod extract;
 mod listen;
@@ -112,11 +116,13 @@ pub async fn serve(
             "the connection limit must be at least 1".into(),
         ));
     }
+    let deadlines = tokio::spawn(deadlines::judge_forever(state.clone()));
     listen::serve(listener, app(state.clone()), limits, async move {
         shutdown.await;
         tracing::info!("shutting down: finishing requests in flight");
     })
     .await;
+    deadlines.abort();
     state.flush().await;
     tracing::info!("stopped");
     Ok(())

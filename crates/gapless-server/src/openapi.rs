@@ -21,6 +21,7 @@ use utoipa::{Modify, OpenApi};
         (name = "events", description = "Recording events"),
         (name = "questions", description = "Coverage, windows, segments, events, frontier"),
         (name = "assets", description = "The assets and their declarations"),
+        (name = "rules", description = "Rules, their firings, and waiting for a range to complete"),
         (name = "operations", description = "Health, metrics, this document"),
     )
 )]

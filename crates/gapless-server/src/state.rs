@@ -20,6 +20,8 @@ struct Inner {
     config: ServerConfig,
     metrics: Arc<Metrics>,
     writer: Writer,
+    /// Bumped after each write this server makes: long polls wait on it.
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl AppState {
@@ -34,6 +36,7 @@ impl AppState {
                 config,
                 metrics,
                 writer,
+                changes: tokio::sync::watch::Sender::new(0),
             }),
         }
     }
@@ -56,6 +59,16 @@ impl AppState {
     /// Wait until every batch handed to the writer is committed or failed.
     pub async fn flush(&self) {
         self.inner.writer.flush().await;
+    }
+
+    /// Wake the long polls: this server wrote something.
+    pub(crate) fn changed(&self) {
+        self.inner.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// A receiver that sees each [`AppState::changed`].
+    pub(crate) fn changes(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.inner.changes.subscribe()
     }
 
     pub(crate) fn metrics(&self) -> &Metrics {

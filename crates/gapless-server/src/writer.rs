@@ -207,6 +207,27 @@ mod tests {
         fn assets(&self) -> R<Vec<AssetSummary>> {
             self.inner.assets()
         }
+        fn put_rule(&self, rule: &gapless_core::Rule, now: Instant) -> R<gapless_store::RulePut> {
+            self.inner.put_rule(rule, now)
+        }
+        fn rule(&self, name: &str) -> R<Option<gapless_store::StoredRule>> {
+            self.inner.rule(name)
+        }
+        fn rules(&self) -> R<Vec<gapless_store::StoredRule>> {
+            self.inner.rules()
+        }
+        fn delete_rule(&self, name: &str) -> R<bool> {
+            self.inner.delete_rule(name)
+        }
+        fn firings(&self, q: &gapless_store::FiringQuery) -> R<gapless_store::FiringPage> {
+            self.inner.firings(q)
+        }
+        fn judge_deadlines(&self, now: Instant) -> R<u64> {
+            self.inner.judge_deadlines(now)
+        }
+        fn ledger_id(&self) -> R<String> {
+            self.inner.ledger_id()
+        }
     }
 
     fn setup(fail_groups: bool) -> (tempfile::TempDir, Arc<Gated>, Ledger) {

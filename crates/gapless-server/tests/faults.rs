@@ -57,6 +57,27 @@ impl Store for Broken {
     fn assets(&self) -> Result<Vec<AssetSummary>> {
         self.fail()
     }
+    fn put_rule(&self, _: &gapless_core::Rule, _: Instant) -> Result<gapless_store::RulePut> {
+        self.fail()
+    }
+    fn rule(&self, _: &str) -> Result<Option<gapless_store::StoredRule>> {
+        self.fail()
+    }
+    fn rules(&self) -> Result<Vec<gapless_store::StoredRule>> {
+        self.fail()
+    }
+    fn delete_rule(&self, _: &str) -> Result<bool> {
+        self.fail()
+    }
+    fn firings(&self, _: &gapless_store::FiringQuery) -> Result<gapless_store::FiringPage> {
+        self.fail()
+    }
+    fn judge_deadlines(&self, _: Instant) -> Result<u64> {
+        self.fail()
+    }
+    fn ledger_id(&self) -> Result<String> {
+        self.fail()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

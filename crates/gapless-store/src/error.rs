@@ -18,6 +18,10 @@ pub enum StoreError {
         /// The id.
         id: String,
     },
+    /// A change the ledger refuses because of what it holds (a new
+    /// definition for an existing rule).
+    #[error("{0}")]
+    Conflicting(String),
     /// Bad input that only storage can see (e.g. a bad declaration).
     #[error("{0}")]
     Invalid(String),

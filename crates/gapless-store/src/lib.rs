@@ -9,6 +9,9 @@
 //!   processes (`postgres/`).
 //! - [`StoredEvent`], [`EventQuery`], [`EventPage`], [`AssetSummary`],
 //!   [`Appended`]: what goes in and comes out (`model.rs`).
+//! - [`StoredRule`], [`RulePut`], [`Firing`], [`FiringQuery`],
+//!   [`FiringPage`]: rules and their firings (`rule/mod.rs`), judged in the
+//!   transaction of every append that touches a rule's assets.
 //! - [`StoreError`]: what can go wrong (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
 //!
@@ -22,6 +25,8 @@
 //!   longest, hull).
 //! - `runs.rs`: the coverage runs an append changes (replay and diff).
 //! - `decl.rs`: checking asset names and declarations, reading them back.
+//! - `rule/codec.rs`, `rule/judge.rs`: how rules and firings are stored;
+//!   judging a group of batches' windows in memory.
 
 mod codec;
 mod decl;
@@ -31,6 +36,7 @@ mod model;
 mod open;
 mod page;
 mod postgres;
+mod rule;
 mod runs;
 mod sqlite;
 
@@ -38,9 +44,10 @@ pub use self::postgres::PostgresStore;
 pub use error::StoreError;
 pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
 pub use open::{open, open_existing};
+pub use rule::{Delivery, DeliveryState, Firing, FiringPage, FiringQuery, RulePut, StoredRule};
 pub use sqlite::SqliteStore;
 
-use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 
 /// Events read at a time by [`Store::scan_overlapping`]: with `extra`
 /// objects of up to 64 KiB, a page is at most 16 MiB.
@@ -204,4 +211,39 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
         Ok(self.assets()?.into_iter().find(|a| a.asset == asset))
     }
+
+    /// Record `rule` (SPEC §7): a new rule gets a `complete` firing for each
+    /// of its windows that is already complete, in the same transaction; an
+    /// existing rule with the same definition takes the new settings (or
+    /// stays as it is).
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Conflicting`] when a rule of that name exists with
+    /// another definition; [`StoreError::Invalid`] for bad settings or an
+    /// asset the ledger does not know.
+    fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut>;
+
+    /// The rule named `name`, if any.
+    fn rule(&self, name: &str) -> Result<Option<StoredRule>>;
+
+    /// Every rule, in name order.
+    fn rules(&self) -> Result<Vec<StoredRule>>;
+
+    /// Remove rule `name`, its window states and its firings; whether it
+    /// existed.
+    fn delete_rule(&self, name: &str) -> Result<bool>;
+
+    /// One page of firings in sequence order.
+    fn firings(&self, query: &FiringQuery) -> Result<FiringPage>;
+
+    /// Record a `late` firing for each window of a rule with a deadline
+    /// that is not complete at its end plus the deadline, for the deadlines
+    /// that passed by `now` since the last call (deadlines that passed
+    /// before a rule was created are not judged). How many fired.
+    fn judge_deadlines(&self, now: Instant) -> Result<u64>;
+
+    /// The ledger's id: random, made when the ledger was created, the same
+    /// for every process that shares it (delivery keys name it).
+    fn ledger_id(&self) -> Result<String>;
 }

@@ -245,7 +245,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "1");
+    assert_eq!(store.pragma("user_version").unwrap(), "2");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -527,4 +527,31 @@ fn verify_finds_damage() {
     damage("UPDATE coverage_runs SET end_us = end_us + 1 WHERE start_us = (SELECT max(start_us) FROM coverage_runs)", "coverage");
     damage("DELETE FROM coverage_runs", "coverage");
     damage("UPDATE assets SET event_count = 5", "event count");
+}
+
+/// A ledger of schema version 1 (before rules) is brought to version 2 when
+/// opened, keeping its events.
+#[test]
+fn version_1_ledger_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store.append(&[landed("a", 0, 60)], received()).unwrap();
+    }
+    {
+        // Make it what version 1 wrote: no rule tables.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "DROP TABLE meta; DROP TABLE rules; DROP TABLE rule_assets; \
+             DROP TABLE rule_windows; DROP TABLE firings; PRAGMA user_version = 1;",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "2");
+    assert_eq!(all_events(&store, "a", 10).len(), 1);
+    assert_eq!(store.ledger_id().unwrap().len(), 32);
+    assert!(store.rules().unwrap().is_empty());
+    store.verify().unwrap();
 }

@@ -85,5 +85,8 @@ pub(crate) async fn post_events(
         return Ok(Json(IngestAnswer::default()));
     }
     let answer = state.writer().append(batch).await?;
+    if answer.accepted > 0 {
+        state.changed();
+    }
     Ok(Json(answer))
 }

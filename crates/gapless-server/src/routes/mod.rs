@@ -4,3 +4,4 @@ pub(crate) mod assets;
 pub(crate) mod events;
 pub(crate) mod ops;
 pub(crate) mod questions;
+pub(crate) mod rules;

@@ -245,6 +245,11 @@ fn append_group<'b>(
     names.sort_unstable();
     names.dedup();
     let Locked { id_of, created } = lock_assets(tx, stmts, &names)?;
+    // The rules on these assets, locked after the assets (SPEC §7: judged
+    // after each batch, in this transaction).
+    let asset_ids: Vec<i64> = id_of.values().copied().collect();
+    let watches = super::rules::lock_watches(tx, stmts, &asset_ids)?;
+    let mut judged: Vec<super::rules::GroupBatch> = Vec::new();
 
     // Idempotency: the stored events of all the batches' ids, one statement.
     let mut keys: HashSet<(i64, &str)> = HashSet::new();
@@ -290,6 +295,9 @@ fn append_group<'b>(
         }
         match walk(batch, &id_of, &mut known) {
             Ok(p) => {
+                if !watches.is_empty() {
+                    judged.push(group_batch(&p.events));
+                }
                 for (aid, ev) in p.events {
                     let slot = *slot_of.entry(aid).or_insert_with(|| {
                         assets.push(AssetDelta::new(aid));
@@ -323,8 +331,26 @@ fn append_group<'b>(
     if cols.asset_id.is_empty() {
         return Ok(out);
     }
+    if !watches.is_empty() {
+        // Before the runs are written: judging replays the batches on them.
+        super::rules::judge_group(tx, &watches, &judged, received_at)?;
+    }
     write(tx, stmts, &mut cols, &assets, received_at.as_micros())?;
     Ok(out)
+}
+
+/// A batch's new events per asset, in batch order (for judging rules).
+fn group_batch(events: &[(i64, &NewEvent)]) -> super::rules::GroupBatch {
+    let mut out: super::rules::GroupBatch = Vec::new();
+    let mut slot: HashMap<i64, usize> = HashMap::new();
+    for &(aid, ev) in events {
+        let i = *slot.entry(aid).or_insert_with(|| {
+            out.push((aid, Vec::new()));
+            out.len() - 1
+        });
+        out[i].1.push((ev.kind, ev.interval));
+    }
+    out
 }
 
 /// Decide one batch against what is known (stored or earlier): its new

@@ -11,6 +11,7 @@
 use postgres::error::SqlState;
 
 use super::pool::{APPEND_TRIES, LOCK_TIMEOUT};
+use super::tls::tls_failure;
 use crate::error::{FULL, UNAVAILABLE};
 use crate::StoreError;
 
@@ -97,10 +98,15 @@ pub(crate) fn connect_failed(e: &postgres::Error, location: &str) -> StoreError 
 /// `Unavailable` when the server cannot be reached (or is starting, shutting
 /// down, or has no connection left), `Full` when it is out of space, else
 /// [`StoreError::Open`] with the server's reason (a refused login, a missing
-/// database, no permission).
+/// database, no permission, a failed TLS handshake: an untrusted
+/// certificate, a server without TLS).
 pub(crate) fn open_failed(location: &str, e: &postgres::Error) -> StoreError {
     if is_full(e) {
         return classify(e, Some(location));
+    }
+    // Before the socket's errors: a failed handshake comes as an I/O error.
+    if let Some(reason) = tls_failure(e) {
+        return open_error(location, reason);
     }
     if is_unreachable(e) {
         log_unavailable(e, Some(location), "cannot open the ledger");
@@ -229,6 +235,17 @@ pub(crate) fn describe(e: &postgres::Error) -> String {
 /// Why opening failed, in words.
 pub(crate) fn describe_open(e: &postgres::Error) -> String {
     match e.as_db_error() {
+        // pg_hba.conf has only `hostssl` lines for this client.
+        Some(db)
+            if *db.code() == SqlState::INVALID_AUTHORIZATION_SPECIFICATION
+                && db.message().ends_with("no encryption") =>
+        {
+            format!(
+                "{} (the server takes only TLS connections: add sslmode=require, or \
+                 sslmode=verify-full&sslrootcert=FILE)",
+                db.message().replace('\n', " ")
+            )
+        }
         Some(db) => db.message().replace('\n', " "),
         None => chain(e),
     }

@@ -5,8 +5,9 @@
 //!
 //! - `mod.rs`: the store itself ([`PostgresStore`]): opening, and each
 //!   [`crate::Store`] call run on a pooled connection.
-//! - `url.rs`: what a URL names (server, login, `schema`, `pool_size`) and
-//!   the URL without password for messages.
+//! - `url.rs`: what a URL names (server, login, `schema`, `pool_size`,
+//!   `sslmode`, `sslrootcert`) and the URL without password for messages.
+//! - `tls.rs`: TLS on rustls with libpq's `sslmode` meanings.
 //! - `pool.rs`: the connections, their session settings, and running a call
 //!   with the retries that are safe.
 //! - `error.rs`: PostgreSQL errors as storage errors.
@@ -15,6 +16,8 @@
 //! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
 //!   date in the same transaction.
 //! - `read.rs`: coverage, events, declarations and the asset listing.
+//! - `rules.rs`: rules, judging an append's windows under the rules' locks,
+//!   deadlines, firings.
 //!
 //! # Concurrency
 //!
@@ -43,8 +46,9 @@
 //! (default `gapless`), the PostgreSQL schema that holds the ledger (created
 //! when missing, so several ledgers can share a database), and `pool_size`
 //! (default 16), the most connections one process opens. `Open` messages
-//! name the URL without its password. TLS is not supported yet
-//! (`sslmode=require` is refused): use a trusted network or a local socket.
+//! name the URL without its password. TLS: `sslmode=disable|prefer|require|
+//! verify-ca|verify-full` and `sslrootcert=FILE` as libpq reads them (see
+//! `tls.rs`); without `sslmode`, plain TCP.
 //!
 //! # Failures
 //!
@@ -62,16 +66,20 @@ mod append;
 mod error;
 mod pool;
 mod read;
+mod rules;
 mod schema;
+mod tls;
 mod url;
 
-use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
-use postgres::NoTls;
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 
 use self::error::open_failed;
 use self::pool::Pool;
 use self::url::Target;
-use crate::{Appended, AssetSummary, EventPage, EventQuery, Result};
+use crate::{
+    Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
+    StoredRule,
+};
 
 /// A ledger in a PostgreSQL schema.
 ///
@@ -149,12 +157,13 @@ impl PostgresStore {
             config,
             schema,
             pool_size,
+            tls,
         } = target;
-        let mut client = config
-            .connect(NoTls)
+        let mut client = tls
+            .connect(&config)
             .map_err(|e| open_failed(&location, &e))?;
         schema::migrate(&mut client, &location, &schema, create)?;
-        let pool = Pool::new(location, config, schema, pool_size, client)?;
+        let pool = Pool::new(location, config, tls, schema, pool_size, client)?;
         Ok(PostgresStore { pool })
     }
 
@@ -233,5 +242,33 @@ impl crate::Store for PostgresStore {
 
     fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
         self.pool.run(|c| read::asset(c, asset))
+    }
+
+    fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut> {
+        self.pool.run(|c| rules::put_rule(c, rule, now))
+    }
+
+    fn rule(&self, name: &str) -> Result<Option<StoredRule>> {
+        self.pool.run(|c| rules::rule(c, name))
+    }
+
+    fn rules(&self) -> Result<Vec<StoredRule>> {
+        self.pool.run(rules::rules)
+    }
+
+    fn delete_rule(&self, name: &str) -> Result<bool> {
+        self.pool.run(|c| rules::delete_rule(c, name))
+    }
+
+    fn firings(&self, query: &FiringQuery) -> Result<FiringPage> {
+        self.pool.run(|c| rules::firings(c, query))
+    }
+
+    fn judge_deadlines(&self, now: Instant) -> Result<u64> {
+        self.pool.run(|c| rules::judge_deadlines(c, now))
+    }
+
+    fn ledger_id(&self) -> Result<String> {
+        self.pool.run(rules::ledger_id)
     }
 }

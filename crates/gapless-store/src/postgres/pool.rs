@@ -14,10 +14,11 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use postgres::{Client, GenericClient, NoTls, Statement};
+use postgres::{Client, GenericClient, Statement};
 
 use super::error::{classify, connect_failed, describe, is_broken, retryable, store_error, Fail};
 use super::schema::quote_ident;
+use super::tls::Tls;
 use crate::error::UNAVAILABLE;
 use crate::{Result, StoreError};
 
@@ -66,6 +67,7 @@ pub(crate) struct Pool {
     /// The schema every session works in.
     schema: String,
     config: postgres::Config,
+    tls: Tls,
     size: usize,
     state: Mutex<State>,
     /// Signalled when a connection is returned or closed.
@@ -87,6 +89,7 @@ impl Pool {
     pub(crate) fn new(
         location: String,
         config: postgres::Config,
+        tls: Tls,
         schema: String,
         size: Option<usize>,
         first: Client,
@@ -95,6 +98,7 @@ impl Pool {
             location,
             schema,
             config,
+            tls,
             size: size.unwrap_or(DEFAULT_POOL_SIZE),
             state: Mutex::new(State::default()),
             freed: Condvar::new(),
@@ -141,8 +145,8 @@ impl Pool {
 
     fn connect(&self) -> Result<Conn> {
         let client = self
-            .config
-            .connect(NoTls)
+            .tls
+            .connect(&self.config)
             .map_err(|e| connect_failed(&e, &self.location))?;
         self.setup(client)
     }

@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -40,6 +40,26 @@
 //!     asset_id bigint NOT NULL, start_us bigint NOT NULL, end_us bigint NOT NULL,
 //!     PRIMARY KEY (asset_id, start_us)
 //! );
+//! -- version 2: rules (SPEC §7); columns as in the SQLite backend
+//! CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL); -- ledger_id
+//! CREATE TABLE rules (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+//!     name text NOT NULL UNIQUE, assets text NOT NULL, every text NOT NULL,
+//!     tz text NOT NULL, policy text NOT NULL, from_us bigint NOT NULL, until_us bigint,
+//!     deadline text, target text, key_format text NOT NULL,
+//!     created_us bigint NOT NULL, deadlines_us bigint NOT NULL);
+//! CREATE TABLE rule_assets (asset_id bigint, rule_id bigint, PRIMARY KEY (asset_id, rule_id));
+//! CREATE TABLE rule_windows (rule_id bigint, start_us bigint, end_us bigint NOT NULL,
+//!     complete boolean NOT NULL, generation bigint NOT NULL, late boolean NOT NULL,
+//!     PRIMARY KEY (rule_id, start_us));
+//! CREATE TABLE firing_clock (last bigint NOT NULL); -- one row: firing numbers, drawn last
+//! CREATE TABLE firings (seq bigint PRIMARY KEY, rule_id bigint NOT NULL, kind smallint NOT NULL,
+//!     start_us bigint NOT NULL, end_us bigint NOT NULL, key text NOT NULL,
+//!     generation bigint NOT NULL, covered_ratio double precision NOT NULL,
+//!     recorded_us bigint NOT NULL, target text, state smallint NOT NULL,
+//!     attempts bigint NOT NULL DEFAULT 0, last_error text, next_try_us bigint,
+//!     lease_owner text, lease_until_us bigint);
+//! CREATE INDEX firings_rule ON firings (rule_id, seq);
+//! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
 //!
 //! Instants are microseconds since the Unix epoch, as in the SQLite backend.
@@ -58,13 +78,25 @@ use super::error::{open_error, open_failed};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 2;
 
-/// The tables of a version-1 ledger.
-const TABLES: [&str; 4] = ["gapless_version", "assets", "events", "coverage_runs"];
+/// The tables of a current ledger.
+const TABLES: [&str; 10] = [
+    "gapless_version",
+    "assets",
+    "events",
+    "coverage_runs",
+    "meta",
+    "rules",
+    "rule_assets",
+    "rule_windows",
+    "firing_clock",
+    "firings",
+];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 1] = ["
+const MIGRATIONS: [&str; 2] = [
+    "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
     applied_at timestamptz NOT NULL DEFAULT now()
@@ -102,7 +134,63 @@ CREATE TABLE coverage_runs (
     PRIMARY KEY (asset_id, start_us),
     CHECK (start_us < end_us)
 );
-"];
+",
+    "
+CREATE TABLE meta (key text PRIMARY KEY, value text NOT NULL);
+INSERT INTO meta (key, value) VALUES ('ledger_id', replace(gen_random_uuid()::text, '-', ''));
+CREATE TABLE rules (
+    id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    name         text NOT NULL UNIQUE,
+    assets       text NOT NULL,
+    every        text NOT NULL,
+    tz           text NOT NULL,
+    policy       text NOT NULL,
+    from_us      bigint NOT NULL,
+    until_us     bigint,
+    deadline     text,
+    target       text,
+    key_format   text NOT NULL,
+    created_us   bigint NOT NULL,
+    deadlines_us bigint NOT NULL
+);
+CREATE TABLE rule_assets (
+    asset_id bigint NOT NULL,
+    rule_id  bigint NOT NULL,
+    PRIMARY KEY (asset_id, rule_id)
+);
+CREATE TABLE rule_windows (
+    rule_id    bigint NOT NULL,
+    start_us   bigint NOT NULL,
+    end_us     bigint NOT NULL,
+    complete   boolean NOT NULL,
+    generation bigint NOT NULL,
+    late       boolean NOT NULL,
+    PRIMARY KEY (rule_id, start_us)
+);
+CREATE TABLE firing_clock (last bigint NOT NULL);
+INSERT INTO firing_clock (last) VALUES (0);
+CREATE TABLE firings (
+    seq            bigint PRIMARY KEY,
+    rule_id        bigint NOT NULL,
+    kind           smallint NOT NULL CHECK (kind IN (0, 1, 2)),
+    start_us       bigint NOT NULL,
+    end_us         bigint NOT NULL,
+    key            text NOT NULL,
+    generation     bigint NOT NULL,
+    covered_ratio  double precision NOT NULL,
+    recorded_us    bigint NOT NULL,
+    target         text,
+    state          smallint NOT NULL CHECK (state IN (0, 1, 2, 3)),
+    attempts       bigint NOT NULL DEFAULT 0,
+    last_error     text,
+    next_try_us    bigint,
+    lease_owner    text,
+    lease_until_us bigint
+);
+CREATE INDEX firings_rule ON firings (rule_id, seq);
+CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
+",
+];
 
 /// Create the schema `schema` and its tables when missing, migrate an older
 /// one, refuse a newer one or a schema that holds other tables of the same

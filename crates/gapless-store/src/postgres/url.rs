@@ -1,14 +1,14 @@
 //! What a connection URL names: the server and login (the usual libpq-style
 //! URL or `key=value` string, parsed by the `postgres` client), plus
-//! gapless's own parameters `schema` and `pool_size`, and the URL without
-//! its password for messages.
+//! gapless's own parameters `schema` and `pool_size`, the TLS parameters
+//! `sslmode` and `sslrootcert` (read here, with libpq's meanings: see
+//! `tls.rs`), and the URL without its password for messages.
 
 use std::time::Duration;
 
-use postgres::config::SslMode;
-
 use super::error::{describe_open, open_error};
 use super::schema::check_schema_name;
+use super::tls::{transport, SslMode, Tls};
 use crate::Result;
 #[cfg(test)]
 use crate::StoreError;
@@ -30,6 +30,8 @@ pub(crate) struct Target {
     pub(crate) schema: String,
     /// The `pool_size` parameter, if given.
     pub(crate) pool_size: Option<usize>,
+    /// Plain or TLS, per `sslmode` and `sslrootcert`.
+    pub(crate) tls: Tls,
 }
 
 /// The ledger named by `url`, in schema `schema` when given (then a
@@ -38,8 +40,9 @@ pub(crate) struct Target {
 ///
 /// # Errors
 ///
-/// [`crate::StoreError::Open`] for a bad parameter, URL or schema name, and for
-/// `sslmode=require` (TLS is not supported yet).
+/// [`crate::StoreError::Open`] for a bad parameter, URL or schema name, and
+/// for root certificates (`sslrootcert`) that cannot be read or are missing
+/// where `sslmode=verify-ca` or `verify-full` needs them.
 pub(crate) fn parse(url: &str, schema: Option<&str>) -> Result<Target> {
     let location = redact(url);
     let (url, own) = split_params(url).map_err(|r| open_error(&location, r))?;
@@ -51,13 +54,15 @@ pub(crate) fn parse(url: &str, schema: Option<&str>) -> Result<Target> {
     let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
         open_error(&location, format!("invalid URL: {}", describe_open(&e)))
     })?;
-    if config.get_ssl_mode() == SslMode::Require {
-        return Err(open_error(
-            &location,
-            "TLS (sslmode=require) is not supported yet: connect over a trusted network \
-             or a local socket (sslmode=disable or prefer)",
-        ));
-    }
+    // Without `sslmode`, plain TCP, as before TLS was supported (the
+    // client's own default, `prefer`, would try TLS first). A `key=value`
+    // string's `sslmode=require` is read by the client.
+    let mode = own.sslmode.unwrap_or(match config.get_ssl_mode() {
+        postgres::config::SslMode::Require => SslMode::Require,
+        _ => SslMode::Disable,
+    });
+    config.ssl_mode(mode.client_mode());
+    let tls = transport(mode, own.sslrootcert.as_deref()).map_err(|r| open_error(&location, r))?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
@@ -69,6 +74,7 @@ pub(crate) fn parse(url: &str, schema: Option<&str>) -> Result<Target> {
         config,
         schema,
         pool_size: own.pool_size,
+        tls,
     })
 }
 
@@ -132,9 +138,13 @@ fn percent_decode(text: &str) -> Option<String> {
 struct OwnParams {
     schema: Option<String>,
     pool_size: Option<usize>,
+    /// Read here: the client knows neither `verify-ca` nor `verify-full`.
+    sslmode: Option<SslMode>,
+    sslrootcert: Option<String>,
 }
 
-/// Take gapless's own parameters (`schema`, `pool_size`) out of a URL.
+/// Take the parameters gapless reads itself (`schema`, `pool_size`,
+/// `sslmode`, `sslrootcert`) out of a URL.
 fn split_params(url: &str) -> Result<(String, OwnParams), String> {
     let mut own = OwnParams::default();
     let Some(q) = url.find('?') else {
@@ -151,6 +161,12 @@ fn split_params(url: &str) -> Result<(String, OwnParams), String> {
                     .ok()
                     .filter(|n| (1..=1000).contains(n))
                     .ok_or_else(|| format!("invalid pool_size {v:?} (1 to 1000)"))?,
+            );
+        } else if let Some(v) = kv.strip_prefix("sslmode=") {
+            own.sslmode = Some(SslMode::parse(v)?);
+        } else if let Some(v) = kv.strip_prefix("sslrootcert=") {
+            own.sslrootcert = Some(
+                percent_decode(v).ok_or_else(|| format!("invalid sslrootcert parameter {v:?}"))?,
             );
         } else {
             kept.push(kv);
@@ -190,6 +206,7 @@ mod tests {
         let own = |schema: Option<&str>, pool_size| OwnParams {
             schema: schema.map(str::to_string),
             pool_size,
+            ..OwnParams::default()
         };
         assert_eq!(
             split_params("postgres://h/db?schema=a%20b&user=u&pool_size=4").unwrap(),
@@ -209,6 +226,14 @@ mod tests {
         assert!(split_params("postgres://h/db?schema=%zz").is_err());
         assert!(split_params("postgres://h/db?pool_size=0").is_err());
         assert!(split_params("postgres://h/db?pool_size=x").is_err());
+        let (rest, params) =
+            split_params("postgres://h/db?sslmode=verify-full&sslrootcert=%2Ftmp%2Fca.pem&user=u")
+                .unwrap();
+        assert_eq!(rest, "postgres://h/db?user=u");
+        assert_eq!(params.sslmode, Some(SslMode::VerifyFull));
+        assert_eq!(params.sslrootcert.as_deref(), Some("/tmp/ca.pem"));
+        let e = split_params("postgres://h/db?sslmode=allow").unwrap_err();
+        assert!(e.contains("invalid sslmode \"allow\""), "{e}");
     }
 
     #[test]
@@ -224,8 +249,20 @@ mod tests {
             parse("postgres://h/db", None).unwrap().schema,
             DEFAULT_SCHEMA
         );
+        use postgres::config::SslMode as Client;
+        for (url, mode, tls) in [
+            ("postgres://h/db", Client::Disable, false),
+            ("postgres://h/db?sslmode=disable", Client::Disable, false),
+            ("postgres://h/db?sslmode=prefer", Client::Prefer, true),
+            ("postgres://h/db?sslmode=require", Client::Require, true),
+        ] {
+            let t = parse(url, None).unwrap();
+            assert_eq!(t.config.get_ssl_mode(), mode, "{url}");
+            assert_eq!(matches!(t.tls, Tls::Rustls(_)), tls, "{url}");
+        }
         for bad in [
-            "postgres://h/db?sslmode=require",
+            "postgres://h/db?sslmode=verify-full&sslrootcert=/nonexistent/ca.pem",
+            "postgres://h/db?sslmode=bogus",
             "postgres://h/db?nonsense=1",
             "postgres://h/db?pool_size=0",
         ] {

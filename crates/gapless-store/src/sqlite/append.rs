@@ -215,6 +215,7 @@ pub(crate) fn append_chunks(
 /// One append in progress: events stored so far, per asset what the
 /// coverage update at the end needs.
 struct Appender {
+    received_at: Instant,
     received: i64,
     out: Appended,
     assets: Vec<Slot>,
@@ -229,6 +230,7 @@ struct Appender {
 impl Appender {
     fn new(received_at: Instant) -> Appender {
         Appender {
+            received_at,
             received: received_at.as_micros(),
             out: Appended::default(),
             assets: Vec::new(),
@@ -311,8 +313,19 @@ impl Appender {
         Ok(())
     }
 
-    /// Bring each asset's coverage runs and statistics up to date.
+    /// Judge the rules on the batch's assets, then bring each asset's
+    /// coverage runs and statistics up to date.
     fn finish(self, tx: &Connection) -> Result<Appended> {
+        let batch: Vec<crate::rule::judge::AssetEvents<'_>> = self
+            .assets
+            .iter()
+            .filter(|s| !s.delta.is_empty())
+            .map(|s| (s.delta.id, s.delta.events.as_slice()))
+            .collect();
+        if !batch.is_empty() {
+            // Before the runs are updated: judging replays the batch on them.
+            super::rules::judge_append(tx, &batch, self.received_at)?;
+        }
         for Slot { delta: a, .. } in &self.assets {
             if a.is_empty() {
                 continue;

@@ -6,6 +6,8 @@
 //! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
 //!   date in the same transaction.
 //! - `read.rs`: coverage, events, declarations and the asset listing.
+//! - `rules.rs`: rules, judging an append's windows in its transaction,
+//!   deadlines, firings.
 //!
 //! # Concurrency
 //!
@@ -44,16 +46,20 @@
 
 mod append;
 mod read;
+mod rules;
 mod schema;
 
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 
-use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent};
+use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 use rusqlite::Connection;
 
 use crate::error::FULL;
-use crate::{Appended, AssetSummary, EventPage, EventQuery, Result, StoreError};
+use crate::{
+    Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
+    StoreError, StoredRule,
+};
 
 /// A ledger in one SQLite file.
 ///
@@ -248,6 +254,34 @@ impl crate::Store for SqliteStore {
 
     fn asset(&self, asset: &str) -> Result<Option<AssetSummary>> {
         self.read(|c| read::asset(c, asset))
+    }
+
+    fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut> {
+        rules::put_rule(&mut self.writer(), rule, now)
+    }
+
+    fn rule(&self, name: &str) -> Result<Option<StoredRule>> {
+        self.read(|c| rules::rule(c, name))
+    }
+
+    fn rules(&self) -> Result<Vec<StoredRule>> {
+        self.read(rules::rules)
+    }
+
+    fn delete_rule(&self, name: &str) -> Result<bool> {
+        rules::delete_rule(&mut self.writer(), name)
+    }
+
+    fn firings(&self, query: &FiringQuery) -> Result<FiringPage> {
+        self.read(|c| rules::firings(c, query))
+    }
+
+    fn judge_deadlines(&self, now: Instant) -> Result<u64> {
+        rules::judge_deadlines(&mut self.writer(), now)
+    }
+
+    fn ledger_id(&self) -> Result<String> {
+        self.read(rules::ledger_id)
     }
 }
 

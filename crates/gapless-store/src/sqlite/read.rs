@@ -108,7 +108,11 @@ fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
 
 /// The runs of asset `id` overlapping `range`, unclipped, in order: one seek
 /// to the run with the greatest start at or before the range, then forward.
-fn runs_overlapping(conn: &Connection, id: i64, range: Interval) -> Result<Vec<Interval>> {
+pub(super) fn runs_overlapping(
+    conn: &Connection,
+    id: i64,
+    range: Interval,
+) -> Result<Vec<Interval>> {
     let (start, end) = (range.start().as_micros(), range.end().as_micros());
     let mut stmt = conn.prepare_cached(RUNS_OVERLAPPING)?;
     let mut rows = stmt.query(params![id, start, end])?;

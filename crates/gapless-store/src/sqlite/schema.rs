@@ -1,10 +1,10 @@
 //! Opening a SQLite file as a ledger: recognising it, creating the schema,
 //! and the connection settings.
 //!
-//! # Schema (version 1)
+//! # Schema (version 2)
 //!
 //! ```sql
-//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 1
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 2
 //! CREATE TABLE assets (
 //!     id           INTEGER PRIMARY KEY,
 //!     name         TEXT NOT NULL UNIQUE,
@@ -34,7 +34,52 @@
 //!     asset_id INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER NOT NULL,
 //!     PRIMARY KEY (asset_id, start_us)
 //! ) WITHOUT ROWID;
+//! -- version 2: rules (SPEC §7)
+//! CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+//! -- ('ledger_id', 32 random hex digits): names the ledger in delivery keys
+//! CREATE TABLE rules (
+//!     id          INTEGER PRIMARY KEY,
+//!     name        TEXT NOT NULL UNIQUE,
+//!     assets      TEXT NOT NULL,        -- JSON array of asset names, in name order
+//!     every       TEXT NOT NULL,        -- grid, policy, zone: canonical text
+//!     tz          TEXT NOT NULL,
+//!     policy      TEXT NOT NULL,
+//!     from_us     INTEGER NOT NULL,
+//!     until_us    INTEGER,
+//!     deadline    TEXT,                 -- ISO 8601 duration
+//!     target      TEXT,
+//!     key_format  TEXT NOT NULL,
+//!     created_us  INTEGER NOT NULL,
+//!     deadlines_us INTEGER NOT NULL     -- deadlines (window end + deadline) judged up to here
+//! );
+//! CREATE TABLE rule_assets (asset_id INTEGER NOT NULL, rule_id INTEGER NOT NULL,
+//!     PRIMARY KEY (asset_id, rule_id)) WITHOUT ROWID;
+//! CREATE TABLE rule_windows (           -- windows whose state is not the initial one
+//!     rule_id INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER NOT NULL,
+//!     complete INTEGER NOT NULL, generation INTEGER NOT NULL, late INTEGER NOT NULL,
+//!     PRIMARY KEY (rule_id, start_us)) WITHOUT ROWID;
+//! CREATE TABLE firings (
+//!     seq           INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused, also after a delete
+//!     rule_id       INTEGER NOT NULL,
+//!     kind          INTEGER NOT NULL,   -- 0 complete, 1 incomplete, 2 late
+//!     start_us      INTEGER NOT NULL, end_us INTEGER NOT NULL,
+//!     key           TEXT NOT NULL,
+//!     generation    INTEGER NOT NULL,
+//!     covered_ratio REAL NOT NULL,
+//!     recorded_us   INTEGER NOT NULL,
+//!     target        TEXT,
+//!     state         INTEGER NOT NULL,   -- 0 none, 1 pending, 2 delivered, 3 failed
+//!     attempts      INTEGER NOT NULL DEFAULT 0,
+//!     last_error    TEXT,
+//!     next_try_us   INTEGER,            -- a pending firing's next attempt
+//!     lease_owner   TEXT,               -- the deliverer holding it, until lease_until_us
+//!     lease_until_us INTEGER
+//! );
+//! CREATE INDEX firings_rule ON firings (rule_id, seq);
+//! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
+//!
+//! A version-1 ledger (no rules) is brought to version 2 when it is opened.
 //!
 //! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
 //! sorted, disjoint, non-adjacent covered runs of each asset, kept up to date
@@ -50,7 +95,7 @@ use crate::{Result, StoreError};
 /// `GPLS` in the SQLite header's application id field.
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
-pub(crate) const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 2;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of new ledgers: 16 KiB measured fastest for bulk appends
@@ -90,8 +135,72 @@ CREATE TABLE coverage_runs (
 ) WITHOUT ROWID;
 ";
 
-/// The tables a version-1 ledger must have.
-const TABLES: [&str; 3] = ["assets", "events", "coverage_runs"];
+/// From version 1 to 2: rules and firings.
+const RULES: &str = "
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+INSERT INTO meta (key, value) VALUES ('ledger_id', lower(hex(randomblob(16))));
+CREATE TABLE rules (
+    id           INTEGER PRIMARY KEY,
+    name         TEXT NOT NULL UNIQUE,
+    assets       TEXT NOT NULL,
+    every        TEXT NOT NULL,
+    tz           TEXT NOT NULL,
+    policy       TEXT NOT NULL,
+    from_us      INTEGER NOT NULL,
+    until_us     INTEGER,
+    deadline     TEXT,
+    target       TEXT,
+    key_format   TEXT NOT NULL,
+    created_us   INTEGER NOT NULL,
+    deadlines_us INTEGER NOT NULL
+);
+CREATE TABLE rule_assets (
+    asset_id INTEGER NOT NULL,
+    rule_id  INTEGER NOT NULL,
+    PRIMARY KEY (asset_id, rule_id)
+) WITHOUT ROWID;
+CREATE TABLE rule_windows (
+    rule_id    INTEGER NOT NULL,
+    start_us   INTEGER NOT NULL,
+    end_us     INTEGER NOT NULL,
+    complete   INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    late       INTEGER NOT NULL,
+    PRIMARY KEY (rule_id, start_us)
+) WITHOUT ROWID;
+CREATE TABLE firings (
+    seq            INTEGER PRIMARY KEY AUTOINCREMENT,
+    rule_id        INTEGER NOT NULL,
+    kind           INTEGER NOT NULL CHECK (kind IN (0, 1, 2)),
+    start_us       INTEGER NOT NULL,
+    end_us         INTEGER NOT NULL,
+    key            TEXT NOT NULL,
+    generation     INTEGER NOT NULL,
+    covered_ratio  REAL NOT NULL,
+    recorded_us    INTEGER NOT NULL,
+    target         TEXT,
+    state          INTEGER NOT NULL CHECK (state IN (0, 1, 2, 3)),
+    attempts       INTEGER NOT NULL DEFAULT 0,
+    last_error     TEXT,
+    next_try_us    INTEGER,
+    lease_owner    TEXT,
+    lease_until_us INTEGER
+);
+CREATE INDEX firings_rule ON firings (rule_id, seq);
+CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
+";
+
+/// The tables a current ledger must have.
+const TABLES: [&str; 8] = [
+    "assets",
+    "events",
+    "coverage_runs",
+    "meta",
+    "rules",
+    "rule_assets",
+    "rule_windows",
+    "firings",
+];
 
 fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
     StoreError::Open {
@@ -180,6 +289,18 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
 
     match recognise(&conn, path)? {
         Kind::Ledger => {}
+        Kind::Version1 => {
+            let tx = conn
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(fail)?;
+            // Another process may have migrated it meanwhile.
+            if let Kind::Version1 = recognise(&tx, path)? {
+                tx.execute_batch(RULES).map_err(fail)?;
+                tx.pragma_update(None, "user_version", SCHEMA_VERSION)
+                    .map_err(fail)?;
+            }
+            tx.commit().map_err(fail)?;
+        }
         Kind::Empty => {
             // A new file: the page size can only be chosen before the first
             // table and before WAL mode.
@@ -191,9 +312,10 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
                 .map_err(fail)?;
             // Another process may have initialised it meanwhile.
             match recognise(&tx, path)? {
-                Kind::Ledger => {}
+                Kind::Ledger | Kind::Version1 => {}
                 Kind::Empty => {
                     tx.execute_batch(CREATE).map_err(fail)?;
+                    tx.execute_batch(RULES).map_err(fail)?;
                     tx.pragma_update(None, "application_id", APPLICATION_ID)
                         .map_err(fail)?;
                     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -237,6 +359,8 @@ fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
 enum Kind {
     /// A gapless ledger of this schema version.
     Ledger,
+    /// A gapless ledger of version 1 (before rules): to be migrated.
+    Version1,
     /// An empty database (new file): to be initialised.
     Empty,
 }
@@ -262,13 +386,17 @@ fn recognise(conn: &Connection, path: &Path) -> Result<Kind> {
                 ),
             ));
         }
-        if version < SCHEMA_VERSION {
-            return Err(open_error(
-                path,
-                format!("the ledger has unknown schema version {version}"),
-            ));
-        }
-        for table in TABLES {
+        let tables: &[&str] = match version {
+            1 => &TABLES[..3],
+            SCHEMA_VERSION => &TABLES,
+            _ => {
+                return Err(open_error(
+                    path,
+                    format!("the ledger has unknown schema version {version}"),
+                ))
+            }
+        };
+        for &table in tables {
             let found: i64 = conn
                 .query_row(
                     "SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = ?1",
@@ -283,7 +411,11 @@ fn recognise(conn: &Connection, path: &Path) -> Result<Kind> {
                 ));
             }
         }
-        Ok(Kind::Ledger)
+        Ok(if version == 1 {
+            Kind::Version1
+        } else {
+            Kind::Ledger
+        })
     } else if app == 0 && version == 0 && objects == 0 {
         Ok(Kind::Empty)
     } else {

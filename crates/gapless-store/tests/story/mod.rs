@@ -12,6 +12,13 @@
 
 #![allow(dead_code)]
 
+pub mod rules;
+
+pub use rules::{
+    deadlines_fire_late_once, joint_coverage_and_generations, rule_definitions_cannot_change,
+    rules_fire_as_the_model_judges,
+};
+
 use std::collections::HashSet;
 
 use gapless_core::{
@@ -58,6 +65,10 @@ macro_rules! with_scenarios {
             append_many_batches_are_independent,
             append_many_conflict_index_is_within_its_batch,
             append_chunks_is_one_atomic_batch,
+            rules_fire_as_the_model_judges,
+            rule_definitions_cannot_change,
+            joint_coverage_and_generations,
+            deadlines_fire_late_once,
         );
     };
 }
@@ -130,6 +141,19 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
         "append_chunks_is_one_atomic_batch",
         append_chunks_is_one_atomic_batch,
     ),
+    (
+        "rules_fire_as_the_model_judges",
+        rules_fire_as_the_model_judges,
+    ),
+    (
+        "rule_definitions_cannot_change",
+        rule_definitions_cannot_change,
+    ),
+    (
+        "joint_coverage_and_generations",
+        joint_coverage_and_generations,
+    ),
+    ("deadlines_fire_late_once", deadlines_fire_late_once),
 ];
 
 /// Run every scenario, each on a fresh store from `make`, and check the

@@ -1,0 +1,306 @@
+//! Rules through the command line (SPEC §7), embedded and against
+//! `gapless serve`: recording, showing and deleting rules, firings as
+//! windows complete, are withdrawn and complete again, `firings --wait`
+//! and `wait`.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Gapless, Server};
+use serde_json::{json, Value};
+
+/// `[10:00 + 15 i, +15m)` of 2025-06-14.
+fn slice(g: &Gapless, i: u32, extra: &[&str]) -> common::Output {
+    let (s, e) = (i * 15, (i + 1) * 15);
+    let at = |m: u32| format!("2025-06-14T{:02}:{:02}Z", 10 + m / 60, m % 60);
+    let mut args = vec![
+        "emit".to_string(),
+        "orders".to_string(),
+        "--start".to_string(),
+        at(s),
+        "--end".to_string(),
+        at(e),
+    ];
+    args.extend(extra.iter().map(|s| s.to_string()));
+    g.run(&args, None)
+}
+
+/// `out` succeeded: its JSON, or null for human output.
+fn ok(out: &common::Output) -> Value {
+    assert_eq!(
+        out.code, 0,
+        "stdout {:?} stderr {:?}",
+        out.stdout, out.stderr
+    );
+    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// The firings' (kind, key, generation) after `after`.
+fn firings(g: &Gapless, after: i64) -> Vec<(String, String, u64)> {
+    let out = ok(&g.run(&["firings", "--after", &after.to_string(), "--json"], None));
+    out["firings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            (
+                f["kind"].as_str().unwrap().to_string(),
+                f["key"].as_str().unwrap().to_string(),
+                f["generation"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+fn scenario(g: &Gapless) {
+    // Three of the four slices of 10:00; 11:00 whole.
+    for i in [0, 2, 3, 4, 5, 6, 7] {
+        ok(&slice(g, i, &["--json"]));
+    }
+    let set = [
+        "rule",
+        "set",
+        "orders_hourly",
+        "--assets",
+        "orders",
+        "--every",
+        "1h",
+        "--from",
+        "2025-06-14",
+        "--deadline",
+        "30m",
+        "--json",
+    ];
+    let created = ok(&g.run(&set, None));
+    assert_eq!(created["outcome"], "created");
+    assert_eq!(created["firings"], 1, "11:00 is already complete");
+    let shown = ok(&g.run(&["rule", "show", "orders_hourly", "--json"], None));
+    assert_eq!(
+        shown,
+        json!({"rule": "orders_hourly", "assets": ["orders"], "every": "1h", "tz": "UTC",
+               "policy": "full", "from": "2025-06-14T00:00:00Z", "until": null,
+               "deadline": "PT30M", "target": null, "key_format": "%Y-%m-%dT%H:%M:%S"})
+    );
+    // Deploy scripts run it again: nothing changes.
+    assert_eq!(ok(&g.run(&set, None))["outcome"], "unchanged");
+    let listed = ok(&g.run(&["rules", "--json"], None));
+    assert_eq!(listed, json!({"rules": [shown.clone()]}));
+    // A new definition is refused; new settings are taken.
+    let mut other = set.to_vec();
+    other[6] = "30m";
+    let refused = g.run(&other, None);
+    assert_eq!(refused.code, 2, "{refused:?}");
+    assert!(
+        refused.stderr.contains("every 1h (given 30m)")
+            && refused.stderr.contains("delete it first"),
+        "{}",
+        refused.stderr
+    );
+    let mut keys = set.to_vec();
+    keys.pop();
+    keys.extend(["--key-format", "%Y%m%d%H", "--json"]);
+    assert_eq!(ok(&g.run(&keys, None))["outcome"], "updated");
+
+    let first = firings(g, 0);
+    assert_eq!(
+        first,
+        [("complete".into(), "2025-06-14T11:00:00".into(), 1)]
+    );
+    let page = ok(&g.run(&["firings", "--json"], None));
+    let f = &page["firings"][0];
+    let mut fields: Vec<&str> = f.as_object().unwrap().keys().map(String::as_str).collect();
+    fields.sort_unstable();
+    assert_eq!(
+        fields,
+        [
+            "covered_ratio",
+            "delivery",
+            "generation",
+            "key",
+            "kind",
+            "recorded_at",
+            "rule",
+            "seq",
+            "window"
+        ]
+    );
+    assert_eq!(
+        f["window"],
+        json!({"start": "2025-06-14T11:00:00Z", "end": "2025-06-14T12:00:00Z"})
+    );
+    assert_eq!(
+        f["delivery"],
+        json!({"target": null, "state": "none", "attempts": 0, "last_error": null})
+    );
+    assert_eq!(page["next"], Value::Null);
+    let seen = f["seq"].as_i64().unwrap();
+
+    // The missing slice lands: 10:00 fires, keyed by the new format.
+    ok(&slice(g, 1, &["--json"]));
+    assert_eq!(
+        firings(g, seen),
+        [("complete".into(), "2025061410".into(), 1)]
+    );
+    // A retraction withdraws it; landing again fires generation 2.
+    ok(&slice(g, 1, &["--retract"]));
+    ok(&slice(g, 1, &[]));
+    assert_eq!(
+        firings(g, seen)[1..],
+        [
+            ("incomplete".into(), "2025061410".into(), 1),
+            ("complete".into(), "2025061410".into(), 2)
+        ]
+    );
+    // The same slice again changes nothing.
+    ok(&slice(g, 1, &[]));
+    assert_eq!(firings(g, seen).len(), 3);
+    // Human output.
+    let human = g.run(&["firings", "--rule", "orders_hourly"], None);
+    assert_eq!(human.code, 0);
+    assert!(human.stdout.contains("incomplete"), "{}", human.stdout);
+
+    // Unknown names are errors with the nearest name.
+    let unknown = g.run(&["rule", "show", "orders_hourli"], None);
+    assert_eq!(unknown.code, 2);
+    assert!(
+        unknown
+            .stderr
+            .contains("unknown rule \"orders_hourli\" (did you mean \"orders_hourly\"?)"),
+        "{}",
+        unknown.stderr
+    );
+    let typo = g.run(
+        &[
+            "rule",
+            "set",
+            "x",
+            "--assets",
+            "ordres",
+            "--every",
+            "1h",
+            "--from",
+            "2025-06-14",
+        ],
+        None,
+    );
+    assert_eq!(typo.code, 2);
+    assert!(
+        typo.stderr.contains("did you mean \"orders\""),
+        "{}",
+        typo.stderr
+    );
+    let bad = g.run(
+        &[
+            "rule",
+            "set",
+            "bad name",
+            "--assets",
+            "orders",
+            "--every",
+            "1h",
+            "--from",
+            "2025-06-14",
+        ],
+        None,
+    );
+    assert_eq!(bad.code, 2);
+    assert!(bad.stderr.contains("rule name"), "{}", bad.stderr);
+
+    let deleted = ok(&g.run(&["rule", "delete", "orders_hourly", "--json"], None));
+    assert_eq!(deleted, json!({"rule": "orders_hourly", "deleted": true}));
+    assert_eq!(g.run(&["rule", "delete", "orders_hourly"], None).code, 2);
+    assert!(firings(g, 0).is_empty());
+}
+
+#[test]
+fn rules_embedded() {
+    scenario(&Gapless::new());
+}
+
+#[test]
+fn rules_over_http() {
+    let mut g = Gapless::new();
+    let server = Server::start(&g);
+    g.url = Some(server.url.clone());
+    scenario(&g);
+}
+
+#[test]
+fn rules_on_postgres_over_http() {
+    let schema = common::PgSchema::new();
+    let mut g = Gapless::postgres(&schema);
+    let server = Server::start(&g);
+    g.url = Some(server.url.clone());
+    scenario(&g);
+}
+
+/// `wait` returns as soon as the range completes (exit 0), or exits 1 with
+/// the gaps when the timeout passes; `firings --wait` answers as soon as a
+/// window fires.
+fn waits(g: &Gapless) {
+    for i in [0, 1, 3] {
+        ok(&slice(g, i, &[]));
+    }
+    ok(&g.run(
+        &[
+            "rule",
+            "set",
+            "h",
+            "--assets",
+            "orders",
+            "--every",
+            "1h",
+            "--from",
+            "2025-06-14",
+        ],
+        None,
+    ));
+    let range = ["--start", "2025-06-14T10:00Z", "--end", "2025-06-14T11:00Z"];
+    let mut late = vec!["wait", "orders", "--timeout", "1s"];
+    late.extend(range);
+    let t = Instant::now();
+    let timed_out = g.run(&late, None);
+    assert_eq!(timed_out.code, 1, "{timed_out:?}");
+    assert!(t.elapsed() >= Duration::from_secs(1));
+    assert!(timed_out.stdout.contains("10:30"), "{}", timed_out.stdout);
+
+    // A waiter and a firings long poll, then the missing slice.
+    let mut long = vec!["wait", "orders", "--timeout", "60s", "--json"];
+    long.extend(range);
+    let mut wait_cmd = g.command();
+    let mut poll_cmd = g.command();
+    if let Some(url) = &g.url {
+        wait_cmd.env("GAPLESS_URL", url);
+        poll_cmd.env("GAPLESS_URL", url);
+    }
+    wait_cmd.args(&long);
+    poll_cmd.args(["firings", "--wait", "60s", "--json"]);
+    let started = Instant::now();
+    let waiter = std::thread::spawn(move || common::run(&mut wait_cmd, None));
+    let poller = std::thread::spawn(move || common::run(&mut poll_cmd, None));
+    std::thread::sleep(Duration::from_millis(500));
+    ok(&slice(g, 2, &[]));
+    let waited = waiter.join().unwrap();
+    let polled = poller.join().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "woken, not timed out"
+    );
+    assert_eq!(ok(&waited)["complete"], true);
+    let page = ok(&polled);
+    assert_eq!(page["firings"][0]["key"], "2025-06-14T10:00:00");
+}
+
+#[test]
+fn waits_embedded() {
+    waits(&Gapless::new());
+}
+
+#[test]
+fn waits_over_http() {
+    let mut g = Gapless::new();
+    let server = Server::start(&g);
+    g.url = Some(server.url.clone());
+    waits(&g);
+}

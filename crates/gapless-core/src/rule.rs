@@ -1,0 +1,488 @@
+//! Rules: which windows of which assets to watch, and how a window's state
+//! changes as coverage arrives and is withdrawn (SPEC §7).
+//!
+//! A rule's *definition* ([`RuleDef`]: assets, grid, zone, policy, `from`,
+//! `until`) fixes which windows it has and how each is judged; it cannot
+//! change once recorded, because the firings already recorded were judged
+//! by it. Its *settings* ([`RuleSettings`]: target, deadline, key format)
+//! only say where firings go and how they are named, and may change.
+
+use std::fmt;
+use std::str::FromStr;
+
+use jiff::tz::TimeZone;
+
+use crate::parse::invalid;
+use crate::{
+    parse_time_zone, CoverageReport, Duration, Error, Grid, Instant, Interval, IntervalSet, Policy,
+    Result,
+};
+
+/// The most bytes of a rule name.
+pub const MAX_RULE_NAME_BYTES: usize = 128;
+
+/// The key format of Airflow's temporal partition mappers, the default of
+/// a rule's and of `windows --keys`.
+pub const DEFAULT_KEY_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
+
+/// Check a rule name (or a target name): 1 to 128 bytes of
+/// `A-Z a-z 0-9 . _ -`, so that it can stand in a URL path, a file name and
+/// an Airflow run id as it is.
+///
+/// # Errors
+///
+/// When the name is empty, too long or has another character.
+///
+/// # Example
+///
+/// ```
+/// use gapless_core::validate_rule_name;
+///
+/// assert!(validate_rule_name("orders_hourly").is_ok());
+/// assert!(validate_rule_name("orders hourly").is_err());
+/// assert!(validate_rule_name("").is_err());
+/// ```
+pub fn validate_rule_name(name: &str) -> Result<()> {
+    let reason = if name.is_empty() {
+        Some("empty; a rule name is 1 to 128 of A-Z a-z 0-9 . _ -".to_string())
+    } else if name.len() > MAX_RULE_NAME_BYTES {
+        Some(format!(
+            "{} bytes is longer than the {MAX_RULE_NAME_BYTES} allowed",
+            name.len()
+        ))
+    } else {
+        name.chars()
+            .find(|&c| !(c.is_ascii_alphanumeric() || "._-".contains(c)))
+            .map(|c| format!("{c:?} is not allowed; use A-Z a-z 0-9 . _ -"))
+    };
+    match reason {
+        Some(reason) => Err(invalid("rule name", name, reason)),
+        None => Ok(()),
+    }
+}
+
+/// Check a key format: a strftime format that jiff can write for any
+/// instant in any zone.
+///
+/// # Errors
+///
+/// When the format has an unknown or incomplete directive, or writes an
+/// empty key.
+pub fn validate_key_format(format: &str) -> Result<()> {
+    let sample = jiff::Timestamp::UNIX_EPOCH.to_zoned_datetime(TimeZone::UTC);
+    match jiff::fmt::strtime::format(format, &sample) {
+        Ok(key) if !key.is_empty() => Ok(()),
+        Ok(_) => Err(invalid("key format", format, "it writes an empty key")),
+        Err(e) => Err(invalid("key format", format, e)),
+    }
+}
+
+/// What a rule watches and how it judges: everything that decides its
+/// firings, so that it cannot change once recorded.
+///
+/// Its windows are the windows of `grid` in `tz` (as `windows` computes
+/// them) that start at or after `from` and, with `until`, end at or before
+/// `until`. A window's coverage is the *joint* coverage of the assets: an
+/// instant counts only where every asset covers it.
+#[derive(Debug, Clone)]
+pub struct RuleDef {
+    assets: Vec<String>,
+    grid: Grid,
+    tz: TimeZone,
+    tz_name: String,
+    policy: Policy,
+    from: Instant,
+    until: Option<Instant>,
+}
+
+impl PartialEq for RuleDef {
+    /// The same definition: what `rule set` may repeat.
+    fn eq(&self, other: &RuleDef) -> bool {
+        self.assets == other.assets
+            && self.grid == other.grid
+            && self.tz_name == other.tz_name
+            && self.policy == other.policy
+            && self.from == other.from
+            && self.until == other.until
+    }
+}
+
+impl RuleDef {
+    /// A definition, checked: at least one asset (valid names, given once
+    /// each; kept in name order), a known zone, `until` after `from`.
+    ///
+    /// # Errors
+    ///
+    /// A one-line error naming the field and why.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{parse_instant, Grid, Policy, RuleDef};
+    ///
+    /// let from = parse_instant("2025-06-01", None)?;
+    /// let def = RuleDef::new(
+    ///     vec!["orders".into(), "clicks".into()],
+    ///     Grid::parse("1h")?,
+    ///     "UTC",
+    ///     Policy::Full,
+    ///     from,
+    ///     None,
+    /// )?;
+    /// assert_eq!(def.assets(), ["clicks", "orders"]);
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
+    pub fn new(
+        mut assets: Vec<String>,
+        grid: Grid,
+        tz: &str,
+        policy: Policy,
+        from: Instant,
+        until: Option<Instant>,
+    ) -> Result<RuleDef> {
+        if assets.is_empty() {
+            return Err(Error::new(
+                "a rule watches at least one asset (--assets A[,B...])",
+            ));
+        }
+        for a in &assets {
+            crate::validate_asset_name(a)?;
+        }
+        assets.sort_unstable();
+        if let Some(w) = assets.windows(2).find(|w| w[0] == w[1]) {
+            return Err(Error::new(format!(
+                "asset {:?} is named twice in the rule's assets",
+                w[0]
+            )));
+        }
+        let zone = parse_time_zone(tz)?;
+        let tz_name = zone.iana_name().unwrap_or("UTC").to_string();
+        if let Some(until) = until {
+            if until <= from {
+                return Err(Error::new(format!(
+                    "until {until} is not after from {from}; a rule's windows lie between them"
+                )));
+            }
+        }
+        Ok(RuleDef {
+            assets,
+            grid,
+            tz: zone,
+            tz_name,
+            policy,
+            from,
+            until,
+        })
+    }
+
+    /// The assets, in name order.
+    pub fn assets(&self) -> &[String] {
+        &self.assets
+    }
+
+    /// The grid.
+    pub fn grid(&self) -> Grid {
+        self.grid
+    }
+
+    /// The time zone of the grid.
+    pub fn tz(&self) -> &TimeZone {
+        &self.tz
+    }
+
+    /// The zone's IANA name (`UTC` for UTC).
+    pub fn tz_name(&self) -> &str {
+        &self.tz_name
+    }
+
+    /// The policy a window is judged by.
+    pub fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// The earliest window start.
+    pub fn from(&self) -> Instant {
+        self.from
+    }
+
+    /// The latest window end, if any.
+    pub fn until(&self) -> Option<Instant> {
+        self.until
+    }
+
+    /// Whether `w` (a window of the grid) is one of the rule's windows.
+    fn holds(&self, w: Interval) -> bool {
+        w.start() >= self.from && self.until.is_none_or(|u| w.end() <= u)
+    }
+
+    /// The rule's windows that overlap `range`, in order.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{parse_instant, parse_interval, Grid, Policy, RuleDef};
+    ///
+    /// let from = parse_instant("2025-06-01T01:00Z", None)?;
+    /// let def = RuleDef::new(vec!["a".into()], Grid::parse("1h")?, "UTC", Policy::Full, from, None)?;
+    /// let range = parse_interval("2025-06-01T00:30Z/2025-06-01T02:30Z", None)?;
+    /// let shown: Vec<String> = def.windows(range).iter().map(|w| w.to_string()).collect();
+    /// assert_eq!(shown, [
+    ///     "[2025-06-01T01:00:00Z, 2025-06-01T02:00:00Z)",
+    ///     "[2025-06-01T02:00:00Z, 2025-06-01T03:00:00Z)",
+    /// ]);
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
+    pub fn windows(&self, range: Interval) -> Vec<Interval> {
+        let lo = range.start().max(self.from);
+        let hi = match self.until {
+            Some(u) => range.end().min(u),
+            None => range.end(),
+        };
+        let Ok(range) = Interval::new(lo, hi) else {
+            return Vec::new();
+        };
+        let mut out = self.grid.windows(range, &self.tz);
+        out.retain(|&w| self.holds(w));
+        out
+    }
+
+    /// The rule's windows that overlap any run of `touched` (the intervals
+    /// of a batch on the rule's assets), in order, each once.
+    pub fn windows_touched(&self, touched: &IntervalSet) -> Vec<Interval> {
+        let mut out: Vec<Interval> = Vec::new();
+        for run in touched.runs() {
+            for w in self.windows(run) {
+                // Runs are in order, so a window two runs share is the last one.
+                if out.last() != Some(&w) {
+                    out.push(w);
+                }
+            }
+        }
+        out
+    }
+
+    /// The rule's windows whose end lies in `(after, up_to]`, in order (for
+    /// deadlines: the windows whose deadline passed in a span of time).
+    pub fn windows_ending_in(&self, after: Instant, up_to: Instant) -> Vec<Interval> {
+        let Ok(range) = Interval::new(after, up_to) else {
+            return Vec::new();
+        };
+        let mut out = self.windows(range);
+        out.retain(|w| w.end() > after && w.end() <= up_to);
+        out
+    }
+
+    /// Judge window `w` against `joint`, the joint coverage of the rule's
+    /// assets (at least over `w`).
+    ///
+    /// A window with nothing covered is never complete, whatever the policy:
+    /// a rule fires for data that arrived, not for the lack of it.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{parse_instant, parse_interval, Grid, IntervalSet, Policy, RuleDef};
+    ///
+    /// let from = parse_instant("2025-06-01", None)?;
+    /// let def = RuleDef::new(vec!["a".into()], Grid::parse("1h")?, "UTC",
+    ///     Policy::parse("ratio>=0.5")?, from, None)?;
+    /// let w = parse_interval("2025-06-01T00:00Z/PT1H", None)?;
+    /// let half = IntervalSet::from_intervals([parse_interval("2025-06-01T00:00Z/PT30M", None)?]);
+    /// assert!(def.judge(w, &half).complete);
+    /// assert!(!def.judge(w, &IntervalSet::new()).complete);
+    /// # Ok::<(), gapless_core::Error>(())
+    /// ```
+    pub fn judge(&self, w: Interval, joint: &IntervalSet) -> Judgement {
+        let report = CoverageReport::of(joint, w);
+        let anything = report.missing.first() != Some(&w);
+        Judgement {
+            complete: anything && self.policy.is_complete(&report),
+            covered_ratio: report.covered_ratio,
+        }
+    }
+
+    /// The firing key of the window starting at `start`: the start in the
+    /// rule's zone, written with `format` (strftime, checked by
+    /// [`validate_key_format`]).
+    pub fn key(&self, start: Instant, format: &str) -> String {
+        let local = start.to_timestamp().to_zoned_datetime(self.tz.clone());
+        // A format that was checked writes every instant; the fallback
+        // keeps a key that names the window should it not.
+        jiff::fmt::strtime::format(format, &local).unwrap_or_else(|_| start.to_string())
+    }
+}
+
+/// A window judged: complete or not, and its covered share.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Judgement {
+    /// Complete under the rule's policy (and something is covered).
+    pub complete: bool,
+    /// The joint covered share of the window, 0.0 to 1.0.
+    pub covered_ratio: f64,
+}
+
+/// What a rule may change without a new definition.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RuleSettings {
+    /// A window not complete this long after its end fires `late`.
+    pub deadline: Option<Duration>,
+    /// Where firings are delivered (a target of the targets file).
+    pub target: Option<String>,
+    /// The strftime format of firing keys.
+    pub key_format: String,
+}
+
+impl Default for RuleSettings {
+    fn default() -> RuleSettings {
+        RuleSettings {
+            deadline: None,
+            target: None,
+            key_format: DEFAULT_KEY_FORMAT.to_string(),
+        }
+    }
+}
+
+impl RuleSettings {
+    /// Check the settings: a fixed, positive deadline, a target name as a
+    /// rule name, a key format that writes keys.
+    ///
+    /// # Errors
+    ///
+    /// A one-line error naming the field and why.
+    pub fn check(&self) -> Result<()> {
+        if let Some(d) = self.deadline {
+            match d.fixed_micros() {
+                Some(us) if us >= 0 => {}
+                Some(_) => return Err(invalid("deadline", &d.to_string(), "it is negative")),
+                None => {
+                    return Err(invalid(
+                        "deadline",
+                        &d.to_string(),
+                        "months and years have no fixed length; give hours or days",
+                    ))
+                }
+            }
+        }
+        if let Some(t) = &self.target {
+            validate_rule_name(t).map_err(|e| Error::new(format!("target: {e}")))?;
+        }
+        validate_key_format(&self.key_format)
+    }
+}
+
+/// A rule: its name, definition and settings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Rule {
+    /// The name (see [`validate_rule_name`]).
+    pub name: String,
+    /// What it watches and how it judges.
+    pub def: RuleDef,
+    /// Where its firings go and how they are named.
+    pub settings: RuleSettings,
+}
+
+/// What a firing says about its window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FiringKind {
+    /// The window became complete.
+    Complete,
+    /// A window that had fired `complete` is no longer complete.
+    Incomplete,
+    /// The window was not complete at its deadline.
+    Late,
+}
+
+impl FiringKind {
+    /// Every kind, in the order of their codes.
+    pub const ALL: [FiringKind; 3] = [
+        FiringKind::Complete,
+        FiringKind::Incomplete,
+        FiringKind::Late,
+    ];
+
+    /// The text form: `complete`, `incomplete`, `late`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FiringKind::Complete => "complete",
+            FiringKind::Incomplete => "incomplete",
+            FiringKind::Late => "late",
+        }
+    }
+}
+
+impl fmt::Display for FiringKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for FiringKind {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<FiringKind> {
+        FiringKind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s)
+            .ok_or_else(|| invalid("firing kind", s, "expected complete, incomplete or late"))
+    }
+}
+
+impl serde::Serialize for FiringKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for FiringKind {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        crate::parse::deserialize_text(d, |t| t.parse())
+    }
+}
+
+/// The recorded state of one window of a rule. A window never judged is
+/// [`WindowState::default`]: not complete, generation 0.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WindowState {
+    /// Whether its last firing was `complete`.
+    pub complete: bool,
+    /// The generation of its last `complete` firing (0: never complete).
+    pub generation: u32,
+}
+
+impl WindowState {
+    /// The state after judging the window `complete_now`, and the firing
+    /// (kind and generation) when the state changed.
+    ///
+    /// # Example
+    ///
+    /// ```
+    /// use gapless_core::{FiringKind, WindowState};
+    ///
+    /// let (s, f) = WindowState::default().judged(true);
+    /// assert_eq!(f, Some((FiringKind::Complete, 1)));
+    /// let (s, f) = s.judged(true);
+    /// assert_eq!(f, None);
+    /// let (s, f) = s.judged(false);
+    /// assert_eq!(f, Some((FiringKind::Incomplete, 1)));
+    /// assert_eq!(s.judged(true).1, Some((FiringKind::Complete, 2)));
+    /// ```
+    pub fn judged(self, complete_now: bool) -> (WindowState, Option<(FiringKind, u32)>) {
+        match (self.complete, complete_now) {
+            (false, true) => {
+                let generation = self.generation + 1;
+                let next = WindowState {
+                    complete: true,
+                    generation,
+                };
+                (next, Some((FiringKind::Complete, generation)))
+            }
+            (true, false) => {
+                let next = WindowState {
+                    complete: false,
+                    generation: self.generation,
+                };
+                (next, Some((FiringKind::Incomplete, self.generation)))
+            }
+            _ => (self, None),
+        }
+    }
+}

@@ -1,0 +1,210 @@
+//! The rule operations (SPEC §7) over the store, typed: recording, reading
+//! and deleting rules, pages of firings, and waiting for completeness.
+//!
+//! Waiting here watches the ledger: it asks again at a short interval,
+//! because other processes may write the same ledger. A server wakes its
+//! waiters on its own commits instead (`gapless-server`).
+
+use std::time::Duration as StdDuration;
+
+use gapless_api::{
+    CheckAnswer, DeliveryAnswer, Error, FiringAnswer, FiringsAnswer, Result, RuleAnswer,
+    RuleDeletedAnswer, RuleOutcome, RuleSetAnswer, RulesAnswer,
+};
+use gapless_core::{Interval, Policy, Rule};
+use gapless_store::{Firing, FiringQuery, RulePut, StoredRule};
+
+use crate::error::from_store;
+use crate::{now, Ledger};
+
+/// How often a wait on an embedded ledger asks again.
+pub const WATCH_INTERVAL: StdDuration = StdDuration::from_millis(200);
+
+/// A stored rule as the API answers it.
+pub fn rule_answer(stored: &StoredRule) -> RuleAnswer {
+    let r = &stored.rule;
+    RuleAnswer {
+        rule: r.name.clone(),
+        assets: r.def.assets().to_vec(),
+        every: r.def.grid().to_string(),
+        tz: r.def.tz_name().to_string(),
+        policy: r.def.policy().to_string(),
+        from: r.def.from(),
+        until: r.def.until(),
+        deadline: r.settings.deadline.map(|d| d.to_iso8601()),
+        target: r.settings.target.clone(),
+        key_format: r.settings.key_format.clone(),
+    }
+}
+
+/// A stored firing as the API answers it.
+pub fn firing_answer(f: Firing) -> FiringAnswer {
+    FiringAnswer {
+        seq: f.seq,
+        rule: f.rule,
+        kind: f.kind,
+        window: f.window.into(),
+        key: f.key,
+        generation: f.generation,
+        covered_ratio: f.covered_ratio,
+        recorded_at: f.recorded_at,
+        delivery: DeliveryAnswer {
+            target: f.delivery.target,
+            state: f.delivery.state.as_str().to_string(),
+            attempts: f.delivery.attempts,
+            last_error: f.delivery.last_error,
+        },
+    }
+}
+
+impl Ledger {
+    /// Record `rule`, or new settings of it.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an asset the ledger has never seen (with the nearest
+    /// name), `Conflict` for a new definition of an existing rule,
+    /// `BadInput` for bad settings.
+    pub fn put_rule(&self, rule: &Rule) -> Result<RuleSetAnswer> {
+        for a in rule.def.assets() {
+            self.known(a)?;
+        }
+        let put = self.store.put_rule(rule, now()).map_err(from_store)?;
+        let (outcome, firings) = match put {
+            RulePut::Created { firings } => (RuleOutcome::Created, firings),
+            RulePut::Updated => (RuleOutcome::Updated, 0),
+            RulePut::Unchanged => (RuleOutcome::Unchanged, 0),
+        };
+        Ok(RuleSetAnswer {
+            rule: rule_answer(&self.stored_rule(&rule.name)?),
+            outcome,
+            firings,
+        })
+    }
+
+    /// The rule named `name`.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown rule, with the nearest name.
+    pub fn stored_rule(&self, name: &str) -> Result<StoredRule> {
+        match self.store.rule(name).map_err(from_store)? {
+            Some(r) => Ok(r),
+            None => Err(self.unknown_rule(name)?),
+        }
+    }
+
+    /// `unknown rule "x"`, naming the nearest rule.
+    fn unknown_rule(&self, name: &str) -> Result<Error> {
+        let names: Vec<String> = self
+            .store
+            .rules()
+            .map_err(from_store)?
+            .into_iter()
+            .map(|r| r.rule.name)
+            .collect();
+        let mut message = format!("unknown rule {name:?}");
+        if let Some(near) = crate::ledger::nearest(name, &names) {
+            message.push_str(&format!(" (did you mean {near:?}?)"));
+        }
+        Ok(Error::not_found(message))
+    }
+
+    /// Every rule, by name.
+    ///
+    /// # Errors
+    ///
+    /// Storage faults.
+    pub fn all_rules(&self) -> Result<RulesAnswer> {
+        let rules = self.store.rules().map_err(from_store)?;
+        Ok(RulesAnswer {
+            rules: rules.iter().map(rule_answer).collect(),
+        })
+    }
+
+    /// Remove rule `name` and its firings.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown rule.
+    pub fn remove_rule(&self, name: &str) -> Result<RuleDeletedAnswer> {
+        if !self.store.delete_rule(name).map_err(from_store)? {
+            return Err(self.unknown_rule(name)?);
+        }
+        Ok(RuleDeletedAnswer {
+            rule: name.to_string(),
+            deleted: true,
+        })
+    }
+
+    /// One page of firings after `after`, of one rule or all; with `wait`,
+    /// waiting up to that long for the first when there is none yet.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown rule; storage faults.
+    pub fn firings_page(
+        &self,
+        rule: Option<&str>,
+        after: Option<i64>,
+        limit: usize,
+        wait: StdDuration,
+    ) -> Result<FiringsAnswer> {
+        if let Some(name) = rule {
+            self.stored_rule(name)?;
+        }
+        let query = FiringQuery {
+            rule: rule.map(str::to_string),
+            after,
+            limit,
+        };
+        let give_up = std::time::Instant::now() + wait;
+        loop {
+            let page = self.store.firings(&query).map_err(from_store)?;
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            if !page.firings.is_empty() || left.is_zero() {
+                return Ok(FiringsAnswer {
+                    firings: page.firings.into_iter().map(firing_answer).collect(),
+                    next: page.next,
+                });
+            }
+            std::thread::sleep(left.min(WATCH_INTERVAL));
+        }
+    }
+
+    /// Wait until `range` of `asset` is complete under `policy`, or
+    /// `timeout` passes: the last check.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ledger::check`].
+    pub fn wait_complete(
+        &self,
+        asset: &str,
+        range: Interval,
+        policy: &Policy,
+        timeout: StdDuration,
+    ) -> Result<CheckAnswer> {
+        let give_up = std::time::Instant::now() + timeout;
+        loop {
+            let answer = self.check(asset, range, policy)?;
+            let left = give_up.saturating_duration_since(std::time::Instant::now());
+            if answer.complete || left.is_zero() {
+                return Ok(answer);
+            }
+            std::thread::sleep(left.min(WATCH_INTERVAL));
+        }
+    }
+}
+
+impl Ledger {
+    /// Record a `late` firing for each window whose deadline passed by
+    /// `now` (see [`gapless_store::Store::judge_deadlines`]): how many.
+    ///
+    /// # Errors
+    ///
+    /// Storage faults.
+    pub fn judge_deadlines(&self, now: gapless_core::Instant) -> Result<u64> {
+        self.store.judge_deadlines(now).map_err(from_store)
+    }
+}

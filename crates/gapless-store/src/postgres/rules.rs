@@ -1,0 +1,538 @@
+//! Rules and firings in PostgreSQL: recording and reading rules, judging a
+//! group's windows in the group's transaction, deadlines, the firing
+//! listing. The judging itself is shared ([`crate::rule::judge`]).
+//!
+//! # Concurrency
+//!
+//! Every transaction that judges a rule holds the rule's row lock
+//! (`SELECT ... FOR UPDATE`, rules in name order, always after the asset
+//! locks), and reads the coverage it judges *after* taking it. Read
+//! committed gives each statement a fresh snapshot, so of two appends that
+//! complete a window of one rule together (two assets, two replicas) the
+//! second to get the lock sees the first's commit: the window fires once.
+//! A new rule locks its assets' rows before it judges, so an append to
+//! them either commits before (and is judged by the new rule's first
+//! judging) or waits and then finds the rule.
+//!
+//! Firing numbers are drawn from the one-row `firing_clock` table, whose
+//! row lock is taken last and held to commit: firings are numbered in
+//! commit order, so a reader paging with `after` never misses one that
+//! commits late with a lower number.
+
+use std::collections::HashMap;
+
+use gapless_core::{EventKind, Instant, Interval, IntervalSet, Rule, WindowState};
+use postgres::types::Type;
+use postgres::Transaction;
+
+use super::error::Fail;
+use super::pool::{Conn, Stmts};
+use crate::rule::codec::{
+    decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
+    state_code, FiringRow, RuleColumns, RuleRow,
+};
+use crate::rule::judge::{
+    self, AssetEvents, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord,
+};
+use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
+use crate::{Result, StoreError};
+
+/// As in the SQLite backend: the most windows one deadline pass judges per
+/// rule.
+const DEADLINE_WINDOWS_PER_PASS: usize = 10_000;
+/// The largest page of firings.
+const MAX_FIRINGS_PAGE: i64 = 10_000;
+
+/// The rules watching any of the assets $1, locked, in name order.
+const LOCK_RULES_OF_ASSETS: &str = concat!(
+    "SELECT r.id, ",
+    rule_columns!(),
+    " FROM rules r WHERE r.id IN (SELECT rule_id FROM rule_assets WHERE asset_id = ANY($1::bigint[])) \
+     ORDER BY r.name COLLATE \"C\" FOR UPDATE OF r"
+);
+const ASSETS_OF_RULES: &str =
+    "SELECT rule_id, asset_id FROM rule_assets WHERE rule_id = ANY($1::bigint[])";
+/// Runs overlapping each `(asset, lo, hi)` (adjacent ones too: harmless).
+const RUNS_IN: &str = "SELECT u.a, r.start_us, r.end_us \
+     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
+     CROSS JOIN LATERAL ( \
+       (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
+         WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
+        WHERE b.end_us >= u.lo) \
+       UNION ALL \
+       (SELECT start_us, end_us FROM coverage_runs \
+         WHERE asset_id = u.a AND start_us > u.lo AND start_us <= u.hi) \
+     ) AS r \
+     ORDER BY u.a, r.start_us";
+/// Recorded states of each `(rule, lo, hi)`'s windows starting in [lo, hi).
+const STATES_IN: &str = "SELECT w.rule_id, w.start_us, w.complete, w.generation, w.late \
+     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(r, lo, hi) \
+     JOIN rule_windows w ON w.rule_id = u.r AND w.start_us >= u.lo AND w.start_us < u.hi";
+const UPSERT_STATES: &str = "INSERT INTO rule_windows \
+     (rule_id, start_us, end_us, complete, generation, late) \
+     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
+       $5::bigint[], $6::boolean[]) \
+     ON CONFLICT (rule_id, start_us) DO UPDATE SET \
+     complete = excluded.complete, generation = excluded.generation, late = excluded.late";
+/// Draw $1 firing numbers: the last one drawn is returned.
+const DRAW_FIRINGS: &str = "UPDATE firing_clock SET last = last + $1 RETURNING last";
+const INSERT_FIRINGS: &str = "INSERT INTO firings \
+     (seq, rule_id, kind, start_us, end_us, key, generation, covered_ratio, recorded_us, \
+      target, state) \
+     SELECT s, r, k, st, en, ky, g, c, $9::bigint, t, d FROM unnest($1::bigint[], \
+       $2::bigint[], $3::smallint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], \
+       $8::double precision[], $10::text[], $11::smallint[]) AS u(s, r, k, st, en, ky, g, c, t, d)";
+
+fn rule_row(r: &postgres::Row) -> (i64, RuleRow) {
+    (
+        r.get(0),
+        RuleRow {
+            columns: RuleColumns {
+                name: r.get(1),
+                assets: r.get(2),
+                every: r.get(3),
+                tz: r.get(4),
+                policy: r.get(5),
+                from: r.get(6),
+                until: r.get(7),
+                deadline: r.get(8),
+                target: r.get(9),
+                key_format: r.get(10),
+            },
+            created: r.get(11),
+        },
+    )
+}
+
+fn firing_row(r: &postgres::Row) -> FiringRow {
+    FiringRow {
+        seq: r.get(0),
+        rule: r.get(1),
+        kind: i64::from(r.get::<_, i16>(2)),
+        start: r.get(3),
+        end: r.get(4),
+        key: r.get(5),
+        generation: r.get(6),
+        covered_ratio: r.get(7),
+        recorded: r.get(8),
+        target: r.get(9),
+        state: i64::from(r.get::<_, i16>(10)),
+        attempts: r.get(11),
+        last_error: r.get(12),
+    }
+}
+
+/// The watches of locked rule rows: each with its assets' ids.
+fn watches(tx: &mut Transaction<'_>, rows: Vec<postgres::Row>) -> Result<Vec<Watch>, Fail> {
+    if rows.is_empty() {
+        return Ok(Vec::new());
+    }
+    let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
+    for r in tx.query(ASSETS_OF_RULES, &[&ids])? {
+        assets.entry(r.get(0)).or_default().push(r.get(1));
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let (id, row) = rule_row(r);
+        out.push(Watch {
+            id,
+            rule: decode_rule(row)?.rule,
+            assets: assets.remove(&id).unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}
+
+/// Lock the rules watching any of `assets` (held by the caller's
+/// transaction, whose asset locks are already held).
+///
+/// Prepared (one round trip): every append runs it, rules or not.
+pub(crate) fn lock_watches(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    assets: &[i64],
+) -> Result<Vec<Watch>, Fail> {
+    let s = stmts.get(tx, LOCK_RULES_OF_ASSETS)?;
+    let rows = tx.query(&s, &[&assets])?;
+    watches(tx, rows)
+}
+
+/// Each asset's runs overlapping its range, as sets.
+fn read_coverage(
+    tx: &mut Transaction<'_>,
+    reads: &[(i64, Interval)],
+) -> Result<HashMap<i64, IntervalSet>, Fail> {
+    let ids: Vec<i64> = reads.iter().map(|r| r.0).collect();
+    let los: Vec<i64> = reads.iter().map(|r| r.1.start().as_micros()).collect();
+    let his: Vec<i64> = reads.iter().map(|r| r.1.end().as_micros()).collect();
+    let mut runs: HashMap<i64, Vec<Interval>> = HashMap::new();
+    // Unprepared, as the append's own run read: a generic plan made on a
+    // tiny table would scan it.
+    let rows = tx.query_typed(
+        RUNS_IN,
+        &[
+            (&ids, Type::INT8_ARRAY),
+            (&los, Type::INT8_ARRAY),
+            (&his, Type::INT8_ARRAY),
+        ],
+    )?;
+    for r in rows {
+        let iv = crate::codec::interval(r.get(1), r.get(2), "coverage run")?;
+        runs.entry(r.get(0)).or_default().push(iv);
+    }
+    let mut out = HashMap::new();
+    for (a, mut v) in runs {
+        v.dedup();
+        out.insert(a, crate::codec::run_set(v)?);
+    }
+    Ok(out)
+}
+
+/// The recorded states of each `(rule, range)`'s windows.
+fn read_states(tx: &mut Transaction<'_>, reads: &[(i64, Interval)]) -> Result<States, Fail> {
+    let mut out = States::new();
+    if reads.is_empty() {
+        return Ok(out);
+    }
+    let ids: Vec<i64> = reads.iter().map(|r| r.0).collect();
+    let los: Vec<i64> = reads.iter().map(|r| r.1.start().as_micros()).collect();
+    let his: Vec<i64> = reads.iter().map(|r| r.1.end().as_micros()).collect();
+    let rows = tx.query_typed(
+        STATES_IN,
+        &[
+            (&ids, Type::INT8_ARRAY),
+            (&los, Type::INT8_ARRAY),
+            (&his, Type::INT8_ARRAY),
+        ],
+    )?;
+    for r in rows {
+        let generation: i64 = r.get(3);
+        out.insert(
+            (r.get(0), r.get(1)),
+            WindowRecord {
+                state: WindowState {
+                    complete: r.get(2),
+                    generation: u32::try_from(generation)
+                        .map_err(|_| crate::error::corrupt("window generation"))?,
+                },
+                late: r.get(4),
+            },
+        );
+    }
+    Ok(out)
+}
+
+/// Write what judging changed: window records, then the firings, numbered
+/// under the firing clock's lock.
+fn write(tx: &mut Transaction<'_>, out: &Outcome, now: Instant) -> Result<(), Fail> {
+    if !out.records.is_empty() {
+        let rule: Vec<i64> = out.records.iter().map(|r| r.0).collect();
+        let start: Vec<i64> = out
+            .records
+            .iter()
+            .map(|r| r.1.start().as_micros())
+            .collect();
+        let end: Vec<i64> = out.records.iter().map(|r| r.1.end().as_micros()).collect();
+        let complete: Vec<bool> = out.records.iter().map(|r| r.2.state.complete).collect();
+        let generation: Vec<i64> = out
+            .records
+            .iter()
+            .map(|r| i64::from(r.2.state.generation))
+            .collect();
+        let late: Vec<bool> = out.records.iter().map(|r| r.2.late).collect();
+        tx.execute(
+            UPSERT_STATES,
+            &[&rule, &start, &end, &complete, &generation, &late],
+        )?;
+    }
+    if out.firings.is_empty() {
+        return Ok(());
+    }
+    let n = out.firings.len() as i64;
+    let last: i64 = tx.query_one(DRAW_FIRINGS, &[&n])?.get(0);
+    let f = &out.firings;
+    let seq: Vec<i64> = (last - n + 1..=last).collect();
+    let rule: Vec<i64> = f.iter().map(|f| f.rule_id).collect();
+    let kind: Vec<i16> = f.iter().map(|f| firing_kind_code(f.kind)).collect();
+    let start: Vec<i64> = f.iter().map(|f| f.window.start().as_micros()).collect();
+    let end: Vec<i64> = f.iter().map(|f| f.window.end().as_micros()).collect();
+    let key: Vec<&str> = f.iter().map(|f| f.key.as_str()).collect();
+    let generation: Vec<i64> = f.iter().map(|f| i64::from(f.generation)).collect();
+    let ratio: Vec<f64> = f.iter().map(|f| f.covered_ratio).collect();
+    let target: Vec<Option<&str>> = f.iter().map(|f| f.target.as_deref()).collect();
+    let state: Vec<i16> = f
+        .iter()
+        .map(|f| {
+            state_code(if f.target.is_some() {
+                DeliveryState::Pending
+            } else {
+                DeliveryState::None
+            })
+        })
+        .collect();
+    tx.execute(
+        INSERT_FIRINGS,
+        &[
+            &seq,
+            &rule,
+            &kind,
+            &start,
+            &end,
+            &key,
+            &generation,
+            &ratio,
+            &now.as_micros(),
+            &target,
+            &state,
+        ],
+    )?;
+    Ok(())
+}
+
+/// The new events of one batch of a group, per asset.
+pub(crate) type GroupBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
+
+/// Judge `watches` (locked) for a group's batches, in order: called in the
+/// group's transaction before its coverage runs are written.
+pub(crate) fn judge_group(
+    tx: &mut Transaction<'_>,
+    watches: &[Watch],
+    batches: &[GroupBatch],
+    now: Instant,
+) -> Result<(), Fail> {
+    let borrowed: Vec<Vec<AssetEvents<'_>>> = batches
+        .iter()
+        .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
+        .collect();
+    let plan = Plan::new(watches, borrowed.iter().map(Vec::as_slice));
+    if plan.is_empty() {
+        return Ok(());
+    }
+    let before = read_coverage(tx, &plan.reads)?;
+    let state_reads: Vec<(i64, Interval)> = plan
+        .state_reads()
+        .map(|(i, range)| (watches[i].id, range))
+        .collect();
+    let states = read_states(tx, &state_reads)?;
+    let mut judge = Judge::new(watches, before, states);
+    for b in &borrowed {
+        judge.batch(b as &BatchEvents<'_>);
+    }
+    write(tx, &judge.finish(), now)
+}
+
+fn stored_rule(
+    tx: &mut Transaction<'_>,
+    name: &str,
+    lock: bool,
+) -> Result<Option<(i64, StoredRule)>, Fail> {
+    const SELECT: &str = concat!(
+        "SELECT id, ",
+        rule_columns!(),
+        " FROM rules WHERE name = $1"
+    );
+    const LOCK: &str = concat!(
+        "SELECT id, ",
+        rule_columns!(),
+        " FROM rules WHERE name = $1 FOR UPDATE"
+    );
+    let row = tx.query_opt(if lock { LOCK } else { SELECT }, &[&name])?;
+    match row {
+        Some(r) => {
+            let (id, row) = rule_row(&r);
+            Ok(Some((id, decode_rule(row)?)))
+        }
+        None => Ok(None),
+    }
+}
+
+pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<RulePut, Fail> {
+    let c = encode_rule(rule)?;
+    let mut tx = conn.client.transaction()?;
+    // One writer per rule name, so that two first `rule set`s do not race.
+    tx.execute(
+        "SELECT pg_advisory_xact_lock(hashtext('gapless rule'), hashtext($1))",
+        &[&rule.name],
+    )?;
+    if let Some((id, stored)) = stored_rule(&mut tx, &rule.name, true)? {
+        if stored.rule.def != rule.def {
+            return Err(crate::rule::changed_definition(&stored.rule, rule).into());
+        }
+        if stored.rule.settings == rule.settings {
+            return Ok(RulePut::Unchanged);
+        }
+        tx.execute(
+            "UPDATE rules SET deadline = $2, target = $3, key_format = $4 WHERE id = $1",
+            &[&id, &c.deadline, &c.target, &c.key_format],
+        )?;
+        tx.commit().map_err(Fail::Commit)?;
+        return Ok(RulePut::Updated);
+    }
+    // The assets' locks, in name order as appends take them: an append to
+    // them commits before this judging reads, or waits and finds the rule.
+    let names: Vec<&str> = rule.def.assets().iter().map(String::as_str).collect();
+    let locked: HashMap<String, i64> = tx
+        .query(
+            "SELECT name, id FROM assets WHERE name = ANY($1::text[]) \
+             ORDER BY name COLLATE \"C\" FOR UPDATE",
+            &[&names],
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1)))
+        .collect();
+    let mut asset_ids = Vec::with_capacity(names.len());
+    for a in &names {
+        asset_ids.push(
+            *locked
+                .get(*a)
+                .ok_or_else(|| crate::rule::unknown_asset(a))?,
+        );
+    }
+    let id: i64 = tx
+        .query_one(
+            "INSERT INTO rules (name, assets, every, tz, policy, from_us, until_us, deadline, \
+             target, key_format, created_us, deadlines_us) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $11) RETURNING id",
+            &[
+                &c.name,
+                &c.assets,
+                &c.every,
+                &c.tz,
+                &c.policy,
+                &c.from,
+                &c.until,
+                &c.deadline,
+                &c.target,
+                &c.key_format,
+                &now.as_micros(),
+            ],
+        )?
+        .get(0);
+    tx.execute(
+        "INSERT INTO rule_assets (asset_id, rule_id) SELECT unnest($1::bigint[]), $2",
+        &[&asset_ids, &id],
+    )?;
+    let watch = Watch {
+        id,
+        rule: rule.clone(),
+        assets: asset_ids,
+    };
+    let span = crate::rule::span(&rule.def);
+    let reads: Vec<(i64, Interval)> = watch.assets.iter().map(|&a| (a, span)).collect();
+    let coverage = read_coverage(&mut tx, &reads)?;
+    let out = judge::initial(&watch, &coverage);
+    write(&mut tx, &out, now)?;
+    tx.commit().map_err(Fail::Commit)?;
+    Ok(RulePut::Created {
+        firings: out.firings.len() as u64,
+    })
+}
+
+pub(crate) fn rule(conn: &mut Conn, name: &str) -> Result<Option<StoredRule>, Fail> {
+    let mut tx = conn.client.transaction()?;
+    Ok(stored_rule(&mut tx, name, false)?.map(|(_, r)| r))
+}
+
+pub(crate) fn rules(conn: &mut Conn) -> Result<Vec<StoredRule>, Fail> {
+    let rows = conn.client.query(
+        concat!(
+            "SELECT id, ",
+            rule_columns!(),
+            " FROM rules ORDER BY name COLLATE \"C\""
+        ),
+        &[],
+    )?;
+    rows.iter()
+        .map(|r| Ok(decode_rule(rule_row(r).1)?))
+        .collect()
+}
+
+pub(crate) fn delete_rule(conn: &mut Conn, name: &str) -> Result<bool, Fail> {
+    let mut tx = conn.client.transaction()?;
+    let Some((id, _)) = stored_rule(&mut tx, name, true)? else {
+        return Ok(false);
+    };
+    for sql in [
+        "DELETE FROM firings WHERE rule_id = $1",
+        "DELETE FROM rule_windows WHERE rule_id = $1",
+        "DELETE FROM rule_assets WHERE rule_id = $1",
+        "DELETE FROM rules WHERE id = $1",
+    ] {
+        tx.execute(sql, &[&id])?;
+    }
+    tx.commit().map_err(Fail::Commit)?;
+    Ok(true)
+}
+
+pub(crate) fn firings(conn: &mut Conn, q: &FiringQuery) -> Result<FiringPage, Fail> {
+    let limit = match i64::try_from(q.limit) {
+        Ok(0) | Err(_) => MAX_FIRINGS_PAGE,
+        Ok(n) => n.min(MAX_FIRINGS_PAGE),
+    };
+    let rows = conn.client.query(
+        concat!(
+            "SELECT ",
+            firing_columns!(),
+            " FROM firings f JOIN rules r ON r.id = f.rule_id \
+             WHERE f.seq > $1 AND ($2::text IS NULL OR r.name = $2) ORDER BY f.seq LIMIT $3"
+        ),
+        &[&q.after.unwrap_or(0), &q.rule, &limit],
+    )?;
+    let firings = rows
+        .iter()
+        .map(|r| decode_firing(firing_row(r)))
+        .collect::<Result<Vec<_>>>()?;
+    let next = (firings.len() as i64 == limit)
+        .then(|| firings.last().map(|f| f.seq))
+        .flatten();
+    Ok(FiringPage { firings, next })
+}
+
+pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail> {
+    let mut tx = conn.client.transaction()?;
+    // Every replica judges deadlines: the rule locks make each pass once.
+    let rows = tx.query(
+        concat!(
+            "SELECT id, ",
+            rule_columns!(),
+            ", deadlines_us FROM rules WHERE deadline IS NOT NULL \
+             ORDER BY name COLLATE \"C\" FOR UPDATE"
+        ),
+        &[],
+    )?;
+    let judged: Vec<i64> = rows.iter().map(|r| r.get(12)).collect();
+    let watches = watches(&mut tx, rows)?;
+    let mut fired = 0;
+    for (w, judged_up_to) in watches.iter().zip(judged) {
+        let Some(pass) =
+            crate::rule::deadline_pass(&w.rule, judged_up_to, now, DEADLINE_WINDOWS_PER_PASS)?
+        else {
+            continue;
+        };
+        if let Some(range) = pass.hull() {
+            let reads: Vec<(i64, Interval)> = w.assets.iter().map(|&a| (a, range)).collect();
+            let coverage = read_coverage(&mut tx, &reads)?;
+            let states = read_states(&mut tx, &[(w.id, range)])?;
+            let out = judge::late(w, &pass.windows, &coverage, states);
+            fired += out.firings.len() as u64;
+            write(&mut tx, &out, now)?;
+        }
+        tx.execute(
+            "UPDATE rules SET deadlines_us = $2 WHERE id = $1",
+            &[&w.id, &pass.judged_up_to.as_micros()],
+        )?;
+    }
+    tx.commit().map_err(Fail::Commit)?;
+    Ok(fired)
+}
+
+pub(crate) fn ledger_id(conn: &mut Conn) -> Result<String, Fail> {
+    let row = conn
+        .client
+        .query_opt("SELECT value FROM meta WHERE key = 'ledger_id'", &[])?;
+    match row {
+        Some(r) => Ok(r.get(0)),
+        None => Err(StoreError::Backend("the ledger has no id (table meta)".into()).into()),
+    }
+}

@@ -1,0 +1,406 @@
+//! Rules and firings in SQLite: recording and reading rules, judging an
+//! append's windows in the append's transaction, deadlines, the firing
+//! listing. The judging itself is shared ([`crate::rule::judge`]).
+//!
+//! SQLite has one writer at a time, so judging inside the append's
+//! transaction sees every other committed append: each change of a
+//! window's state fires once.
+
+use std::collections::HashMap;
+
+use gapless_core::{Instant, Interval, IntervalSet, Rule};
+use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
+
+use super::read::runs_overlapping;
+use crate::rule::codec::{
+    decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
+    state_code, FiringRow, RuleColumns, RuleRow,
+};
+use crate::rule::judge::{self, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord};
+use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
+use crate::{Result, StoreError};
+
+/// The most windows one deadline pass judges per rule; the rest wait for
+/// the next pass, so that a pass after a long pause stays short.
+const DEADLINE_WINDOWS_PER_PASS: usize = 10_000;
+/// The largest page of firings.
+const MAX_FIRINGS_PAGE: usize = 10_000;
+
+const SELECT_RULE: &str = concat!(
+    "SELECT id, ",
+    rule_columns!(),
+    " FROM rules WHERE name = ?1"
+);
+const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules ORDER BY name");
+/// The rules watching asset ?1.
+const RULES_OF_ASSET: &str = concat!(
+    "SELECT r.id, ",
+    rule_columns!(),
+    " FROM rule_assets ra JOIN rules r ON r.id = ra.rule_id WHERE ra.asset_id = ?1"
+);
+const ASSETS_OF_RULE: &str = "SELECT asset_id FROM rule_assets WHERE rule_id = ?1";
+/// Recorded states of rule ?1's windows starting in [?2, ?3).
+const STATES_IN: &str = "SELECT start_us, complete, generation, late FROM rule_windows \
+     WHERE rule_id = ?1 AND start_us >= ?2 AND start_us < ?3";
+const UPSERT_STATE: &str = "INSERT INTO rule_windows \
+     (rule_id, start_us, end_us, complete, generation, late) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+     ON CONFLICT (rule_id, start_us) DO UPDATE SET \
+     complete = excluded.complete, generation = excluded.generation, late = excluded.late";
+const INSERT_FIRING: &str = "INSERT INTO firings \
+     (rule_id, kind, start_us, end_us, key, generation, covered_ratio, recorded_us, target, state) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+
+fn rule_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, RuleRow)> {
+    Ok((
+        r.get(0)?,
+        RuleRow {
+            columns: RuleColumns {
+                name: r.get(1)?,
+                assets: r.get(2)?,
+                every: r.get(3)?,
+                tz: r.get(4)?,
+                policy: r.get(5)?,
+                from: r.get(6)?,
+                until: r.get(7)?,
+                deadline: r.get(8)?,
+                target: r.get(9)?,
+                key_format: r.get(10)?,
+            },
+            created: r.get(11)?,
+        },
+    ))
+}
+
+fn firing_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FiringRow> {
+    Ok(FiringRow {
+        seq: r.get(0)?,
+        rule: r.get(1)?,
+        kind: r.get(2)?,
+        start: r.get(3)?,
+        end: r.get(4)?,
+        key: r.get(5)?,
+        generation: r.get(6)?,
+        covered_ratio: r.get(7)?,
+        recorded: r.get(8)?,
+        target: r.get(9)?,
+        state: r.get(10)?,
+        attempts: r.get(11)?,
+        last_error: r.get(12)?,
+    })
+}
+
+/// The watch of a rule row: the rule and its assets' ids.
+fn watch(conn: &Connection, id: i64, row: RuleRow) -> Result<Watch> {
+    let rule = decode_rule(row)?.rule;
+    let mut stmt = conn.prepare_cached(ASSETS_OF_RULE)?;
+    let assets = stmt
+        .query_map([id], |r| r.get(0))?
+        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    Ok(Watch { id, rule, assets })
+}
+
+/// The rules watching any of `assets`, in name order.
+fn watches_of(conn: &Connection, assets: &[i64]) -> Result<Vec<Watch>> {
+    let mut rows: HashMap<i64, RuleRow> = HashMap::new();
+    let mut stmt = conn.prepare_cached(RULES_OF_ASSET)?;
+    for &a in assets {
+        for row in stmt.query_map([a], rule_row)? {
+            let (id, row) = row?;
+            rows.entry(id).or_insert(row);
+        }
+    }
+    let mut out = rows
+        .into_iter()
+        .map(|(id, row)| watch(conn, id, row))
+        .collect::<Result<Vec<_>>>()?;
+    out.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
+    Ok(out)
+}
+
+/// Each asset's runs overlapping its range, as sets.
+fn read_coverage(
+    conn: &Connection,
+    reads: &[(i64, Interval)],
+) -> Result<HashMap<i64, IntervalSet>> {
+    let mut out: HashMap<i64, IntervalSet> = HashMap::new();
+    for &(asset, range) in reads {
+        out.entry(asset)
+            .or_default()
+            .extend(runs_overlapping(conn, asset, range)?);
+    }
+    Ok(out)
+}
+
+/// The recorded states of rule `rule`'s windows starting in `range`.
+fn read_states(conn: &Connection, rule: i64, range: Interval, into: &mut States) -> Result<()> {
+    let mut stmt = conn.prepare_cached(STATES_IN)?;
+    let mut rows = stmt.query(params![
+        rule,
+        range.start().as_micros(),
+        range.end().as_micros()
+    ])?;
+    while let Some(r) = rows.next()? {
+        let generation: i64 = r.get(2)?;
+        into.insert(
+            (rule, r.get(0)?),
+            WindowRecord {
+                state: gapless_core::WindowState {
+                    complete: r.get(1)?,
+                    generation: u32::try_from(generation)
+                        .map_err(|_| crate::error::corrupt("window generation"))?,
+                },
+                late: r.get(3)?,
+            },
+        );
+    }
+    Ok(())
+}
+
+/// Write what judging changed: window records, then firings in order.
+fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
+    if out.is_empty() {
+        return Ok(());
+    }
+    let mut upsert = conn.prepare_cached(UPSERT_STATE)?;
+    for (rule, w, rec) in &out.records {
+        upsert.execute(params![
+            rule,
+            w.start().as_micros(),
+            w.end().as_micros(),
+            rec.state.complete,
+            rec.state.generation,
+            rec.late
+        ])?;
+    }
+    let mut insert = conn.prepare_cached(INSERT_FIRING)?;
+    for f in &out.firings {
+        let state = if f.target.is_some() {
+            DeliveryState::Pending
+        } else {
+            DeliveryState::None
+        };
+        insert.execute(params![
+            f.rule_id,
+            firing_kind_code(f.kind),
+            f.window.start().as_micros(),
+            f.window.end().as_micros(),
+            f.key,
+            f.generation,
+            f.covered_ratio,
+            now.as_micros(),
+            f.target,
+            state_code(state)
+        ])?;
+    }
+    Ok(())
+}
+
+/// Judge the rules on an append's assets: called in the append's
+/// transaction after its events are stored and *before* its coverage runs
+/// are updated, with each asset's new events (the judging replays them on
+/// the coverage it reads).
+pub(crate) fn judge_append(conn: &Connection, batch: &BatchEvents<'_>, now: Instant) -> Result<()> {
+    let assets: Vec<i64> = batch.iter().map(|e| e.0).collect();
+    let watches = watches_of(conn, &assets)?;
+    if watches.is_empty() {
+        return Ok(());
+    }
+    let plan = Plan::new(&watches, [batch]);
+    if plan.is_empty() {
+        return Ok(());
+    }
+    let before = read_coverage(conn, &plan.reads)?;
+    let mut states = States::new();
+    for (i, range) in plan.state_reads() {
+        read_states(conn, watches[i].id, range, &mut states)?;
+    }
+    let mut judge = Judge::new(&watches, before, states);
+    judge.batch(batch);
+    write(conn, &judge.finish(), now)
+}
+
+fn stored_rule(conn: &Connection, name: &str) -> Result<Option<(i64, StoredRule)>> {
+    let found = conn
+        .prepare_cached(SELECT_RULE)?
+        .query_row([name], rule_row)
+        .optional()?;
+    found
+        .map(|(id, row)| Ok((id, decode_rule(row)?)))
+        .transpose()
+}
+
+/// Record `rule`: a new one (judging its windows at once), new settings of
+/// an existing one, or nothing when it is already so.
+pub(crate) fn put_rule(conn: &mut Connection, rule: &Rule, now: Instant) -> Result<RulePut> {
+    let c = encode_rule(rule)?;
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    if let Some((id, stored)) = stored_rule(&tx, &rule.name)? {
+        if stored.rule.def != rule.def {
+            return Err(crate::rule::changed_definition(&stored.rule, rule));
+        }
+        if stored.rule.settings == rule.settings {
+            return Ok(RulePut::Unchanged);
+        }
+        tx.prepare_cached(
+            "UPDATE rules SET deadline = ?2, target = ?3, key_format = ?4 WHERE id = ?1",
+        )?
+        .execute(params![id, c.deadline, c.target, c.key_format])?;
+        tx.commit()?;
+        return Ok(RulePut::Updated);
+    }
+    let mut asset_ids = Vec::with_capacity(rule.def.assets().len());
+    for a in rule.def.assets() {
+        let id: Option<i64> = tx
+            .prepare_cached("SELECT id FROM assets WHERE name = ?1")?
+            .query_row([a], |r| r.get(0))
+            .optional()?;
+        asset_ids.push(id.ok_or_else(|| crate::rule::unknown_asset(a))?);
+    }
+    tx.prepare_cached(
+        "INSERT INTO rules (name, assets, every, tz, policy, from_us, until_us, deadline, \
+         target, key_format, created_us, deadlines_us) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+    )?
+    .execute(params![
+        c.name,
+        c.assets,
+        c.every,
+        c.tz,
+        c.policy,
+        c.from,
+        c.until,
+        c.deadline,
+        c.target,
+        c.key_format,
+        now.as_micros()
+    ])?;
+    let id = tx.last_insert_rowid();
+    for a in &asset_ids {
+        tx.prepare_cached("INSERT INTO rule_assets (asset_id, rule_id) VALUES (?1, ?2)")?
+            .execute(params![a, id])?;
+    }
+    let watch = Watch {
+        id,
+        rule: rule.clone(),
+        assets: asset_ids,
+    };
+    let span = crate::rule::span(&rule.def);
+    let coverage = read_coverage(
+        &tx,
+        &watch.assets.iter().map(|&a| (a, span)).collect::<Vec<_>>(),
+    )?;
+    let out = judge::initial(&watch, &coverage);
+    write(&tx, &out, now)?;
+    tx.commit()?;
+    Ok(RulePut::Created {
+        firings: out.firings.len() as u64,
+    })
+}
+
+pub(crate) fn rule(conn: &mut Connection, name: &str) -> Result<Option<StoredRule>> {
+    Ok(stored_rule(conn, name)?.map(|(_, r)| r))
+}
+
+pub(crate) fn rules(conn: &mut Connection) -> Result<Vec<StoredRule>> {
+    let mut stmt = conn.prepare_cached(SELECT_RULES)?;
+    let rows = stmt
+        .query_map([], rule_row)?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    rows.into_iter().map(|(_, row)| decode_rule(row)).collect()
+}
+
+/// Remove rule `name` and its firings; whether it existed.
+pub(crate) fn delete_rule(conn: &mut Connection, name: &str) -> Result<bool> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let Some((id, _)) = stored_rule(&tx, name)? else {
+        return Ok(false);
+    };
+    for sql in [
+        "DELETE FROM firings WHERE rule_id = ?1",
+        "DELETE FROM rule_windows WHERE rule_id = ?1",
+        "DELETE FROM rule_assets WHERE rule_id = ?1",
+        "DELETE FROM rules WHERE id = ?1",
+    ] {
+        tx.prepare_cached(sql)?.execute([id])?;
+    }
+    tx.commit()?;
+    Ok(true)
+}
+
+pub(crate) fn firings(conn: &mut Connection, q: &FiringQuery) -> Result<FiringPage> {
+    let limit = if q.limit == 0 || q.limit > MAX_FIRINGS_PAGE {
+        MAX_FIRINGS_PAGE
+    } else {
+        q.limit
+    };
+    let mut stmt = conn.prepare_cached(concat!(
+        "SELECT ",
+        firing_columns!(),
+        " FROM firings f JOIN rules r ON r.id = f.rule_id \
+         WHERE f.seq > ?1 AND (?2 IS NULL OR r.name = ?2) ORDER BY f.seq LIMIT ?3"
+    ))?;
+    let rows = stmt
+        .query_map(
+            params![q.after.unwrap_or(0), q.rule, limit as i64],
+            firing_row,
+        )?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let firings = rows
+        .into_iter()
+        .map(decode_firing)
+        .collect::<Result<Vec<_>>>()?;
+    let next = (firings.len() == limit)
+        .then(|| firings.last().map(|f| f.seq))
+        .flatten();
+    Ok(FiringPage { firings, next })
+}
+
+/// Judge the deadlines that passed by `now`: a `late` firing for each
+/// window of a rule with a deadline that is not complete at its end plus
+/// the deadline. The number of firings recorded.
+pub(crate) fn judge_deadlines(conn: &mut Connection, now: Instant) -> Result<u64> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut fired = 0;
+    let rows = {
+        let mut stmt = tx.prepare_cached(concat!(
+            "SELECT id, ",
+            rule_columns!(),
+            ", deadlines_us FROM rules WHERE deadline IS NOT NULL ORDER BY name"
+        ))?;
+        let rows = stmt
+            .query_map([], |r| Ok((rule_row(r)?, r.get::<_, i64>(12)?)))?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        rows
+    };
+    for ((id, row), judged_up_to) in rows {
+        let w = watch(&tx, id, row)?;
+        let Some(step) =
+            crate::rule::deadline_pass(&w.rule, judged_up_to, now, DEADLINE_WINDOWS_PER_PASS)?
+        else {
+            continue;
+        };
+        if let Some(range) = step.hull() {
+            let coverage = read_coverage(
+                &tx,
+                &w.assets.iter().map(|&a| (a, range)).collect::<Vec<_>>(),
+            )?;
+            let mut states = States::new();
+            read_states(&tx, id, range, &mut states)?;
+            let out = judge::late(&w, &step.windows, &coverage, states);
+            fired += out.firings.len() as u64;
+            write(&tx, &out, now)?;
+        }
+        tx.prepare_cached("UPDATE rules SET deadlines_us = ?2 WHERE id = ?1")?
+            .execute(params![id, step.judged_up_to.as_micros()])?;
+    }
+    tx.commit()?;
+    Ok(fired)
+}
+
+/// The ledger's id (for delivery keys).
+pub(crate) fn ledger_id(conn: &mut Connection) -> Result<String> {
+    conn.prepare_cached("SELECT value FROM meta WHERE key = 'ledger_id'")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| StoreError::Backend("the ledger has no id (table meta)".into()))
+}
