@@ -44,6 +44,13 @@ fn serve_help_has_no_client_flags_and_client_commands_do() {
         &["asset", "set"],
         &["asset", "show"],
         &["asset", "list"],
+        &["rule", "set"],
+        &["rule", "show"],
+        &["rule", "delete"],
+        &["rule", "list"],
+        &["rules"],
+        &["firings"],
+        &["wait"],
     ] {
         let mut args = command.to_vec();
         args.push("--help");
