@@ -305,7 +305,8 @@ pub(crate) fn judge_group(
         .iter()
         .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
         .collect();
-    let plan = Plan::new(watches, borrowed.iter().map(Vec::as_slice));
+    let watches: Vec<&Watch> = watches.iter().collect();
+    let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
     if plan.is_empty() {
         return Ok(());
     }
@@ -315,7 +316,7 @@ pub(crate) fn judge_group(
         .map(|(i, range)| (watches[i].id, range))
         .collect();
     let states = read_states(tx, &state_reads)?;
-    let mut judge = Judge::new(watches, before, states);
+    let mut judge = Judge::new(&watches, before, states);
     for b in &borrowed {
         judge.batch(b as &BatchEvents<'_>);
     }
@@ -366,6 +367,7 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
             "UPDATE rules SET deadline = $2, target = $3, key_format = $4 WHERE id = $1",
             &[&id, &c.deadline, &c.target, &c.key_format],
         )?;
+        bump_rules_version(&mut tx)?;
         tx.commit().map_err(Fail::Commit)?;
         return Ok(RulePut::Updated);
     }
@@ -413,6 +415,7 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
         "INSERT INTO rule_assets (asset_id, rule_id) SELECT unnest($1::bigint[]), $2",
         &[&asset_ids, &id],
     )?;
+    bump_rules_version(&mut tx)?;
     let watch = Watch {
         id,
         rule: rule.clone(),
@@ -427,6 +430,17 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
     Ok(RulePut::Created {
         firings: out.firings.len() as u64,
     })
+}
+
+/// Count a change of the rules (their definitions or settings): a process
+/// that keeps rules in memory reads them again when the count moved.
+fn bump_rules_version(tx: &mut Transaction<'_>) -> Result<(), Fail> {
+    tx.execute(
+        "INSERT INTO meta (key, value) VALUES ('rules_version', '1') \
+         ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
+        &[],
+    )?;
+    Ok(())
 }
 
 pub(crate) fn rule(conn: &mut Conn, name: &str) -> Result<Option<StoredRule>, Fail> {
@@ -461,6 +475,7 @@ pub(crate) fn delete_rule(conn: &mut Conn, name: &str) -> Result<bool, Fail> {
     ] {
         tx.execute(sql, &[&id])?;
     }
+    bump_rules_version(&mut tx)?;
     tx.commit().map_err(Fail::Commit)?;
     Ok(true)
 }

@@ -80,7 +80,7 @@ pub(crate) struct Plan {
 impl Plan {
     /// Plan the judging of `batches` for `watches`.
     pub(crate) fn new<'e>(
-        watches: &[Watch],
+        watches: &[&Watch],
         batches: impl IntoIterator<Item = &'e BatchEvents<'e>>,
     ) -> Plan {
         let mut touched: HashMap<i64, IntervalSet> = HashMap::new();
@@ -209,7 +209,7 @@ fn outcome(
 /// Judging a group of batches, one after the other.
 #[derive(Debug)]
 pub(crate) struct Judge<'a> {
-    watches: &'a [Watch],
+    watches: &'a [&'a Watch],
     coverage: HashMap<i64, Coverage>,
     records: States,
     changed: HashMap<(i64, i64), Interval>,
@@ -221,7 +221,7 @@ impl<'a> Judge<'a> {
     /// (at least over its planned read), and the recorded states of the
     /// planned windows.
     pub(crate) fn new(
-        watches: &'a [Watch],
+        watches: &'a [&'a Watch],
         before: HashMap<i64, IntervalSet>,
         records: States,
     ) -> Judge<'a> {
@@ -260,7 +260,7 @@ impl<'a> Judge<'a> {
         if touched.is_empty() {
             return;
         }
-        for watch in self.watches {
+        for &watch in self.watches {
             let mut on = IntervalSet::new();
             for a in &watch.assets {
                 if let Some(set) = touched.get(a) {

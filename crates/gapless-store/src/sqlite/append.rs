@@ -20,6 +20,8 @@ use std::collections::HashMap;
 use gapless_core::{AssetDecl, Instant, NewEvent};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+use super::rules::WatchCache;
+use super::Writer;
 use crate::codec::{decode_content, encode};
 use crate::decl::{check_asset_name, check_decl};
 use crate::delta::AssetDelta;
@@ -95,11 +97,8 @@ fn asset_id(conn: &Connection, asset: &str) -> Result<i64> {
 }
 
 /// Append `batch` in one transaction, durable on return.
-pub(crate) fn append(
-    conn: &mut Connection,
-    batch: &[NewEvent],
-    received_at: Instant,
-) -> Result<Appended> {
+pub(crate) fn append(w: &mut Writer, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {
+    let Writer { conn, watches } = w;
     let big = batch.len() >= BIG_BATCH;
     if big {
         conn.pragma_update(None, "cache_size", -1024 * BIG_BATCH_CACHE_MIB)?;
@@ -107,7 +106,7 @@ pub(crate) fn append(
     let out = (|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         // On an error the transaction is dropped: rolled back.
-        let out = append_in(&tx, batch, received_at)?;
+        let out = append_in(&tx, watches, batch, received_at)?;
         tx.commit()?;
         Ok(out)
     })();
@@ -121,10 +120,11 @@ pub(crate) fn append(
 /// Append each batch atomically on its own (a savepoint each), sharing one
 /// transaction and so one durable commit.
 pub(crate) fn append_many(
-    conn: &mut Connection,
+    w: &mut Writer,
     batches: &[&[NewEvent]],
     received_at: Instant,
 ) -> Vec<Result<Appended>> {
+    let Writer { conn, watches } = w;
     // The shared transaction failed: every batch's result is that error.
     let all = |e: StoreError| -> Vec<Result<Appended>> {
         batches.iter().map(|_| Err(e.clone())).collect()
@@ -143,7 +143,7 @@ pub(crate) fn append_many(
             Ok(sp) => sp,
             Err(e) => return all(e.into()),
         };
-        match append_in(&sp, batch, received_at) {
+        match append_in(&sp, watches, batch, received_at) {
             Ok(counts) => {
                 if let Err(e) = sp.commit() {
                     return all(e.into());
@@ -170,19 +170,25 @@ pub(crate) fn append_many(
 }
 
 /// The work of one append inside an open transaction or savepoint.
-fn append_in(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {
+fn append_in(
+    tx: &Connection,
+    watches: &mut WatchCache,
+    batch: &[NewEvent],
+    received_at: Instant,
+) -> Result<Appended> {
     let mut appender = Appender::new(received_at);
     appender.push(tx, batch)?;
-    appender.finish(tx)
+    appender.finish(tx, watches)
 }
 
 /// Append one atomic batch that arrives in chunks: each chunk is stored as
 /// it comes, the coverage once at the end, one commit.
 pub(crate) fn append_chunks(
-    conn: &mut Connection,
+    w: &mut Writer,
     chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
     received_at: Instant,
 ) -> Result<Appended> {
+    let Writer { conn, watches } = w;
     let mut big = false;
     let out = (|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
@@ -202,7 +208,7 @@ pub(crate) fn append_chunks(
                 tx.pragma_update(None, "cache_size", -1024 * BIG_BATCH_CACHE_MIB)?;
             }
         }
-        let out = appender.finish(&tx)?;
+        let out = appender.finish(&tx, watches)?;
         tx.commit()?;
         Ok(out)
     })();
@@ -315,7 +321,7 @@ impl Appender {
 
     /// Judge the rules on the batch's assets, then bring each asset's
     /// coverage runs and statistics up to date.
-    fn finish(self, tx: &Connection) -> Result<Appended> {
+    fn finish(self, tx: &Connection, watches: &mut WatchCache) -> Result<Appended> {
         let batch: Vec<crate::rule::judge::AssetEvents<'_>> = self
             .assets
             .iter()
@@ -324,7 +330,7 @@ impl Appender {
             .collect();
         if !batch.is_empty() {
             // Before the runs are updated: judging replays the batch on them.
-            super::rules::judge_append(tx, &batch, self.received_at)?;
+            super::rules::judge_append(tx, watches, &batch, self.received_at)?;
         }
         for Slot { delta: a, .. } in &self.assets {
             if a.is_empty() {

@@ -70,7 +70,28 @@ pub struct SqliteStore {
     // Fields drop in order: the readers close first, so that the writer is
     // the last connection and checkpoints and removes the WAL on closing.
     readers: Mutex<Vec<Connection>>,
-    writer: Mutex<Connection>,
+    writer: Mutex<Writer>,
+}
+
+/// The write connection and what it keeps between appends: the rules,
+/// read again only when their version in the ledger moved.
+#[derive(Debug)]
+pub(crate) struct Writer {
+    pub(crate) conn: Connection,
+    pub(crate) watches: rules::WatchCache,
+}
+
+impl std::ops::Deref for Writer {
+    type Target = Connection;
+    fn deref(&self) -> &Connection {
+        &self.conn
+    }
+}
+
+impl std::ops::DerefMut for Writer {
+    fn deref_mut(&mut self) -> &mut Connection {
+        &mut self.conn
+    }
 }
 
 /// Read connections kept for reuse.
@@ -91,7 +112,10 @@ impl SqliteStore {
         Ok(SqliteStore {
             path,
             readers: Mutex::new(Vec::new()),
-            writer: Mutex::new(writer),
+            writer: Mutex::new(Writer {
+                conn: writer,
+                watches: rules::WatchCache::default(),
+            }),
         })
     }
 
@@ -135,7 +159,7 @@ impl SqliteStore {
         })
     }
 
-    fn writer(&self) -> MutexGuard<'_, Connection> {
+    fn writer(&self) -> MutexGuard<'_, Writer> {
         // A panic while holding the lock rolled its transaction back on
         // unwinding, so the connection is still usable.
         self.writer.lock().unwrap_or_else(|e| e.into_inner())

@@ -32,12 +32,6 @@ const SELECT_RULE: &str = concat!(
     " FROM rules WHERE name = ?1"
 );
 const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules ORDER BY name");
-/// The rules watching asset ?1.
-const RULES_OF_ASSET: &str = concat!(
-    "SELECT r.id, ",
-    rule_columns!(),
-    " FROM rule_assets ra JOIN rules r ON r.id = ra.rule_id WHERE ra.asset_id = ?1"
-);
 const ASSETS_OF_RULE: &str = "SELECT asset_id FROM rule_assets WHERE rule_id = ?1";
 /// Recorded states of rule ?1's windows starting in [?2, ?3).
 const STATES_IN: &str = "SELECT start_us, complete, generation, late FROM rule_windows \
@@ -99,22 +93,71 @@ fn watch(conn: &Connection, id: i64, row: RuleRow) -> Result<Watch> {
     Ok(Watch { id, rule, assets })
 }
 
-/// The rules watching any of `assets`, in name order.
-fn watches_of(conn: &Connection, assets: &[i64]) -> Result<Vec<Watch>> {
-    let mut rows: HashMap<i64, RuleRow> = HashMap::new();
-    let mut stmt = conn.prepare_cached(RULES_OF_ASSET)?;
-    for &a in assets {
-        for row in stmt.query_map([a], rule_row)? {
-            let (id, row) = row?;
-            rows.entry(id).or_insert(row);
+/// The rules as the append path needs them, kept by the write connection
+/// and read again only when the ledger's `rules_version` moved (every
+/// change of a rule, by any process, moves it in the same transaction).
+#[derive(Debug, Default)]
+pub(crate) struct WatchCache {
+    version: Option<String>,
+    /// In name order.
+    watches: Vec<Watch>,
+    /// Per asset, the indexes of the watches on it, ascending.
+    by_asset: HashMap<i64, Vec<usize>>,
+}
+
+impl WatchCache {
+    /// Bring the rules up to date with the ledger's (in the caller's
+    /// transaction, so that they stay so until it ends).
+    fn refresh(&mut self, conn: &Connection) -> Result<()> {
+        let version: Option<String> = conn
+            .prepare_cached("SELECT value FROM meta WHERE key = 'rules_version'")?
+            .query_row([], |r| r.get(0))
+            .optional()?;
+        if self.version.is_some() && self.version == version {
+            return Ok(());
         }
+        let mut stmt = conn.prepare_cached(SELECT_RULES)?;
+        let rows = stmt
+            .query_map([], rule_row)?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        self.watches = rows
+            .into_iter()
+            .map(|(id, row)| watch(conn, id, row))
+            .collect::<Result<Vec<_>>>()?;
+        self.by_asset.clear();
+        for (i, w) in self.watches.iter().enumerate() {
+            for a in &w.assets {
+                self.by_asset.entry(*a).or_default().push(i);
+            }
+        }
+        // A ledger without the row (no rule ever) counts as version "0".
+        self.version = Some(version.unwrap_or_else(|| "0".into()));
+        Ok(())
     }
-    let mut out = rows
-        .into_iter()
-        .map(|(id, row)| watch(conn, id, row))
-        .collect::<Result<Vec<_>>>()?;
-    out.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
-    Ok(out)
+
+    /// The rules watching any of `assets`, in name order.
+    fn of(&self, assets: &[i64]) -> Vec<&Watch> {
+        let mut picked: Vec<usize> = assets
+            .iter()
+            .filter_map(|a| self.by_asset.get(a))
+            .flatten()
+            .copied()
+            .collect();
+        picked.sort_unstable();
+        picked.dedup();
+        picked.into_iter().map(|i| &self.watches[i]).collect()
+    }
+}
+
+/// Count a change of the rules (definitions or settings), so that every
+/// writer's [`WatchCache`] reads them again.
+fn bump_rules_version(conn: &Connection) -> Result<()> {
+    conn.prepare_cached(
+        "INSERT INTO meta (key, value) VALUES ('rules_version', '1') \
+         ON CONFLICT (key) DO UPDATE SET value = CAST(value AS INTEGER) + 1",
+    )?
+    .execute([])?;
+    Ok(())
 }
 
 /// Each asset's runs overlapping its range, as sets.
@@ -199,9 +242,15 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
 /// transaction after its events are stored and *before* its coverage runs
 /// are updated, with each asset's new events (the judging replays them on
 /// the coverage it reads).
-pub(crate) fn judge_append(conn: &Connection, batch: &BatchEvents<'_>, now: Instant) -> Result<()> {
+pub(crate) fn judge_append(
+    conn: &Connection,
+    cache: &mut WatchCache,
+    batch: &BatchEvents<'_>,
+    now: Instant,
+) -> Result<()> {
+    cache.refresh(conn)?;
     let assets: Vec<i64> = batch.iter().map(|e| e.0).collect();
-    let watches = watches_of(conn, &assets)?;
+    let watches = cache.of(&assets);
     if watches.is_empty() {
         return Ok(());
     }
@@ -245,6 +294,7 @@ pub(crate) fn put_rule(conn: &mut Connection, rule: &Rule, now: Instant) -> Resu
             "UPDATE rules SET deadline = ?2, target = ?3, key_format = ?4 WHERE id = ?1",
         )?
         .execute(params![id, c.deadline, c.target, c.key_format])?;
+        bump_rules_version(&tx)?;
         tx.commit()?;
         return Ok(RulePut::Updated);
     }
@@ -275,6 +325,7 @@ pub(crate) fn put_rule(conn: &mut Connection, rule: &Rule, now: Instant) -> Resu
         now.as_micros()
     ])?;
     let id = tx.last_insert_rowid();
+    bump_rules_version(&tx)?;
     for a in &asset_ids {
         tx.prepare_cached("INSERT INTO rule_assets (asset_id, rule_id) VALUES (?1, ?2)")?
             .execute(params![a, id])?;
@@ -323,6 +374,7 @@ pub(crate) fn delete_rule(conn: &mut Connection, name: &str) -> Result<bool> {
     ] {
         tx.prepare_cached(sql)?.execute([id])?;
     }
+    bump_rules_version(&tx)?;
     tx.commit()?;
     Ok(true)
 }
