@@ -552,7 +552,7 @@ pub(crate) fn claim_deliveries(
     let until = crate::rule::lease_end(now, lease);
     let rows = conn.client.query(
         concat!(
-            "WITH c AS (SELECT seq FROM firings WHERE state = 1 \
+            "WITH c AS (SELECT seq, lease_owner IS NOT NULL AS reclaimed FROM firings WHERE state = 1 \
                AND (next_try_us IS NULL OR next_try_us <= $2) \
                AND (lease_until_us IS NULL OR lease_until_us <= $2) \
                ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED), \
@@ -560,14 +560,18 @@ pub(crate) fn claim_deliveries(
                WHERE f.seq = c.seq RETURNING f.*) \
              SELECT ",
             firing_columns!(),
-            " FROM u f JOIN rules r ON r.id = f.rule_id ORDER BY f.seq"
+            ", c.reclaimed FROM u f JOIN c ON c.seq = f.seq JOIN rules r ON r.id = f.rule_id \
+             ORDER BY f.seq"
         ),
         &[&owner, &now.as_micros(), &until, &limit],
     )?;
-    Ok(rows
-        .iter()
-        .map(|r| decode_firing(firing_row(r)))
-        .collect::<Result<Vec<_>>>()?)
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let mut f = decode_firing(firing_row(r))?;
+        f.delivery.reclaimed = r.get(13);
+        out.push(f);
+    }
+    Ok(out)
 }
 
 pub(crate) fn finish_delivery(

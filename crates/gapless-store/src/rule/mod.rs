@@ -73,6 +73,10 @@ pub struct Delivery {
     pub attempts: u32,
     /// Why the last attempt failed, if it did.
     pub last_error: Option<String>,
+    /// Set only by [`crate::Store::claim_deliveries`]: the firing was
+    /// claimed from a lease that ended without a finish, so its last holder
+    /// may have sent it (a deliverer killed mid-delivery).
+    pub reclaimed: bool,
 }
 
 /// One recorded change of a window's state.

@@ -408,7 +408,8 @@ pub(crate) fn ledger_id(conn: &mut Connection) -> Result<String> {
 /// Pending firings due by ?1 whose lease is free or expired, in order:
 /// from the partial index of pending firings (the planner would otherwise
 /// walk every firing in sequence order).
-pub(crate) const DUE: &str = "SELECT seq FROM firings INDEXED BY firings_pending WHERE state = 1 \
+pub(crate) const DUE: &str =
+    "SELECT seq, lease_owner IS NOT NULL FROM firings INDEXED BY firings_pending WHERE state = 1 \
      AND (next_try_us IS NULL OR next_try_us <= ?1) \
      AND (lease_until_us IS NULL OR lease_until_us <= ?1) ORDER BY seq LIMIT ?2";
 
@@ -422,11 +423,13 @@ pub(crate) fn claim_deliveries(
     limit: usize,
 ) -> Result<Vec<crate::Firing>> {
     let limit = limit.clamp(1, crate::rule::MAX_CLAIM) as i64;
-    let due = |c: &Connection| -> Result<Vec<i64>> {
+    let due = |c: &Connection| -> Result<Vec<(i64, bool)>> {
         let mut stmt = c.prepare_cached(DUE)?;
         let seqs = stmt
-            .query_map(params![now.as_micros(), limit], |r| r.get(0))?
-            .collect::<rusqlite::Result<Vec<i64>>>()?;
+            .query_map(params![now.as_micros(), limit], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
         Ok(seqs)
     };
     if due(conn)?.is_empty() {
@@ -445,9 +448,11 @@ pub(crate) fn claim_deliveries(
             firing_columns!(),
             " FROM firings f JOIN rules r ON r.id = f.rule_id WHERE f.seq = ?1"
         ))?;
-        for seq in seqs {
+        for (seq, reclaimed) in seqs {
             lease_it.execute(params![seq, owner, until])?;
-            out.push(decode_firing(read.query_row([seq], firing_row)?)?);
+            let mut f = decode_firing(read.query_row([seq], firing_row)?)?;
+            f.delivery.reclaimed = reclaimed;
+            out.push(f);
         }
     }
     tx.commit()?;

@@ -106,6 +106,14 @@ pub fn claims_are_exclusive_and_leases_expire(store: &dyn Store) {
         .claim_deliveries("c", later(now, LEASE), LEASE, 10)
         .unwrap();
     assert_eq!(seqs(&c), hook);
+    assert!(a.iter().chain(&b).all(|f| !f.delivery.reclaimed));
+    assert!(c.iter().all(|f| f.delivery.reclaimed), "{c:?}");
+    assert!(store
+        .firings(&FiringQuery::default())
+        .unwrap()
+        .firings
+        .iter()
+        .all(|f| !f.delivery.reclaimed));
     // "a" lost its leases to "c": its finish does nothing.
     assert!(!store
         .finish_delivery(hook[0], "a", &DeliveryOutcome::Delivered)
@@ -173,6 +181,7 @@ pub fn retries_are_due_after_next_try(store: &dyn Store) {
     let again = store.claim_deliveries("b", next, LEASE, 10).unwrap();
     assert_eq!(seqs(&again), [first]);
     assert_eq!(again[0].delivery.attempts, 1);
+    assert!(!again[0].delivery.reclaimed, "finished, not lost");
     assert!(store
         .finish_delivery(
             first,
