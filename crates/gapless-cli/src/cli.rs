@@ -22,6 +22,7 @@ Environment:
   GAPLESS_DB     the ledger, as --db (default gapless.db, one SQLite file)
   GAPLESS_URL    ask a gapless server instead, as --url
   GAPLESS_TOKEN  the bearer token sent to a server that has tokens
+  GAPLESS_TARGETS_FILE  where serve and deliver deliver firings (TOML)
 
 Example:
   gapless emit orders --start 2025-06-14T10:05Z --end 2025-06-14T10:10Z --id batch-1
@@ -183,6 +184,27 @@ pub enum Command {
         /// the longest is closed to make room for a new one.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_connections: Option<u64>,
+        /// Deliver firings to the targets of this file (TOML, SPEC §7) in
+        /// the background; otherwise GAPLESS_TARGETS_FILE, or no delivery.
+        #[arg(long)]
+        targets_file: Option<PathBuf>,
+    },
+    /// Deliver firings to their rules' targets (webhooks, Airflow): what is
+    /// pending, then (without --once) whatever comes, judging deadlines on
+    /// each pass.
+    #[command(
+        after_help = "Example:\n  gapless deliver --targets-file targets.toml\n  gapless deliver --once --db postgres://db/ledger   # from cron\n  gapless deliver --once --retry-failed"
+    )]
+    Deliver {
+        /// The targets file (TOML); otherwise GAPLESS_TARGETS_FILE.
+        #[arg(long)]
+        targets_file: Option<PathBuf>,
+        /// Deliver what is due now, judge deadlines once, and exit.
+        #[arg(long)]
+        once: bool,
+        /// First make every failed firing pending again.
+        #[arg(long)]
+        retry_failed: bool,
     },
     /// List the assets (same as `asset list`).
     Assets {

@@ -29,6 +29,11 @@ fn open(cli: &Cli) -> Result<Box<dyn Ask>, Error> {
 }
 
 fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
+    Ok(Ledger::new(open_store(db, create)?))
+}
+
+/// The store at `db` (created when `create`).
+pub(crate) fn open_store(db: &str, create: bool) -> Result<Arc<dyn gapless_store::Store>, Error> {
     let store = if create {
         gapless_store::open(db)
     } else {
@@ -38,7 +43,7 @@ fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
         gapless_store::StoreError::Missing { .. } => Error::not_found(e.to_string()),
         other => Error::unavailable(other.to_string()),
     })?;
-    Ok(Ledger::new(Arc::from(store)))
+    Ok(Arc::from(store))
 }
 
 /// Print `answer` as JSON or as `human` renders it. A closed pipe (`| head`)
@@ -65,6 +70,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         tokens_file,
         log_format,
         max_connections,
+        targets_file,
     } = &cli.command
     {
         return serve(
@@ -73,11 +79,20 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             tokens_file.as_deref(),
             *log_format,
             *max_connections,
+            targets_file.as_deref(),
         );
+    }
+    if let Command::Deliver {
+        targets_file,
+        once,
+        retry_failed,
+    } = &cli.command
+    {
+        return crate::deliver::deliver(&cli, targets_file.as_deref(), *once, *retry_failed);
     }
     let ledger = open(&cli)?;
     match cli.command {
-        Command::Serve { .. } => unreachable!("handled above"),
+        Command::Serve { .. } | Command::Deliver { .. } => unreachable!("handled above"),
         Command::Emit { request, output } => {
             let event = request.to_json()?;
             let answer = ledger.record(RecordRequest {
@@ -170,6 +185,7 @@ fn serve(
     tokens_file: Option<&std::path::Path>,
     log_format: LogFormat,
     max_connections: Option<u64>,
+    targets_file: Option<&std::path::Path>,
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -198,7 +214,31 @@ fn serve(
         }),
         ..defaults
     };
-    gapless_server::run(open_ledger(&cli.db, true)?, config).map_err(|e| match e {
+    let targets = crate::deliver::targets(targets_file)?;
+    gapless_server::check_exposure(config.listen, config.tokens.as_ref()).map_err(config_error)?;
+    let store = open_store(&cli.db, true)?;
+    // The deliverer runs on a thread of its own beside the server, and
+    // stops (between firings) when the server has.
+    let deliverer = match targets {
+        Some(t) => Some(
+            gapless_deliver::Deliverer::new(store.clone(), t)
+                .map_err(|e| Error::unavailable(e.to_string()))?,
+        ),
+        None => None,
+    };
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let delivering = deliverer.map(|mut d| {
+        std::thread::Builder::new()
+            .name("gapless-deliver".into())
+            .spawn(move || d.run(&stopped))
+            .expect("spawn the deliverer")
+    });
+    let served = gapless_server::run(Ledger::new(store), config);
+    drop(stop);
+    if let Some(d) = delivering {
+        let _ = d.join();
+    }
+    served.map_err(|e| match e {
         gapless_server::ServerError::Config(m) => Error::bad_input(m),
         other => Error::unavailable(other.to_string()),
     })?;

@@ -13,7 +13,7 @@
 //!   `max_attempts`, makes the firing `failed`.
 
 use std::collections::HashMap;
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, TryRecvError};
 use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 
@@ -136,6 +136,12 @@ impl Deliverer {
     /// A store fault (the pass stops there; claimed firings come back when
     /// their lease ends).
     pub fn pass(&mut self) -> Result<u64, StoreError> {
+        self.pass_until(None)
+    }
+
+    /// [`Deliverer::pass`], stopping before the next claim once `stop`
+    /// receives or is dropped.
+    fn pass_until(&mut self, stop: Option<&Receiver<()>>) -> Result<u64, StoreError> {
         if self.deadlines {
             let late = self.store.judge_deadlines(gapless_ledger::now())?;
             if late > 0 {
@@ -144,6 +150,9 @@ impl Deliverer {
         }
         let mut handled = 0;
         loop {
+            if stop.is_some_and(|s| !matches!(s.try_recv(), Err(TryRecvError::Empty))) {
+                return Ok(handled);
+            }
             let claimed_at = Clock::now();
             let now = gapless_ledger::now();
             let claimed = self
@@ -175,7 +184,7 @@ impl Deliverer {
     pub fn run(&mut self, stop: &Receiver<()>) {
         tracing::info!(owner = %self.owner, targets = self.targets.targets.len(), "delivering");
         loop {
-            if let Err(e) = self.pass() {
+            if let Err(e) = self.pass_until(Some(stop)) {
                 tracing::warn!(error = %e, "cannot deliver firings");
             }
             match stop.recv_timeout(self.targets.poll) {
