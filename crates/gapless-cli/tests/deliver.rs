@@ -438,3 +438,63 @@ fn three_replicas_one_killed_mid_delivery() {
         .unwrap();
     assert_ne!(again.path, "/r1");
 }
+
+/// `deliver` and `serve` refuse a missing or bad targets file, and
+/// `deliver` a ledger that does not exist, with one line naming the input.
+#[test]
+fn bad_targets_files_and_ledgers_are_refused() {
+    let g = Gapless::new();
+    let out = g.run(&["deliver", "--once"], None);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .contains("no targets file: give --targets-file FILE or set GAPLESS_TARGETS_FILE"),
+        "{out:?}"
+    );
+    let good = targets(&g, "good.toml", &hook("http://127.0.0.1:9", ""));
+    let out = g.run(
+        &[
+            "deliver",
+            "--once",
+            "--targets-file",
+            good.to_str().unwrap(),
+        ],
+        None,
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("no ledger at"), "{out:?}");
+    assert!(!g.db.exists(), "deliver creates no ledger");
+    let bad = targets(
+        &g,
+        "bad.toml",
+        &hook("http://127.0.0.1:9", "kinds = [\"done\"]\n"),
+    );
+    for args in [
+        vec!["deliver", "--once", "--targets-file", bad.to_str().unwrap()],
+        vec![
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--targets-file",
+            bad.to_str().unwrap(),
+        ],
+    ] {
+        let out = g.run(&args, None);
+        assert_eq!(out.code, 2, "{args:?}: {out:?}");
+        let line = out.stderr.trim();
+        assert_eq!(line.lines().count(), 1, "{line}");
+        assert!(
+            line.contains("bad.toml: target 1 (\"hook\"): kinds: unknown firing kind \"done\": use complete, incomplete or late"),
+            "{line}"
+        );
+    }
+    // The environment names the file too.
+    let out = common::run(
+        g.command()
+            .env("GAPLESS_TARGETS_FILE", &bad)
+            .args(["deliver", "--once"]),
+        None,
+    );
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(out.stderr.contains("bad.toml: target 1"), "{out:?}");
+}
