@@ -201,6 +201,7 @@ fn serve(
         Some(path) => Some(gapless_server::Tokens::load(path).map_err(config_error)?),
         None => gapless_server::Tokens::from_env().map_err(config_error)?,
     };
+    let targets = crate::deliver::targets(targets_file)?;
     let defaults = gapless_server::ServerConfig::default();
     let config = gapless_server::ServerConfig {
         listen,
@@ -212,18 +213,24 @@ fn serve(
         max_connections: max_connections.map_or(defaults.max_connections, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         }),
+        deliveries: targets
+            .is_some()
+            .then(gapless_server::DeliveryMetrics::default),
         ..defaults
     };
-    let targets = crate::deliver::targets(targets_file)?;
     gapless_server::check_exposure(config.listen, config.tokens.as_ref()).map_err(config_error)?;
     let store = open_store(&cli.db, true)?;
     // The deliverer runs on a thread of its own beside the server, and
     // stops (between firings) when the server has.
     let deliverer = match targets {
-        Some(t) => Some(
-            gapless_deliver::Deliverer::new(store.clone(), t)
-                .map_err(|e| Error::unavailable(e.to_string()))?,
-        ),
+        Some(t) => {
+            let counts = config.deliveries.clone().unwrap_or_default();
+            Some(
+                gapless_deliver::Deliverer::new(store.clone(), t)
+                    .map_err(|e| Error::unavailable(e.to_string()))?
+                    .observed(move |outcome| counts.count(outcome)),
+            )
+        }
         None => None,
     };
     let (stop, stopped) = std::sync::mpsc::channel::<()>();

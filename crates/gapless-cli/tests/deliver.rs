@@ -103,6 +103,16 @@ fn wait_firings(g: &Gapless, limit: Duration, pred: impl Fn(&[Value]) -> bool) -
     }
 }
 
+/// A server's `/metrics` text.
+fn metrics(server: &Server) -> String {
+    ureq::get(format!("{}/metrics", server.url))
+        .call()
+        .unwrap()
+        .into_body()
+        .read_to_string()
+        .unwrap()
+}
+
 fn state(f: &Value) -> &str {
     f["delivery"]["state"].as_str().unwrap()
 }
@@ -226,6 +236,15 @@ fn retries_back_off_then_fail_and_retry_failed() {
     assert!(second >= Duration::from_millis(600), "{second:?}");
     let f = wait_firings(&g, Duration::from_secs(5), |f| state(&f[0]) == "delivered");
     assert_eq!(f[0]["delivery"]["attempts"], 3);
+    let text = metrics(&server);
+    assert!(
+        text.contains("gapless_deliveries_total{outcome=\"retried\"} 2"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gapless_deliveries_total{outcome=\"delivered\"} 1"),
+        "{text}"
+    );
 
     rx.set(Behaviour {
         fail_all: true,
@@ -241,6 +260,15 @@ fn retries_back_off_then_fail_and_retry_failed() {
     assert!(error.contains("gave up after 3 attempts"), "{error}");
     let sent = rx.received().len();
     assert_eq!(sent, 6);
+    let text = metrics(&server);
+    assert!(
+        text.contains("gapless_deliveries_total{outcome=\"failed\"} 1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("gapless_deliveries_total{outcome=\"retried\"} 4"),
+        "{text}"
+    );
     server.kill();
 
     rx.set(Behaviour::default());

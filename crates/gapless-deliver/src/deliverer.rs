@@ -58,6 +58,17 @@ pub struct Deliverer {
     airflow: HashMap<String, airflow::Client>,
     deadlines: bool,
     stats: Stats,
+    observer: Observer,
+}
+
+/// Told each firing's outcome.
+#[derive(Default)]
+struct Observer(Option<Box<dyn Fn(&'static str) + Send>>);
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() { "Observer" } else { "None" })
+    }
 }
 
 /// This process's name as a claimant: `host:pid:random`.
@@ -103,6 +114,7 @@ impl Deliverer {
             airflow,
             deadlines: false,
             stats: Stats::default(),
+            observer: Observer::default(),
         })
     }
 
@@ -111,6 +123,20 @@ impl Deliverer {
     pub fn judging_deadlines(mut self, on: bool) -> Deliverer {
         self.deadlines = on;
         self
+    }
+
+    /// Call `f` with each firing's outcome (`delivered`, `skipped`,
+    /// `retried`, `failed`, `postponed`, `lost`), e.g. to count it in a
+    /// server's metrics.
+    pub fn observed(mut self, f: impl Fn(&'static str) + Send + 'static) -> Deliverer {
+        self.observer = Observer(Some(Box::new(f)));
+        self
+    }
+
+    fn tell(&self, outcome: &'static str) {
+        if let Some(f) = &self.observer.0 {
+            f(outcome);
+        }
     }
 
     /// Its name as a claimant.
@@ -164,11 +190,20 @@ impl Deliverer {
             handled += 1;
             let deadline = claimed_at + self.targets.lease / 2;
             let outcome = self.attempt(&firing, deadline);
-            if !self
+            if self
                 .store
                 .finish_delivery(firing.seq, &self.owner, &outcome)?
             {
+                self.tell(match outcome {
+                    DeliveryOutcome::Delivered => "delivered",
+                    DeliveryOutcome::Skipped => "skipped",
+                    DeliveryOutcome::Retry { .. } => "retried",
+                    DeliveryOutcome::Failed { .. } => "failed",
+                    DeliveryOutcome::Postponed { .. } => "postponed",
+                });
+            } else {
                 self.stats.lost += 1;
+                self.tell("lost");
                 tracing::warn!(
                     seq = firing.seq,
                     rule = %firing.rule,
