@@ -288,6 +288,9 @@ impl Client {
             _ => Err(Transport {
                 // Nothing of the firing was sent.
                 maybe_sent: false,
+                // Credentials Airflow refuses stay refused; a 5xx or an
+                // answer without a token may pass.
+                refused: !a.is_success() && !a.is_transient(),
                 message: format!("cannot log in to Airflow as {username:?}: {}", {
                     if a.is_success() {
                         format!("{}: no access_token in the answer", self.url(path))

@@ -65,12 +65,17 @@ pub(crate) fn agent() -> ureq::Agent {
 pub(crate) struct Transport {
     pub(crate) maybe_sent: bool,
     pub(crate) message: String,
+    /// The target refused what led up to the request (a login): retrying
+    /// cannot help.
+    pub(crate) refused: bool,
 }
 
 impl Transport {
     /// The attempt's outcome for this failure.
     pub(crate) fn sent(self) -> Sent {
-        if self.maybe_sent {
+        if self.refused {
+            Sent::Refused(self.message)
+        } else if self.maybe_sent {
             Sent::Unknown(self.message)
         } else {
             Sent::Again(self.message)
@@ -82,6 +87,7 @@ impl Transport {
         Transport {
             maybe_sent: false,
             message: format!("{url}: not sent: the claim's lease is nearly over"),
+            refused: false,
         }
     }
 }
@@ -104,6 +110,7 @@ pub(crate) fn transport(url: &str, limit: Duration, e: ureq::Error) -> Transport
     Transport {
         maybe_sent,
         message: format!("{url}: {what}"),
+        refused: false,
     }
 }
 
