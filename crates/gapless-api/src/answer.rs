@@ -125,8 +125,12 @@ pub struct SegmentsAnswer {
     /// The range's end.
     #[schema(value_type = String, format = DateTime)]
     pub end: Instant,
-    /// The segments in time order.
+    /// The segments in time order: those of [start or the cursor, next).
     pub segments: Vec<SegmentAnswer>,
+    /// Where the next page starts (pass it as `after`), or null when this
+    /// is the last. A segment that goes on past it is split there: the
+    /// next page starts with the rest of it (the same event).
+    pub next: Option<String>,
 }
 
 /// One event as listed.

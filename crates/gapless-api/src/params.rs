@@ -10,10 +10,10 @@ use jiff::tz::TimeZone;
 
 use crate::Error;
 
-/// The page of `events` when none is asked for.
+/// The page of `events` and `segments` when none is asked for.
 pub const DEFAULT_PAGE: usize = 1_000;
 
-/// The largest page of `events`: large enough for a backfill to page
+/// The largest page of `events` and `segments`: large enough for a backfill to page
 /// quickly, small enough that one answer stays a few megabytes.
 pub const MAX_PAGE: usize = 10_000;
 
@@ -25,6 +25,10 @@ pub const MAX_WINDOWS: usize = 10_000;
 /// The most gaps one `missing` list holds; the rest are counted in
 /// `missing_count`. Enough for every gap of a month of five-minute slices.
 pub const MAX_GAPS: usize = 10_000;
+
+/// The most assets one `POST /v1/coverage` asks about: each is one read of
+/// its coverage, so the answer's cost grows with them.
+pub const MAX_ASSETS: usize = 1_000;
 
 /// The format of a window's partition key when none is given: Airflow's
 /// temporal partition mappers' default.
@@ -147,7 +151,7 @@ pub fn kind(text: &str) -> Result<EventKind, Error> {
     EventKind::parse(text).map_err(|e| bad("kind", e))
 }
 
-/// The page size of `events`, if given (its range is checked by
+/// The page size of `events` or `segments`, if given (its range is checked by
 /// the ledger).
 ///
 /// # Errors
@@ -196,6 +200,28 @@ pub fn cursor(text: &str) -> Result<i64, Error> {
             format!("invalid cursor {text:?}: use the \"next\" value of the previous page"),
         )
     })
+}
+
+/// The cursor a previous `segments` page returned as `next`: the instant
+/// the page ended at, inside `range`.
+///
+/// # Errors
+///
+/// `BadInput` for text that is not an instant or one outside `range`.
+pub fn segment_cursor(text: &str, range: Interval) -> Result<Instant, Error> {
+    let t = instant("after", text, &TimeZone::UTC)?;
+    if t < range.start() || t >= range.end() {
+        return Err(bad(
+            "after",
+            format!(
+                "cursor {text:?} is outside the range [{}, {}): use the \"next\" value of the \
+                 previous page of the same question",
+                range.start(),
+                range.end()
+            ),
+        ));
+    }
+    Ok(t)
 }
 
 /// A wait or timeout (`30s`, `PT1M`, `2h`): a fixed, non-negative length.

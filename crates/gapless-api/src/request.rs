@@ -119,6 +119,17 @@ pub struct SegmentsRequest {
     /// End of the range, exclusive.
     #[arg(long)]
     pub end: String,
+    /// Segments per page, 1 to 10000 (default 1000). On the command line,
+    /// --limit or --after asks for one page; without them every page is
+    /// printed.
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
+    pub limit: Option<String>,
+    /// The `next` cursor of the previous page (the instant it ended at).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
     /// IANA time zone of bare dates (default UTC).
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -41,12 +41,24 @@ pub struct Cli {
     #[arg(long, env = "GAPLESS_DB", default_value = "gapless.db", global = true)]
     pub db: String,
 
-    /// Work against a gapless server instead of opening a ledger.
-    #[arg(long, env = "GAPLESS_URL", global = true)]
+    /// Work against a gapless server instead of opening a ledger (every
+    /// command but serve and deliver; also after the command, or
+    /// GAPLESS_URL).
+    #[arg(long)]
     pub url: Option<String>,
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// `--url`: the flag of the commands that work against a server too (all
+/// but `serve` and `deliver`), so that their help does not offer it.
+#[derive(Debug, Clone, Default, Args)]
+pub struct Remote {
+    /// Work against a gapless server instead of opening a ledger; a server
+    /// with tokens gets GAPLESS_TOKEN as the bearer token.
+    #[arg(long, env = "GAPLESS_URL")]
+    pub url: Option<String>,
 }
 
 /// `--json`: print exactly the object of SPEC §3.
@@ -69,8 +81,15 @@ pub enum Command {
         request: EmitRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Record events from NDJSON or a JSON array, one atomic batch per file.
+    ///
+    /// With --url, NDJSON larger than 32 MiB, or than the server takes in
+    /// one request, is sent in parts cut at line ends, each part atomic on
+    /// its own (the output says so); a failed part is named with what is
+    /// stored, and sending the file again is safe when its events have ids.
     #[command(
         after_help = "Example:\n  gapless ingest batches.ndjson\n  producer | gapless ingest -"
     )]
@@ -79,6 +98,8 @@ pub enum Command {
         file: Option<PathBuf>,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Is the range complete? Exit 0 when complete under the policy, 1 when not.
     #[command(
@@ -92,6 +113,8 @@ pub enum Command {
         all: bool,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// The calendar windows that overlap the range, each with its coverage.
     #[command(
@@ -102,6 +125,8 @@ pub enum Command {
         request: WindowsRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Which event provides each part of the range.
     #[command(
@@ -112,6 +137,8 @@ pub enum Command {
         request: SegmentsRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// The events whose interval overlaps the range, in sequence order, a page
     /// at a time (1000 unless --limit says otherwise).
@@ -123,6 +150,8 @@ pub enum Command {
         request: EventsRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Complete up to when, from an origin.
     #[command(after_help = "Example:\n  gapless frontier orders --origin 2025-06-14")]
@@ -131,6 +160,8 @@ pub enum Command {
         request: FrontierRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Declare or list assets.
     #[command(subcommand)]
@@ -143,6 +174,8 @@ pub enum Command {
     Rules {
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// The firings after a cursor, in ledger order, a page at a time.
     #[command(
@@ -153,6 +186,8 @@ pub enum Command {
         request: FiringsRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Wait until the range is complete under the policy: exit 0 then, or 1
     /// with the gaps when the timeout (default 1h) passes first.
@@ -164,6 +199,8 @@ pub enum Command {
         request: WaitRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Run the HTTP server on this ledger (SPEC §4).
     Serve {
@@ -184,6 +221,10 @@ pub enum Command {
         /// the longest is closed to make room for a new one.
         #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
         max_connections: Option<u64>,
+        /// The largest request body taken, in bytes (default 67108864, 64
+        /// MiB); a larger one is answered 413 saying the limit.
+        #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
+        body_limit: Option<u64>,
         /// Deliver firings to the targets of this file (TOML, SPEC §7) in
         /// the background; otherwise GAPLESS_TARGETS_FILE, or no delivery.
         #[arg(long)]
@@ -210,6 +251,8 @@ pub enum Command {
     Assets {
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
 }
 
@@ -232,6 +275,8 @@ pub enum AssetCommand {
         request: DeclareRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// One asset: its declaration, event count and covered extent.
     #[command(after_help = "Example:\n  gapless asset show orders")]
@@ -240,12 +285,16 @@ pub enum AssetCommand {
         request: AssetRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// List the assets with their declarations, event counts and covered
     /// extent.
     List {
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
 }
 
@@ -265,6 +314,8 @@ pub enum RuleCommand {
         request: RuleSetRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// One rule.
     #[command(after_help = "Example:\n  gapless rule show orders_hourly --json")]
@@ -273,6 +324,8 @@ pub enum RuleCommand {
         request: RuleRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Remove a rule and its firings.
     #[command(after_help = "Example:\n  gapless rule delete orders_hourly")]
@@ -281,10 +334,46 @@ pub enum RuleCommand {
         request: RuleRequest,
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// List the rules.
     List {
         #[command(flatten)]
         output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
+}
+
+impl Command {
+    /// The `--url` flag of a command that has one (all but `serve` and
+    /// `deliver`).
+    pub fn remote(&self) -> Option<&Remote> {
+        match self {
+            Command::Emit { remote, .. }
+            | Command::Ingest { remote, .. }
+            | Command::Check { remote, .. }
+            | Command::Windows { remote, .. }
+            | Command::Segments { remote, .. }
+            | Command::Events { remote, .. }
+            | Command::Frontier { remote, .. }
+            | Command::Assets { remote, .. }
+            | Command::Rules { remote, .. }
+            | Command::Firings { remote, .. }
+            | Command::Wait { remote, .. }
+            | Command::Rule(
+                RuleCommand::Set { remote, .. }
+                | RuleCommand::Show { remote, .. }
+                | RuleCommand::Delete { remote, .. }
+                | RuleCommand::List { remote, .. },
+            )
+            | Command::Asset(
+                AssetCommand::Set { remote, .. }
+                | AssetCommand::Show { remote, .. }
+                | AssetCommand::List { remote, .. },
+            ) => Some(remote),
+            Command::Serve { .. } | Command::Deliver { .. } => None,
+        }
+    }
 }

@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use gapless_api::{
     AssetAnswer, AssetsAnswer, CheckAnswer, DeclAnswer, EventsAnswer, FrontierAnswer, IngestAnswer,
-    SegmentsAnswer, WindowsAnswer,
+    SegmentAnswer, SegmentsAnswer, WindowsAnswer,
 };
 use gapless_core::{Instant, Interval};
 
@@ -263,35 +263,47 @@ pub fn window_keys(a: &WindowsAnswer) -> String {
     out
 }
 
-/// `segments`.
+/// `segments`, one page (`--limit`, `--after`): the header, the rows and
+/// where the next page starts.
 pub fn segments(a: &SegmentsAnswer) -> String {
-    let mut out = String::new();
-    let _ = writeln!(
-        out,
-        "{} [{}, {}): {}",
-        a.asset,
-        a.start,
-        a.end,
-        plural(a.segments.len(), "segment", "segments")
-    );
-    let _ = writeln!(
-        out,
-        "{:<27} {:<27} {:<12} {:<10} {:>8}  event",
-        "start", "end", "length", "kind", "seq"
-    );
+    let mut out = segments_head(a);
     for s in &a.segments {
-        let _ = writeln!(
-            out,
-            "{:<27} {:<27} {:<12} {:<10} {:>8}  {}",
-            s.start.to_string(),
-            s.end.to_string(),
-            len(s.start, s.end),
-            s.kind.as_str(),
-            s.event.seq,
-            s.event.id.as_deref().unwrap_or("-")
-        );
+        out.push_str(&segment_row(s));
     }
+    out.push_str(&segments_tail(a.segments.len(), a.next.as_deref()));
     out
+}
+
+/// The first lines of `segments`: the question and the columns.
+pub fn segments_head(a: &SegmentsAnswer) -> String {
+    format!(
+        "{} [{}, {})\n{:<27} {:<27} {:<12} {:<10} {:>8}  event\n",
+        a.asset, a.start, a.end, "start", "end", "length", "kind", "seq"
+    )
+}
+
+/// One row of `segments`.
+pub fn segment_row(s: &SegmentAnswer) -> String {
+    format!(
+        "{:<27} {:<27} {:<12} {:<10} {:>8}  {}\n",
+        s.start.to_string(),
+        s.end.to_string(),
+        len(s.start, s.end),
+        s.kind.as_str(),
+        s.event.seq,
+        s.event.id.as_deref().unwrap_or("-")
+    )
+}
+
+/// The last line of `segments`: how many, and the next page if any.
+pub fn segments_tail(count: usize, next: Option<&str>) -> String {
+    match next {
+        Some(next) => format!(
+            "{} on this page; more: --after {next}\n",
+            plural(count, "segment", "segments")
+        ),
+        None => format!("{}\n", plural(count, "segment", "segments")),
+    }
 }
 
 /// `text` in at most `width` characters, the last one `…` when cut.

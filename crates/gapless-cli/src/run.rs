@@ -17,15 +17,28 @@ use crate::{human, human_rules};
 /// (`emit`, `ingest`, `asset set`) may create a ledger; a question about a
 /// ledger that is not there is an error, never a new empty ledger.
 fn open(cli: &Cli) -> Result<Box<dyn Ask>, Error> {
-    if let Some(url) = &cli.url {
-        let token = std::env::var(gapless_client::TOKEN_ENV).ok();
-        return Ok(Box::new(Client::new(url)?.with_token(token)));
+    if let Some(client) = client(cli)? {
+        return Ok(Box::new(client));
     }
     let writes = matches!(
         cli.command,
         Command::Emit { .. } | Command::Ingest { .. } | Command::Asset(AssetCommand::Set { .. })
     );
     Ok(Box::new(open_ledger(&cli.db, writes)?))
+}
+
+/// The server to ask, if any: `gapless --url X check` or `gapless check
+/// --url X` (or GAPLESS_URL), with the token of GAPLESS_TOKEN.
+fn client(cli: &Cli) -> Result<Option<Client>, Error> {
+    let url = cli
+        .url
+        .as_ref()
+        .or_else(|| cli.command.remote().and_then(|r| r.url.as_ref()));
+    let Some(url) = url else {
+        return Ok(None);
+    };
+    let token = std::env::var(gapless_client::TOKEN_ENV).ok();
+    Ok(Some(Client::new(url)?.with_token(token)))
 }
 
 fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
@@ -71,6 +84,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         log_format,
         max_connections,
         targets_file,
+        body_limit,
     } = &cli.command
     {
         return serve(
@@ -78,7 +92,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             listen.as_deref(),
             tokens_file.as_deref(),
             *log_format,
-            *max_connections,
+            (*max_connections, *body_limit),
             targets_file.as_deref(),
         );
     }
@@ -93,7 +107,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     let ledger = open(&cli)?;
     match cli.command {
         Command::Serve { .. } | Command::Deliver { .. } => unreachable!("handled above"),
-        Command::Emit { request, output } => {
+        Command::Emit {
+            request, output, ..
+        } => {
             let event = request.to_json()?;
             let answer = ledger.record(RecordRequest {
                 body: &mut event.as_bytes(),
@@ -103,14 +119,18 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             })?;
             print(output, &answer, human::appended)?;
         }
-        Command::Ingest { file, output } => {
-            let answer = ingest(ledger.as_ref(), file.as_deref())?;
+        Command::Ingest {
+            ref file, output, ..
+        } => {
+            let remote = client(&cli)?;
+            let answer = ingest(ledger.as_ref(), remote.as_ref(), file.as_deref())?;
             print(output, &answer, human::appended)?;
         }
         Command::Check {
             request,
             all,
             output,
+            ..
         } => {
             let answer = ledger.coverage(&request)?;
             print(output, &answer, |a| human::check(a, all))?;
@@ -120,7 +140,9 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
                 ExitCode::from(1)
             });
         }
-        Command::Windows { request, output } => {
+        Command::Windows {
+            request, output, ..
+        } => {
             let answer = ledger.windows(&request)?;
             if request.key_format.is_some() && !output.json {
                 print(output, &answer, human::window_keys)?;
@@ -128,44 +150,68 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
                 print(output, &answer, human::windows)?;
             }
         }
-        Command::Segments { request, output } => {
-            print(output, &ledger.segments(&request)?, human::segments)?;
+        Command::Segments {
+            request, output, ..
+        } => {
+            if request.limit.is_some() || request.after.is_some() {
+                print(output, &ledger.segments(&request)?, human::segments)?;
+            } else {
+                segments_all(ledger.as_ref(), request, output)?;
+            }
         }
-        Command::Events { request, output } => {
+        Command::Events {
+            request, output, ..
+        } => {
             print(output, &ledger.events(&request)?, human::events)?;
         }
-        Command::Frontier { request, output } => {
+        Command::Frontier {
+            request, output, ..
+        } => {
             print(output, &ledger.frontier(&request)?, human::frontier)?;
         }
-        Command::Asset(AssetCommand::Set { request, output }) => {
+        Command::Asset(AssetCommand::Set {
+            request, output, ..
+        }) => {
             print(output, &ledger.declare(&request)?, human::decl)?;
         }
-        Command::Asset(AssetCommand::Show { request, output }) => {
+        Command::Asset(AssetCommand::Show {
+            request, output, ..
+        }) => {
             print(output, &ledger.asset(&request)?, human::asset)?;
         }
-        Command::Asset(AssetCommand::List { output }) | Command::Assets { output } => {
+        Command::Asset(AssetCommand::List { output, .. }) | Command::Assets { output, .. } => {
             print(output, &ledger.assets()?, human::assets)?;
         }
-        Command::Rule(RuleCommand::Set { request, output }) => {
+        Command::Rule(RuleCommand::Set {
+            request, output, ..
+        }) => {
             print(output, &ledger.set_rule(&request)?, human_rules::rule_set)?;
         }
-        Command::Rule(RuleCommand::Show { request, output }) => {
+        Command::Rule(RuleCommand::Show {
+            request, output, ..
+        }) => {
             print(output, &ledger.rule(&request)?, human_rules::rule)?;
         }
-        Command::Rule(RuleCommand::Delete { request, output }) => {
+        Command::Rule(RuleCommand::Delete {
+            request, output, ..
+        }) => {
             print(
                 output,
                 &ledger.delete_rule(&request)?,
                 human_rules::rule_deleted,
             )?;
         }
-        Command::Rule(RuleCommand::List { output }) | Command::Rules { output } => {
+        Command::Rule(RuleCommand::List { output, .. }) | Command::Rules { output, .. } => {
             print(output, &ledger.rules()?, human_rules::rules)?;
         }
-        Command::Firings { request, output } => {
+        Command::Firings {
+            request, output, ..
+        } => {
             print(output, &ledger.firings(&request)?, human_rules::firings)?;
         }
-        Command::Wait { request, output } => {
+        Command::Wait {
+            request, output, ..
+        } => {
             let answer = ledger.wait(&request)?;
             print(output, &answer, |a| human::check(a, false))?;
             return Ok(if answer.complete {
@@ -184,7 +230,7 @@ fn serve(
     listen: Option<&str>,
     tokens_file: Option<&std::path::Path>,
     log_format: LogFormat,
-    max_connections: Option<u64>,
+    (max_connections, body_limit): (Option<u64>, Option<u64>),
     targets_file: Option<&std::path::Path>,
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
@@ -211,6 +257,9 @@ fn serve(
             LogFormat::Json => gapless_server::LogFormat::Json,
         },
         max_connections: max_connections.map_or(defaults.max_connections, |n| {
+            usize::try_from(n).unwrap_or(usize::MAX)
+        }),
+        body_limit: body_limit.map_or(defaults.body_limit, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         }),
         deliveries: targets
@@ -268,8 +317,14 @@ fn format_of(input: &mut impl std::io::BufRead) -> std::io::Result<BodyFormat> {
     })
 }
 
-/// `ingest`: the whole input is one atomic batch, streamed to the ledger.
-fn ingest(ledger: &dyn Ask, file: Option<&std::path::Path>) -> Result<IngestAnswer, Error> {
+/// `ingest`: the whole input is one atomic batch, streamed to the ledger;
+/// NDJSON sent to a server (`remote`) goes in parts when it is larger than
+/// one request may be (SPEC §3), and standard error says so.
+fn ingest(
+    ledger: &dyn Ask,
+    remote: Option<&Client>,
+    file: Option<&std::path::Path>,
+) -> Result<IngestAnswer, Error> {
     let path = file.filter(|p| p.as_os_str() != "-");
     let name = path.map_or_else(|| "standard input".to_string(), |p| p.display().to_string());
     let (input, size): (Box<dyn Read + Send>, Option<u64>) = match path {
@@ -299,12 +354,102 @@ fn ingest(ledger: &dyn Ask, file: Option<&std::path::Path>) -> Result<IngestAnsw
     let mut body = std::io::BufReader::new(bar.wrap_read(input));
     let format =
         format_of(&mut body).map_err(|e| Error::bad_input(format!("cannot read {name}: {e}")))?;
-    let answer = ledger.record(RecordRequest {
-        body: &mut body,
-        format,
-        source: &name,
-        size,
-    });
+    let answer = match (remote, format) {
+        (Some(client), BodyFormat::Ndjson) => client
+            .record_in_parts(&mut body, &name, gapless_client::DEFAULT_PART)
+            .map(|parts| {
+                bar.finish_and_clear();
+                if parts.parts > 1 {
+                    eprintln!(
+                        "{name} was sent in {} parts of at most {} bytes (more than the server                          takes in one request): each part was stored atomically on its own,                          not the input as a whole",
+                        parts.parts, parts.largest
+                    );
+                }
+                parts.answer
+            }),
+        _ => ledger.record(RecordRequest {
+            body: &mut body,
+            format,
+            source: &name,
+            size,
+        }),
+    };
     bar.finish_and_clear();
     answer
+}
+
+/// `segments` without `--limit` or `--after`: every page, printed as it
+/// comes (memory bounded by a page), as one answer: a segment split where a
+/// page ended is joined again, and `next` is null.
+fn segments_all(
+    ledger: &dyn Ask,
+    mut request: gapless_api::SegmentsRequest,
+    output: Output,
+) -> Result<(), Error> {
+    let mut out = std::io::stdout().lock();
+    let mut count = 0_usize;
+    let mut pending: Option<gapless_api::SegmentAnswer> = None;
+    let mut first = true;
+    loop {
+        let page = ledger.segments(&request)?;
+        if first {
+            let _ = if output.json {
+                write!(
+                    out,
+                    "{{\"asset\":{},\"start\":{},\"end\":{},\"segments\":[",
+                    json(&page.asset)?,
+                    json(&page.start)?,
+                    json(&page.end)?
+                )
+            } else {
+                write!(out, "{}", human::segments_head(&page))
+            };
+        }
+        for s in page.segments {
+            match &mut pending {
+                Some(p) if p.event == s.event && p.end == s.start => p.end = s.end,
+                _ => {
+                    if let Some(p) = pending.replace(s) {
+                        emit_segment(&mut out, output, &p, count)?;
+                        count += 1;
+                    }
+                }
+            }
+        }
+        first = false;
+        match page.next {
+            Some(next) => request.after = Some(next),
+            None => break,
+        }
+    }
+    if let Some(p) = pending {
+        emit_segment(&mut out, output, &p, count)?;
+        count += 1;
+    }
+    let _ = if output.json {
+        writeln!(out, "],\"next\":null}}")
+    } else {
+        write!(out, "{}", human::segments_tail(count, None))
+    };
+    Ok(())
+}
+
+/// One segment of [`segments_all`], the `index`-th printed.
+fn emit_segment(
+    out: &mut impl Write,
+    output: Output,
+    s: &gapless_api::SegmentAnswer,
+    index: usize,
+) -> Result<(), Error> {
+    let _ = if output.json {
+        write!(out, "{}{}", if index == 0 { "" } else { "," }, json(s)?)
+    } else {
+        write!(out, "{}", human::segment_row(s))
+    };
+    Ok(())
+}
+
+/// `v` as JSON text.
+fn json<T: Serialize>(v: &T) -> Result<String, Error> {
+    serde_json::to_string(v).map_err(|e| Error::fault(e.to_string()))
 }

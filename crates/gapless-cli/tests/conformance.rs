@@ -152,6 +152,7 @@ impl Runner for InProcess {
                     start: start.expect("start"),
                     end: end.expect("end"),
                     tz,
+                    ..Default::default()
                 }),
                 |_| 0,
             ),

@@ -33,8 +33,10 @@
 //! - [`Client`], its [`gapless_api::Ask`] implementation (`lib.rs`).
 //! - `url.rs`: the server URL and percent-encoding.
 //! - `answer.rs`: reading an HTTP answer back into an answer or an error.
+//! - `parts.rs`: recording a large NDJSON input in parts, each atomic.
 
 mod answer;
+mod parts;
 mod url;
 
 use std::time::Duration;
@@ -53,6 +55,7 @@ use gapless_api::{
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+pub use parts::{Parts, DEFAULT_PART};
 pub use url::percent_encode;
 
 /// The environment variable the command line reads a token from.
@@ -166,6 +169,12 @@ impl Client {
     }
 
     fn call<T: DeserializeOwned>(&self, method: &str, path: &str, body: Body<'_>) -> Result<T> {
+        let (status, bytes) = self.exchange(method, path, body)?;
+        answer::read(status, &bytes)
+    }
+
+    /// Send one request; its status and body, whatever the status.
+    fn exchange(&self, method: &str, path: &str, body: Body<'_>) -> Result<(u16, Vec<u8>)> {
         let url = self.base.url(path);
         let auth = self.token.as_ref().map(|t| format!("Bearer {t}"));
         let sent = match body {
@@ -226,7 +235,35 @@ impl Client {
             .with_config()
             .read_to_vec()
             .map_err(|e| answer::transport_error(&self.base, self.timeout, e))?;
-        answer::read(status, &bytes)
+        Ok((status, bytes))
+    }
+
+    /// Record NDJSON from `body` in parts of at most `part` bytes, cut at
+    /// line boundaries, each part one atomic request (SPEC §3, `ingest`
+    /// over `--url`): input that fits in one part is one atomic batch as
+    /// with [`Ask::record`]. A part the server refuses as too large (413)
+    /// is halved and sent again; the smaller size is kept for the rest.
+    /// Memory holds one part.
+    ///
+    /// # Errors
+    ///
+    /// The first failed part's error, its position counted in lines of the
+    /// whole input, its message saying which part failed and which are
+    /// stored (see [`Parts`]). A line alone larger than the server takes is
+    /// an error naming it.
+    pub fn record_in_parts(
+        &self,
+        body: &mut dyn std::io::BufRead,
+        source: &str,
+        part: usize,
+    ) -> Result<Parts> {
+        parts::send(body, source, part.max(1), &mut |chunk| {
+            self.exchange(
+                "POST",
+                "/v1/events",
+                Body::Bytes("application/x-ndjson", chunk.to_vec()),
+            )
+        })
     }
 }
 

@@ -67,7 +67,7 @@ pub use rule::{
     validate_key_format, validate_rule_name, FiringKind, Judgement, Rule, RuleDef, RuleSettings,
     WindowState, DEFAULT_KEY_FORMAT, MAX_RULE_NAME_BYTES,
 };
-pub use segments::{segments, Segment, SegmentSource};
+pub use segments::{segments, PagedSegments, Segment, SegmentSource};
 pub use set::IntervalSet;
 pub use units::{
     MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MILLISECOND, MICROS_PER_MINUTE, MICROS_PER_SECOND,

@@ -1,6 +1,6 @@
 //! Which event is the latest on each maximal part of a range.
 
-use std::collections::BinaryHeap;
+use std::collections::{BTreeMap, BinaryHeap};
 
 use crate::{EventKind, Instant, Interval};
 
@@ -122,4 +122,113 @@ pub fn segments(events: &[SegmentSource], range: Interval) -> Vec<Segment> {
         last_winner = i;
     }
     out
+}
+
+/// One page of segments, painted from events streamed in sequence order
+/// with memory bounded by the page: [`segments`] of `[start, cut)`, where
+/// `cut` is as far towards the range's end as `limit` segments reach.
+///
+/// Paint the events that overlap the range in sequence order (a later paint
+/// wins, as a later event does); the painter keeps the latest-wins map of
+/// `[start, cut)` only. Whenever it holds more than `limit` pieces, `cut`
+/// moves down to the start of piece `limit + 1` and the pieces from there
+/// on are dropped. That stays exact: which event is the latest on a part of
+/// the time line depends only on the events restricted to that part, so
+/// painting clipped to a smaller range gives that range's segments.
+///
+/// # Properties
+///
+/// - [`PagedSegments::finish`] gives exactly `segments(events, [start,
+///   cut))` with at most `limit` segments, and `next = cut` when
+///   `cut < end` (the next page starts there), `None` on the last page.
+/// - The pages from `start`, then from each `next`, concatenated, are
+///   [`segments`] of the whole range, except that a segment reaching past
+///   a page's `cut` is split there: its two parts (same event) end one page
+///   and start the next.
+/// - Memory is O(limit) pieces, whatever the number of events; each paint
+///   is O(log limit) plus the pieces it replaces.
+#[derive(Debug, Clone)]
+pub struct PagedSegments<T> {
+    start: Instant,
+    cut: Instant,
+    end: Instant,
+    limit: usize,
+    /// Disjoint pieces by start: (end, seq, kind, the caller's tag).
+    pieces: BTreeMap<Instant, (Instant, i64, EventKind, T)>,
+}
+
+impl<T: Clone> PagedSegments<T> {
+    /// A page of at most `limit` segments (at least one) of `range`.
+    pub fn new(range: Interval, limit: usize) -> Self {
+        PagedSegments {
+            start: range.start(),
+            cut: range.end(),
+            end: range.end(),
+            limit: limit.max(1),
+            pieces: BTreeMap::new(),
+        }
+    }
+
+    /// The end of the part still painted: events that do not overlap
+    /// `[start, cut)` change nothing, so a reader may skip them.
+    pub fn cut(&self) -> Instant {
+        self.cut
+    }
+
+    /// Paint one event, later in sequence than every event painted before
+    /// (it wins where it overlaps them), carrying `tag` (e.g. its id).
+    pub fn paint(&mut self, seq: i64, interval: Interval, kind: EventKind, tag: T) {
+        let a = interval.start().max(self.start);
+        let b = interval.end().min(self.cut);
+        if a >= b {
+            return;
+        }
+        // The piece that starts before `a` and reaches into it, then every
+        // piece that starts inside [a, b).
+        let mut hit: Vec<Instant> = self
+            .pieces
+            .range(..a)
+            .next_back()
+            .filter(|(_, p)| p.0 > a)
+            .map(|(s, _)| *s)
+            .into_iter()
+            .collect();
+        hit.extend(self.pieces.range(a..b).map(|(s, _)| *s));
+        for s in hit {
+            let (e, pseq, pkind, ptag) = self.pieces.remove(&s).expect("a listed piece");
+            if s < a {
+                self.pieces.insert(s, (a, pseq, pkind, ptag.clone()));
+            }
+            if e > b {
+                self.pieces.insert(b, (e, pseq, pkind, ptag));
+            }
+        }
+        self.pieces.insert(a, (b, seq, kind, tag));
+        while self.pieces.len() > self.limit {
+            let (s, _) = self.pieces.pop_last().expect("more than limit pieces");
+            self.cut = s;
+        }
+    }
+
+    /// The page: its segments in time order, each with its event's tag, and
+    /// where the next page starts (`None`: this is the last).
+    pub fn finish(self) -> (Vec<(Segment, T)>, Option<Instant>) {
+        let next = (self.cut < self.end).then_some(self.cut);
+        let segments = self
+            .pieces
+            .into_iter()
+            .map(|(s, (e, seq, kind, tag))| {
+                let interval = Interval::new(s, e).expect("pieces are not empty");
+                (
+                    Segment {
+                        interval,
+                        kind,
+                        seq,
+                    },
+                    tag,
+                )
+            })
+            .collect();
+        (segments, next)
+    }
 }

@@ -1,7 +1,9 @@
 //! `segments` against a brute-force model: for each one-µs tick of a 200-tick
 //! timeline, the event with the highest sequence number containing it.
 
-use gapless_core::{segments, Coverage, EventKind, Interval, Segment, SegmentSource};
+use gapless_core::{
+    segments, Coverage, EventKind, Interval, PagedSegments, Segment, SegmentSource,
+};
 use proptest::prelude::*;
 
 mod ticks;
@@ -74,6 +76,53 @@ proptest! {
     fn segments_match_model(events in events(), range in interval()) {
         let got = segments(&events, iv(range.0, range.1));
         prop_assert_eq!(flat(&got), model(&events, range));
+    }
+
+    /// Paging: each page painted from the events in sequence order is
+    /// exactly the segments of `[from, next)`, holds at most `limit`
+    /// segments and moves forward; the pages concatenated, a segment split
+    /// at a page's end joined again, are the unpaged answer.
+    #[test]
+    fn paged_segments_are_the_unpaged_answer(
+        events in events(),
+        range in prop_oneof![interval(), Just((0, ticks::TICKS))],
+        limit in 1..=5usize,
+    ) {
+        let mut in_order = events.clone();
+        in_order.sort_by_key(|e| e.seq);
+        let (ra, rb) = range;
+        let mut from = ra;
+        let mut joined: Vec<Segment> = Vec::new();
+        let mut pages = 0;
+        loop {
+            let mut page = PagedSegments::new(iv(from, rb), limit);
+            for e in &in_order {
+                page.paint(e.seq, e.interval, e.kind, e.seq);
+            }
+            let (got, next) = page.finish();
+            let to = next.map_or(rb, |n| n.as_micros() - ticks::BASE);
+            prop_assert!(got.len() <= limit, "page of {} > limit {}", got.len(), limit);
+            prop_assert!(to > from, "no progress from {}", from);
+            let segs: Vec<Segment> = got.iter().map(|(s, _)| *s).collect();
+            prop_assert!(got.iter().all(|(s, tag)| s.seq == *tag));
+            prop_assert_eq!(flat(&segs), model(&events, (from, to)));
+            for s in segs {
+                match joined.last_mut() {
+                    Some(last) if last.seq == s.seq && last.interval.end() == s.interval.start() => {
+                        last.interval = Interval::new(last.interval.start(), s.interval.end()).unwrap();
+                    }
+                    _ => joined.push(s),
+                }
+            }
+            pages += 1;
+            prop_assert!(pages <= 2 * ticks::TICKS);
+            match next {
+                Some(_) => from = to,
+                None => break,
+            }
+        }
+        prop_assert_eq!(flat(&joined), model(&events, range));
+        prop_assert_eq!(joined, segments(&events, iv(ra, rb)));
     }
 
     /// The landed segments are the coverage of the same events (applied in

@@ -84,7 +84,13 @@ impl Ask for Ledger {
     fn segments(&self, q: &SegmentsRequest) -> Result<SegmentsAnswer> {
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
         let range = params::range(&q.start, &q.end, &zone)?;
-        self.segments_in(&q.asset, range)
+        let limit = params::limit(q.limit.as_deref())?;
+        let after = q
+            .after
+            .as_deref()
+            .map(|c| params::segment_cursor(c, range))
+            .transpose()?;
+        self.segments_in(&q.asset, range, limit, after)
     }
 
     fn events(&self, q: &EventsRequest) -> Result<EventsAnswer> {

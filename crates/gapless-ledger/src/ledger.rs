@@ -2,7 +2,6 @@
 //! store. [`crate::Ask`]'s implementation (`ask.rs`) turns the requests'
 //! text into these methods' arguments.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use gapless_api::{
@@ -11,17 +10,16 @@ use gapless_api::{
     WindowsAnswer,
 };
 use gapless_core::{
-    segments, CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, Policy,
-    SegmentSource,
+    CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, PagedSegments, Policy,
 };
-use gapless_store::{Appended, EventQuery, Store, StoreError};
+use gapless_store::{Appended, EventQuery, Store, StoreError, SCAN_PAGE};
 use jiff::tz::TimeZone;
 use serde_json::value::RawValue;
 
 use crate::error::from_store;
 use crate::ingest::{Batch, BatchBuilder};
 
-use gapless_api::params::{DEFAULT_PAGE, MAX_GAPS, MAX_PAGE, MAX_WINDOWS};
+use gapless_api::params::{DEFAULT_PAGE, MAX_ASSETS, MAX_GAPS, MAX_PAGE, MAX_WINDOWS};
 
 /// A `windows` question in typed form.
 #[derive(Debug, Clone, Copy)]
@@ -46,6 +44,22 @@ pub struct WindowsQuery<'a> {
 #[derive(Debug, Clone)]
 pub struct Ledger {
     pub(crate) store: Arc<dyn Store>,
+}
+
+/// The `extra` bytes at which an `events` page ends before its limit: with
+/// `extra` objects of up to 64 KiB, 10,000 events would otherwise be an
+/// answer of 640 MiB.
+pub const PAGE_EXTRA_BYTES: usize = 16 << 20;
+
+/// A page's limit: [`DEFAULT_PAGE`] when none is given, 1 to [`MAX_PAGE`].
+fn page_limit(limit: Option<usize>) -> Result<usize> {
+    let limit = limit.unwrap_or(DEFAULT_PAGE);
+    if limit == 0 || limit > MAX_PAGE {
+        return Err(Error::bad_input(format!(
+            "limit: {limit} is out of range: give 1 to {MAX_PAGE}"
+        )));
+    }
+    Ok(limit)
 }
 
 fn counts(a: Appended) -> IngestAnswer {
@@ -259,17 +273,42 @@ impl Ledger {
         if assets.is_empty() {
             return Err(Error::bad_input("assets: give at least one asset"));
         }
-        let sets = assets
-            .iter()
-            .map(|a| {
-                let covered = self.store.coverage(a, range).map_err(from_store)?;
-                if covered.is_empty() {
-                    self.known(a)?;
-                }
-                Ok(covered)
-            })
-            .collect::<Result<Vec<IntervalSet>>>()?;
-        let report = CoverageReport::of(&IntervalSet::intersection(&sets), range);
+        if assets.len() > MAX_ASSETS {
+            return Err(Error::bad_input(format!(
+                "assets: {} assets, more than the limit of {MAX_ASSETS}: ask about fewer at once",
+                assets.len()
+            )));
+        }
+        // Intersected one asset at a time, so that two coverages are in
+        // memory, not all; each asset is read only within the hull of what
+        // the ones before it cover together (nothing, once that is empty:
+        // it is only checked to be known). A name given twice is read once.
+        let mut both: Option<IntervalSet> = None;
+        let mut seen = std::collections::HashSet::new();
+        for a in assets {
+            if !seen.insert(a.as_str()) {
+                continue;
+            }
+            let within = match &both {
+                None => Some(range),
+                Some(so_far) => match (so_far.runs().next(), so_far.runs().last()) {
+                    (Some(f), Some(l)) => Interval::new(f.start(), l.end())?.intersect(range),
+                    _ => None,
+                },
+            };
+            let covered = match within {
+                Some(w) => self.store.coverage(a, w).map_err(from_store)?,
+                None => IntervalSet::new(),
+            };
+            if covered.is_empty() {
+                self.known(a)?;
+            }
+            both = Some(match both {
+                None => covered,
+                Some(so_far) => IntervalSet::intersection([&so_far, &covered]),
+            });
+        }
+        let report = CoverageReport::of(&both.unwrap_or_default(), range);
         Ok(MultiCheckAnswer {
             assets: assets.to_vec(),
             start: range.start(),
@@ -335,38 +374,47 @@ impl Ledger {
         })
     }
 
-    /// `segments`: which event is the latest on each part of `range`.
+    /// `segments`: which event is the latest on each part of `range`, one
+    /// page of at most `limit` segments from `after` (or the range's
+    /// start) on.
+    ///
+    /// Memory is bounded by the page, not by the events: the events
+    /// overlapping the rest of the range stream from the store in sequence
+    /// order onto a [`PagedSegments`], which keeps `limit` pieces at most.
     ///
     /// # Errors
     ///
-    /// `NotFound` for an asset the ledger has never seen; storage faults.
-    pub fn segments_in(&self, asset: &str, range: Interval) -> Result<SegmentsAnswer> {
-        let events = self
+    /// `BadInput` for a limit out of 1 to [`MAX_PAGE`]; `NotFound` for an
+    /// asset the ledger has never seen; storage faults.
+    pub fn segments_in(
+        &self,
+        asset: &str,
+        range: Interval,
+        limit: Option<usize>,
+        after: Option<Instant>,
+    ) -> Result<SegmentsAnswer> {
+        let limit = page_limit(limit)?;
+        let from = after.unwrap_or(range.start()).max(range.start());
+        let rest = Interval::new(from, range.end())?;
+        let mut page: PagedSegments<Option<String>> = PagedSegments::new(rest, limit);
+        let seen = self
             .store
-            .events_overlapping(asset, range)
+            .scan_overlapping(asset, rest, &mut |e| {
+                page.paint(e.seq, e.interval, e.kind, e.id.clone());
+                page.cut()
+            })
             .map_err(from_store)?;
-        if events.is_empty() {
+        if seen == 0 {
             self.known(asset)?;
         }
-        let sources: Vec<SegmentSource> = events
-            .iter()
-            .map(|e| SegmentSource {
-                seq: e.seq,
-                interval: e.interval,
-                kind: e.kind,
-            })
-            .collect();
-        let ids: HashMap<i64, &Option<String>> = events.iter().map(|e| (e.seq, &e.id)).collect();
-        let segments = segments(&sources, range)
+        let (pieces, next) = page.finish();
+        let segments = pieces
             .into_iter()
-            .map(|s| SegmentAnswer {
+            .map(|(s, id)| SegmentAnswer {
                 start: s.interval.start(),
                 end: s.interval.end(),
                 kind: s.kind,
-                event: EventRef {
-                    id: ids.get(&s.seq).and_then(|id| (*id).clone()),
-                    seq: s.seq,
-                },
+                event: EventRef { id, seq: s.seq },
             })
             .collect();
         Ok(SegmentsAnswer {
@@ -374,6 +422,7 @@ impl Ledger {
             start: range.start(),
             end: range.end(),
             segments,
+            next: next.map(|t| t.to_string()),
         })
     }
 
@@ -391,29 +440,43 @@ impl Ledger {
         limit: Option<usize>,
         after: Option<i64>,
     ) -> Result<EventsAnswer> {
-        let limit = limit.unwrap_or(DEFAULT_PAGE);
-        if limit == 0 || limit > MAX_PAGE {
-            return Err(Error::bad_input(format!(
-                "limit: {limit} is out of range: give 1 to {MAX_PAGE}"
-            )));
-        }
-        let page = self
-            .store
-            .events(
-                asset,
-                &EventQuery {
-                    range,
-                    kind,
-                    limit,
-                    after,
-                },
-            )
-            .map_err(from_store)?;
-        if page.events.is_empty() && after.is_none() {
+        let limit = page_limit(limit)?;
+        // Read in store pages of SCAN_PAGE events, so that what is read at
+        // once stays bounded, until the page is full or its `extra`
+        // objects reach PAGE_EXTRA_BYTES.
+        let mut found = Vec::new();
+        let (mut cursor, mut extra_bytes) = (after, 0_usize);
+        let next = loop {
+            let want = (limit - found.len()).min(SCAN_PAGE);
+            let page = self
+                .store
+                .events(
+                    asset,
+                    &EventQuery {
+                        range,
+                        kind,
+                        limit: want,
+                        after: cursor,
+                    },
+                )
+                .map_err(from_store)?;
+            let more = page.next;
+            for e in page.events {
+                extra_bytes += e.extra.as_ref().map_or(0, String::len);
+                cursor = Some(e.seq);
+                found.push(e);
+            }
+            let full = found.len() == limit || extra_bytes >= PAGE_EXTRA_BYTES;
+            match more {
+                Some(_) if full => break cursor,
+                Some(_) => {}
+                None => break None,
+            }
+        };
+        if found.is_empty() && after.is_none() {
             self.known(asset)?;
         }
-        let events = page
-            .events
+        let events = found
             .into_iter()
             .map(|e| {
                 Ok(EventAnswer {
@@ -435,7 +498,7 @@ impl Ledger {
         Ok(EventsAnswer {
             asset: asset.to_string(),
             events,
-            next: page.next.map(|n| n.to_string()),
+            next: next.map(|n| n.to_string()),
         })
     }
 

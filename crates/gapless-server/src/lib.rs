@@ -24,6 +24,8 @@
 //!   and idle timeouts, a connection limit below the descriptor limit at
 //!   which the longest idle connection makes room (so `/healthz` is still
 //!   answered), accept errors backed off and logged once.
+//! - `malformed.rs`: hyper's own answer to a request it cannot parse (an
+//!   unencoded `<` in the query), rewritten as SPEC §4's JSON error.
 //! - [`AppState`]: the ledger, the writer, metrics, shared by requests
 //!   (`state.rs`).
 //! - `writer.rs`: group commit: concurrent batches share one commit through
@@ -63,6 +65,7 @@ mod deadlines;
 mod error;
 mod extract;
 mod listen;
+mod malformed;
 mod metrics;
 mod openapi;
 mod routes;

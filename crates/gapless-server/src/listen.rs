@@ -204,10 +204,7 @@ async fn serve_connection(
         open: open.clone(),
         _permit: permit,
     };
-    let io = TokioIo::new(Tracked {
-        stream,
-        conn: conn.clone(),
-    });
+    let io = TokioIo::new(Tracked::new(stream, conn.clone()));
     let service = {
         let conn = conn.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
@@ -379,10 +376,68 @@ impl Drop for Handling {
     }
 }
 
-/// A connection's stream, noting when bytes move.
+/// A connection's stream, noting when bytes move, and writing hyper's own
+/// answer to a request it cannot parse in SPEC §4's words
+/// ([`crate::malformed`]).
 struct Tracked {
     stream: TcpStream,
     conn: Arc<Conn>,
+    /// The answer being written instead of hyper's head.
+    replacing: Option<Replacing>,
+}
+
+/// [`crate::malformed::replacement`] being written in place of a head of
+/// `consumed` bytes, `written` of it so far.
+struct Replacing {
+    bytes: Vec<u8>,
+    written: usize,
+    consumed: usize,
+}
+
+impl Tracked {
+    fn new(stream: TcpStream, conn: Arc<Conn>) -> Tracked {
+        Tracked {
+            stream,
+            conn,
+            replacing: None,
+        }
+    }
+
+    /// Write the replacement of `head` (`len` bytes as hyper wrote them),
+    /// if it is hyper's answer to a malformed request: `None` when it is
+    /// not, otherwise the poll of writing it, `len` once all of it is out.
+    fn poll_replace(
+        &mut self,
+        cx: &mut Context<'_>,
+        head: Option<&[u8]>,
+        len: usize,
+    ) -> Option<Poll<io::Result<usize>>> {
+        if self.replacing.is_none() {
+            let bytes = crate::malformed::replacement(head?)?;
+            self.replacing = Some(Replacing {
+                bytes,
+                written: 0,
+                consumed: len,
+            });
+        }
+        let r = self.replacing.as_mut().expect("set above");
+        while r.written < r.bytes.len() {
+            match Pin::new(&mut self.stream).poll_write(cx, &r.bytes[r.written..]) {
+                Poll::Ready(Ok(0)) => {
+                    return Some(Poll::Ready(Err(io::ErrorKind::WriteZero.into())))
+                }
+                Poll::Ready(Ok(n)) => {
+                    r.written += n;
+                    self.conn.touch();
+                }
+                Poll::Ready(Err(e)) => return Some(Poll::Ready(Err(e))),
+                Poll::Pending => return Some(Poll::Pending),
+            }
+        }
+        let consumed = r.consumed;
+        self.replacing = None;
+        Some(Poll::Ready(Ok(consumed)))
+    }
 }
 
 impl AsyncRead for Tracked {
@@ -406,6 +461,9 @@ impl AsyncWrite for Tracked {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
+        if let Some(polled) = self.poll_replace(cx, Some(buf), buf.len()) {
+            return polled;
+        }
         let polled = Pin::new(&mut self.stream).poll_write(cx, buf);
         if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
             self.conn.touch();
@@ -418,6 +476,16 @@ impl AsyncWrite for Tracked {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
+        // hyper's own answer is a head alone: one slice.
+        let mut slices = bufs.iter().filter(|b| !b.is_empty());
+        let head = match (slices.next(), slices.next()) {
+            (Some(one), None) => Some(&one[..]),
+            _ => None,
+        };
+        let len = bufs.iter().map(|b| b.len()).sum();
+        if let Some(polled) = self.poll_replace(cx, head, len) {
+            return polled;
+        }
         let polled = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
         if matches!(polled, Poll::Ready(Ok(n)) if n > 0) {
             self.conn.touch();

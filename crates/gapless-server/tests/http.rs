@@ -121,9 +121,38 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
         at(10)
     ));
     let v = r.json();
-    assert_eq!(keys(&v), ["asset", "end", "segments", "start"], "{v}");
+    assert_eq!(
+        keys(&v),
+        ["asset", "end", "next", "segments", "start"],
+        "{v}"
+    );
     assert_eq!(keys(&v["segments"][0]), ["end", "event", "kind", "start"]);
     assert_eq!(v["segments"][0]["event"]["id"], "e1");
+    assert_eq!(v["next"], Value::Null);
+
+    // segments, paginated: a page of one, then the rest from its cursor
+    let range = format!("start={}&end={}", at(0), at(10));
+    let v = c
+        .get(&format!("/v1/assets/{a}/segments?{range}&limit=1"))
+        .json();
+    assert_eq!(v["segments"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["segments"][0]["event"]["id"], "e1");
+    assert_eq!(v["next"], at(5), "{v}");
+    let v = c
+        .get(&format!(
+            "/v1/assets/{a}/segments?{range}&limit=1&after={}",
+            enc(v["next"].as_str().unwrap())
+        ))
+        .json();
+    assert_eq!(v["segments"][0]["event"]["id"], "e2", "{v}");
+    assert_eq!(v["segments"][0]["start"], at(5));
+    assert_eq!(v["next"], Value::Null);
+    let r = c.get(&format!("/v1/assets/{a}/segments?{range}&limit=0"));
+    assert_eq!(r.status, 400);
+    assert!(r.text().contains("give 1 to 10000"), "{}", r.text());
+    let r = c.get(&format!("/v1/assets/{a}/segments?{range}&after={}", at(10)));
+    assert_eq!(r.status, 400);
+    assert!(r.text().contains("outside the range"), "{}", r.text());
 
     // events, paginated
     let r = c.get(&format!("/v1/assets/{a}/events?limit=3"));

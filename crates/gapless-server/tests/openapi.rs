@@ -21,6 +21,12 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/assets/{asset}/events"),
     ("get", "/v1/assets/{asset}/frontier"),
     ("post", "/v1/coverage"),
+    ("get", "/v1/rules"),
+    ("get", "/v1/rules/{name}"),
+    ("put", "/v1/rules/{name}"),
+    ("delete", "/v1/rules/{name}"),
+    ("get", "/v1/firings"),
+    ("get", "/v1/assets/{asset}/wait"),
     ("get", "/healthz"),
     ("get", "/metrics"),
     ("get", "/openapi.json"),
@@ -29,6 +35,21 @@ const ROUTES: &[(&str, &str)] = &[
 fn property_names(doc: &Value, schema: &str) -> BTreeSet<String> {
     let s = &doc["components"]["schemas"][schema];
     assert!(s.is_object(), "no schema {schema}");
+    // A flattened struct is an allOf of a reference and its own fields.
+    if let Some(parts) = s["allOf"].as_array() {
+        return parts
+            .iter()
+            .flat_map(|p| match p["$ref"].as_str() {
+                Some(r) => property_names(doc, r.trim_start_matches("#/components/schemas/")),
+                None => p["properties"]
+                    .as_object()
+                    .unwrap_or_else(|| panic!("{schema}: a part without properties"))
+                    .keys()
+                    .cloned()
+                    .collect(),
+            })
+            .collect();
+    }
     s["properties"]
         .as_object()
         .unwrap_or_else(|| panic!("{schema} has no properties"))
@@ -126,6 +147,19 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         .json();
     let error = c.get("/v1/assets/a/coverage?start=x&end=y").json();
     let health = c.get("/healthz").json();
+    let rule_set = c
+        .put_json(
+            "/v1/rules/r",
+            &json!({"assets": ["a"], "every": "5m", "from": at(0), "target": "t"}),
+        )
+        .json();
+    let rule = c.get("/v1/rules/r").json();
+    let rules = c.get("/v1/rules").json();
+    let firings = c.get("/v1/firings").json();
+    let waited = c
+        .get(&format!("/v1/assets/a/wait?{range}&timeout=1s"))
+        .json();
+    let deleted = c.send("DELETE", "/v1/rules/r", &[], b"").json();
 
     let cases = [
         ("IngestAnswer", &ingest),
@@ -145,6 +179,15 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         ("MultiCheckAnswer", &multi),
         ("ErrorBody", &error),
         ("Health", &health),
+        ("RuleSetAnswer", &rule_set),
+        ("RuleAnswer", &rule),
+        ("RulesAnswer", &rules),
+        ("FiringsAnswer", &firings),
+        ("FiringAnswer", &firings["firings"][0]),
+        ("WindowRef", &firings["firings"][0]["window"]),
+        ("DeliveryAnswer", &firings["firings"][0]["delivery"]),
+        ("CheckAnswer", &waited),
+        ("RuleDeletedAnswer", &deleted),
     ];
     for (schema, answer) in cases {
         assert_eq!(

@@ -52,6 +52,10 @@ pub use sqlite::SqliteStore;
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 
+/// Events read at a time by [`Store::scan_overlapping`]: with `extra`
+/// objects of up to 64 KiB, a page is at most 16 MiB.
+pub const SCAN_PAGE: usize = 256;
+
 /// The storage result type.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
@@ -135,8 +139,62 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn events(&self, asset: &str, query: &EventQuery) -> Result<EventPage>;
 
     /// Every event of `asset` whose interval overlaps `range`, in sequence
-    /// order (for segments).
-    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>>;
+    /// order, all at once: for tests and small ranges. Questions use
+    /// [`Store::scan_overlapping`], whose memory does not grow with the
+    /// events.
+    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>> {
+        let mut out = Vec::new();
+        self.scan_overlapping(asset, range, &mut |e| {
+            out.push(e.clone());
+            range.end()
+        })?;
+        Ok(out)
+    }
+
+    /// Stream the events of `asset` whose interval overlaps `range` to `f`,
+    /// in sequence order, reading them [`SCAN_PAGE`] at a time (so memory
+    /// stays bounded however many there are). `f` returns the end of the
+    /// part of `range` it still wants (at most `range.end()`, above
+    /// `range.start()`): later reads skip the events that do not overlap
+    /// `[range.start(), that end)`. Returns how many events `f` saw.
+    ///
+    /// Pages are read one after the other, not in one snapshot: events
+    /// appended meanwhile have higher sequences (per asset, sequence order
+    /// is commit order), so what `f` sees is always every overlapping
+    /// event up to some sequence, never a hole.
+    ///
+    /// The default reads pages of [`Store::events`] by sequence cursor.
+    fn scan_overlapping(
+        &self,
+        asset: &str,
+        range: Interval,
+        f: &mut dyn FnMut(&StoredEvent) -> Instant,
+    ) -> Result<u64> {
+        let (start, mut end) = (range.start(), range.end());
+        let mut after = None;
+        let mut seen = 0;
+        loop {
+            let page = self.events(
+                asset,
+                &EventQuery {
+                    range: Some(Interval::new(start, end).expect("end stays above start")),
+                    kind: None,
+                    limit: SCAN_PAGE,
+                    after,
+                },
+            )?;
+            for e in &page.events {
+                if e.interval.start() < end && e.interval.end() > start {
+                    seen += 1;
+                    end = f(e).clamp(start, range.end());
+                }
+            }
+            match page.next {
+                Some(n) if end > start => after = Some(n),
+                _ => return Ok(seen),
+            }
+        }
+    }
 
     /// The declaration of `asset` (key span, time zone), if any.
     fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>>;

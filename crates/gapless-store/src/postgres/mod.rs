@@ -78,7 +78,7 @@ use self::pool::Pool;
 use self::url::Target;
 use crate::{
     Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
-    StoredEvent, StoredRule,
+    StoredRule,
 };
 
 /// A ledger in a PostgreSQL schema.
@@ -224,10 +224,6 @@ impl crate::Store for PostgresStore {
 
     fn events(&self, asset: &str, query: &EventQuery) -> Result<EventPage> {
         self.pool.run(|c| read::events(c, asset, query))
-    }
-
-    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>> {
-        self.pool.run(|c| read::events_overlapping(c, asset, range))
     }
 
     fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>> {

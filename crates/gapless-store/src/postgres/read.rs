@@ -63,16 +63,6 @@ const EVENTS_BY_START: &str = concat!(
      SELECT * FROM r ORDER BY seq LIMIT $4"
 );
 
-const EVENTS_OVERLAPPING: &str = concat!(
-    "SELECT ",
-    event_columns!(),
-    " FROM events \
-     WHERE asset_id = (SELECT id FROM assets WHERE name = $1) \
-     AND start_us >= $2 - (SELECT max_len_us FROM assets WHERE name = $1) \
-     AND start_us < $3 AND end_us > $2 \
-     ORDER BY seq"
-);
-
 const ASSET_DECL: &str = "SELECT key_span, tz FROM assets WHERE name = $1";
 
 const ASSETS: &str = "SELECT a.name, a.event_count, \
@@ -159,16 +149,6 @@ pub(crate) fn events(conn: &mut Conn, asset: &str, query: &EventQuery) -> Result
         }
     };
     Ok(plan.page(events_of(rows)?))
-}
-
-pub(crate) fn events_overlapping(
-    conn: &mut Conn,
-    asset: &str,
-    range: Interval,
-) -> Result<Vec<StoredEvent>, Fail> {
-    let (start, end) = (range.start().as_micros(), range.end().as_micros());
-    let s = conn.stmts.get(&mut conn.client, EVENTS_OVERLAPPING)?;
-    Ok(events_of(conn.client.query(&s, &[&asset, &start, &end])?)?)
 }
 
 pub(crate) fn asset_decl(conn: &mut Conn, asset: &str) -> Result<Option<AssetDecl>, Fail> {

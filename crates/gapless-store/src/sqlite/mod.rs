@@ -58,7 +58,7 @@ use rusqlite::Connection;
 use crate::error::FULL;
 use crate::{
     Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
-    StoreError, StoredEvent, StoredRule,
+    StoreError, StoredRule,
 };
 
 /// A ledger in one SQLite file.
@@ -239,10 +239,6 @@ impl crate::Store for SqliteStore {
         self.read(|c| read::events(c, asset, query))
     }
 
-    fn events_overlapping(&self, asset: &str, range: Interval) -> Result<Vec<StoredEvent>> {
-        self.read(|c| read::events_overlapping(c, asset, range))
-    }
-
     fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>> {
         self.read(|c| read::asset_decl(c, asset))
     }
@@ -334,7 +330,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
         let conn = store.writer();
-        let cases: [(&str, &[&str]); 12] = [
+        let cases: [(&str, &[&str]); 11] = [
             (
                 rules::DUE,
                 &["SCAN firings USING INDEX firings_pending"],
@@ -349,10 +345,6 @@ mod tests {
             ),
             (
                 read::EVENTS_SEEK,
-                &["SEARCH events USING INDEX events_asset_start (asset_id=? AND start_us>? AND start_us<?)"],
-            ),
-            (
-                read::EVENTS_OVERLAPPING,
                 &["SEARCH events USING INDEX events_asset_start (asset_id=? AND start_us>? AND start_us<?)"],
             ),
             (

@@ -57,15 +57,6 @@ pub(super) const EVENTS_RETRACTED: &str = concat!(
      ORDER BY seq LIMIT ?3"
 );
 
-/// Every event of asset ?1 overlapping [?2, ?3), ?4 the range start less the
-/// asset's longest event.
-pub(super) const EVENTS_OVERLAPPING: &str = concat!(
-    select_event!(),
-    "INDEXED BY events_asset_start \
-     WHERE asset_id = ?1 AND start_us >= ?4 AND start_us < ?3 AND end_us > ?2 \
-     ORDER BY seq"
-);
-
 /// What a page or a range read needs to know about an asset.
 struct AssetStats {
     id: i64,
@@ -195,25 +186,6 @@ pub(crate) fn events(conn: &mut Connection, asset: &str, query: &EventQuery) -> 
 }
 
 fn collect_events(mut rows: rusqlite::Rows<'_>) -> Result<Vec<StoredEvent>> {
-    let mut out = Vec::new();
-    while let Some(r) = rows.next()? {
-        out.push(event_of(r)?);
-    }
-    Ok(out)
-}
-
-pub(crate) fn events_overlapping(
-    conn: &mut Connection,
-    asset: &str,
-    range: Interval,
-) -> Result<Vec<StoredEvent>> {
-    let tx = conn.transaction()?;
-    let Some(stats) = asset_stats(&tx, asset)? else {
-        return Ok(Vec::new());
-    };
-    let (start, end) = (range.start().as_micros(), range.end().as_micros());
-    let mut stmt = tx.prepare_cached(EVENTS_OVERLAPPING)?;
-    let mut rows = stmt.query(params![stats.id, start, end, start - stats.max_len])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         out.push(event_of(r)?);

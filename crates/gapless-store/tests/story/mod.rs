@@ -28,8 +28,9 @@ use std::collections::HashSet;
 
 use gapless_core::{
     AssetDecl, Coverage, Duration, EventKind, Instant, Interval, IntervalSet, NewEvent,
+    PagedSegments, SegmentSource,
 };
-use gapless_store::{EventQuery, Store, StoreError, StoredEvent};
+use gapless_store::{EventQuery, Store, StoreError, StoredEvent, SCAN_PAGE};
 
 /// A factory of fresh, empty stores.
 pub type Make<'a> = &'a dyn Fn() -> Box<dyn Store>;
@@ -58,6 +59,8 @@ macro_rules! with_scenarios {
             kind_and_range_filters,
             page_limit_is_capped,
             events_overlapping_in_sequence_order,
+            scan_overlapping_pages_and_narrows,
+            segments_paged_over_the_scan,
             assets_listing,
             unknown_asset_is_empty,
             declarations_round_trip,
@@ -120,6 +123,11 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
         "events_overlapping_in_sequence_order",
         events_overlapping_in_sequence_order,
     ),
+    (
+        "scan_overlapping_pages_and_narrows",
+        scan_overlapping_pages_and_narrows,
+    ),
+    ("segments_paged_over_the_scan", segments_paged_over_the_scan),
     ("assets_listing", assets_listing),
     ("unknown_asset_is_empty", unknown_asset_is_empty),
     ("declarations_round_trip", declarations_round_trip),
@@ -1019,6 +1027,120 @@ pub fn events_overlapping_in_sequence_order(store: &dyn Store) {
             .len(),
         5
     );
+}
+
+/// `scan_overlapping` streams every overlapping event in sequence order
+/// across several store pages, and skips, once told, the events that no
+/// longer overlap the part still wanted.
+pub fn scan_overlapping_pages_and_narrows(store: &dyn Store) {
+    let n = 3 * SCAN_PAGE as i64 + 7;
+    // Slices in reverse time order, and another asset in between.
+    let batch: Vec<NewEvent> = (0..n)
+        .flat_map(|i| {
+            [
+                landed("A", (n - i) * 10, (n - i) * 10 + 10),
+                landed("B", 0, 1),
+            ]
+        })
+        .collect();
+    store.append(&batch, received()).unwrap();
+    let mut seen = Vec::new();
+    let all = store
+        .scan_overlapping("A", iv(0, (n + 2) * 10), &mut |e| {
+            seen.push(e.clone());
+            iv(0, (n + 2) * 10).end()
+        })
+        .unwrap();
+    assert_eq!(all, n as u64);
+    assert_eq!(seen.len(), n as usize);
+    assert_strictly_increasing(&seen);
+    assert_eq!(
+        seen,
+        store.events_overlapping("A", iv(0, (n + 2) * 10)).unwrap()
+    );
+
+    // Narrowed to [0, 500) after the first event: later events (earlier in
+    // time) are seen only where they overlap it.
+    let mut seen = Vec::new();
+    let count = store
+        .scan_overlapping("A", iv(0, (n + 2) * 10), &mut |e| {
+            seen.push(e.interval);
+            t(500)
+        })
+        .unwrap();
+    assert_eq!(seen[0], iv(n * 10, n * 10 + 10));
+    assert!(seen[1..].iter().all(|iv| iv.start() < t(500)), "{seen:?}");
+    assert_eq!(count, 1 + 49);
+    assert_eq!(
+        store
+            .scan_overlapping("nope", all_time(), &mut |_| unreachable!())
+            .unwrap(),
+        0
+    );
+}
+
+/// Segments paged over the store's scan (as the ledger asks them): random
+/// events with retractions, every page limit from 1 to 5; the pages joined
+/// are the unpaged segments of the same events.
+pub fn segments_paged_over_the_scan(store: &dyn Store) {
+    let mut rng = Rng::new(8);
+    for _ in 0..6 {
+        let batch: Vec<NewEvent> = (0..40)
+            .map(|_| {
+                let a = rng.below(300) as i64;
+                let b = a + 1 + rng.below(40) as i64;
+                if rng.below(4) == 0 {
+                    retracted("S", a, b)
+                } else {
+                    landed("S", a, b)
+                }
+            })
+            .collect();
+        store.append(&batch, received()).unwrap();
+    }
+    let range = iv(20, 320);
+    let stored = store.events_overlapping("S", range).unwrap();
+    let sources: Vec<SegmentSource> = stored
+        .iter()
+        .map(|e| SegmentSource {
+            seq: e.seq,
+            interval: e.interval,
+            kind: e.kind,
+        })
+        .collect();
+    let want = gapless_core::segments(&sources, range);
+    for limit in 1..=5 {
+        let mut from = range.start();
+        let mut joined: Vec<gapless_core::Segment> = Vec::new();
+        loop {
+            let rest = Interval::new(from, range.end()).unwrap();
+            let mut page = PagedSegments::new(rest, limit);
+            store
+                .scan_overlapping("S", rest, &mut |e| {
+                    page.paint(e.seq, e.interval, e.kind, ());
+                    page.cut()
+                })
+                .unwrap();
+            let (got, next) = page.finish();
+            assert!(got.len() <= limit);
+            for (s, ()) in got {
+                match joined.last_mut() {
+                    Some(l) if l.seq == s.seq && l.interval.end() == s.interval.start() => {
+                        l.interval = Interval::new(l.interval.start(), s.interval.end()).unwrap();
+                    }
+                    _ => joined.push(s),
+                }
+            }
+            match next {
+                Some(n) => {
+                    assert!(n > from);
+                    from = n;
+                }
+                None => break,
+            }
+        }
+        assert_eq!(joined, want, "limit {limit}");
+    }
 }
 
 /// The listing: every asset, its event count, first and last covered instant.

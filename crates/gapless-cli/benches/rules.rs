@@ -1,0 +1,295 @@
+//! The cost of rules (issue 9), a plain binary (`cargo bench -p gapless-cli
+//! --bench rules`):
+//!
+//! 1. 64 producers POST single events to one asset of a real `gapless
+//!    serve` for a bounded time, on a fresh ledger without rules and on one
+//!    with 10 rules on that asset (grids from 15 minutes to a month, several
+//!    policies), alternating, twice each, on SQLite and on PostgreSQL: the
+//!    median acknowledged rates and their ratio (target: at least 0.90);
+//! 2. `gapless ingest` of N events (default 10,000,000 three-second slices
+//!    of one asset, one atomic batch) into a fresh SQLite ledger without a
+//!    rule and with a 1h rule on the asset, alternating, twice each: the
+//!    median times and their ratio (target: at most 1.10).
+//!
+//! Both configurations run in the same process on the same machine, so the
+//! ratios hold whatever else the machine is doing on average; the firings
+//! the rules recorded are counted to show they did their work.
+//!
+//! Environment: `GAPLESS_RULES_SECS` (default 10) the length of each POST
+//! phase, `GAPLESS_RULES_EVENTS` (default 10000000) N, `GAPLESS_LOAD_PG`
+//! (default `postgres://postgres@127.0.0.1:5432/test`, `off` to skip).
+
+#[path = "support/mod.rs"]
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::*;
+
+/// The ten rules on the loaded asset: every grid the issue names, several
+/// zones and policies.
+const RULES: [(&str, &str, &str); 10] = [
+    ("15m", "UTC", "full"),
+    ("30m", "UTC", "ratio>=0.9"),
+    ("1h", "UTC", "full"),
+    ("1h", "Europe/Berlin", "gap<10m"),
+    ("2h", "UTC", "full"),
+    ("6h", "America/New_York", "full"),
+    ("12h", "UTC", "ratio>=0.5"),
+    ("1d", "Europe/Berlin", "full"),
+    ("1w", "UTC", "full"),
+    ("1mo", "UTC", "full"),
+];
+
+fn put(agent: &ureq::Agent, url: &str, body: &str) {
+    let mut r = agent
+        .put(url)
+        .content_type("application/json")
+        .send(body)
+        .expect("PUT");
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    assert_eq!(status, 200, "PUT {url}: {text}");
+}
+
+fn get(agent: &ureq::Agent, url: &str) -> serde_json::Value {
+    let mut r = agent.get(url).call().expect("GET");
+    serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
+}
+
+/// The rate of 64 single-event producers against a fresh server on `db`,
+/// with the ten rules or none; and the firings recorded.
+fn post_rate(db: &str, rules: bool, secs: u64) -> (f64, u64) {
+    let server = Server::start(db);
+    let agent = agent();
+    let base = &server.base;
+    put(
+        &agent,
+        &format!("{base}/v1/assets/load-s"),
+        r#"{"tz": "UTC"}"#,
+    );
+    if rules {
+        for (i, (every, tz, policy)) in RULES.iter().enumerate() {
+            put(
+                &agent,
+                &format!("{base}/v1/rules/r{i}"),
+                &format!(
+                    r#"{{"assets": ["load-s"], "every": "{every}", "tz": "{tz}", "policy": "{policy}", "from": "2025-06-01"}}"#
+                ),
+            );
+        }
+    }
+    let t = Instant::now();
+    let mut lat = Lat::default();
+    for (l, _) in join(singles(
+        base,
+        "load-s",
+        "a",
+        64,
+        0,
+        t + Duration::from_secs(secs),
+    )) {
+        lat.merge(l);
+    }
+    let took = t.elapsed().as_secs_f64();
+    let label = if rules {
+        "with 10 rules"
+    } else {
+        "without rules"
+    };
+    println!("{}", lat.line(label, took));
+    let mut fired = 0;
+    let mut after = 0;
+    loop {
+        let page = get(
+            &agent,
+            &format!("{base}/v1/firings?after={after}&limit=10000"),
+        );
+        let n = page["firings"].as_array().unwrap().len() as u64;
+        fired += n;
+        match page["next"].as_i64() {
+            Some(next) => after = next,
+            None => break,
+        }
+        if n == 0 {
+            break;
+        }
+    }
+    (lat.events as f64 / took, fired)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Alternate without and with rules, twice; the median ratio of rates.
+fn posts(label: &str, db: &dyn Fn(usize) -> String, secs: u64) -> f64 {
+    println!("\n== single-event POSTs, 64 producers: {label} ({secs} s each) ==");
+    let (mut without, mut with, mut fired) = (Vec::new(), Vec::new(), 0);
+    for round in 0..2 {
+        without.push(post_rate(&db(2 * round), false, secs).0);
+        let (rate, f) = post_rate(&db(2 * round + 1), true, secs);
+        with.push(rate);
+        fired += f;
+    }
+    let (a, b) = (median(without), median(with));
+    println!(
+        "  median {a:.0} events/s without, {b:.0} with 10 rules ({fired} firings): ratio {:.3}",
+        b / a
+    );
+    b / a
+}
+
+/// `total` three-second slices of one asset from 2025-01-01, in order.
+fn generate(path: &Path, total: u64) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    let t0 = 1_735_689_600_i64;
+    for i in 0..total as i64 {
+        let (s, e) = (t0 + 3 * i, t0 + 3 * i + 3);
+        writeln!(
+            out,
+            r#"{{"asset":"stream","id":"s{i}","start":"{}","end":"{}"}}"#,
+            ts(s),
+            ts(e)
+        )
+        .unwrap();
+    }
+}
+
+fn gapless(db: &Path, args: &[&str]) -> std::process::Output {
+    let out = Command::new(env!("CARGO_BIN_EXE_gapless"))
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run gapless");
+    assert!(
+        out.status.success(),
+        "gapless {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// One ingest of `file` into a fresh ledger, with a 1h rule or none: its
+/// time, and the firings recorded.
+fn ingest(dir: &Path, file: &Path, rule: bool, n: usize) -> (Duration, usize) {
+    let db = dir.join(format!("ingest-{n}.db"));
+    gapless(&db, &["asset", "set", "stream", "--tz", "UTC"]);
+    if rule {
+        gapless(
+            &db,
+            &[
+                "rule",
+                "set",
+                "hourly",
+                "--assets",
+                "stream",
+                "--every",
+                "1h",
+                "--from",
+                "2025-01-01",
+            ],
+        );
+    }
+    let t = Instant::now();
+    gapless(&db, &["ingest", file.to_str().unwrap()]);
+    let took = t.elapsed();
+    let fired = if rule {
+        let out = gapless(
+            &db,
+            &["firings", "--rule", "hourly", "--limit", "10000", "--json"],
+        );
+        let page: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        page["firings"].as_array().unwrap().len()
+    } else {
+        0
+    };
+    let _ = std::fs::remove_file(&db);
+    (took, fired)
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let secs: u64 = env_or("GAPLESS_RULES_SECS", 10);
+    let events: u64 = env_or("GAPLESS_RULES_EVENTS", 10_000_000);
+    let pg_url: String = env_or(
+        "GAPLESS_LOAD_PG",
+        "postgres://postgres@127.0.0.1:5432/test".to_string(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+
+    let sqlite_ratio = posts(
+        "SQLite",
+        &|i| {
+            dir.path()
+                .join(format!("posts-{i}.db"))
+                .display()
+                .to_string()
+        },
+        secs,
+    );
+    let pg = (pg_url != "off")
+        .then(|| postgres::Client::connect(&pg_url, postgres::NoTls).ok())
+        .flatten();
+    let schema = format!("gapless_rules_{}", std::process::id());
+    let pg_ratio = pg.is_some().then(|| {
+        let sep = if pg_url.contains('?') { '&' } else { '?' };
+        posts(
+            "PostgreSQL",
+            &|i| format!("{pg_url}{sep}schema={schema}_{i}"),
+            secs,
+        )
+    });
+    if let Some(mut c) = pg {
+        for i in 0..4 {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema}_{i} CASCADE"));
+        }
+    }
+
+    println!("\n== ingest of {events} events, one asset, one batch ==");
+    let file = dir.path().join("events.ndjson");
+    generate(&file, events);
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for round in 0..2 {
+        let (t, _) = ingest(dir.path(), &file, false, 2 * round);
+        println!("  without a rule: {:.2} s", t.as_secs_f64());
+        without.push(t.as_secs_f64());
+        let (t, fired) = ingest(dir.path(), &file, true, 2 * round + 1);
+        println!(
+            "  with a 1h rule: {:.2} s ({fired} firings)",
+            t.as_secs_f64()
+        );
+        with.push(t.as_secs_f64());
+    }
+    let ingest_ratio = median(with) / median(without);
+    println!("  ratio with / without: {ingest_ratio:.3}");
+
+    println!("\n== targets ==");
+    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
+    println!(
+        "  single-event POSTs with 10 rules / without, SQLite: {sqlite_ratio:.3} (target >= 0.90: {})",
+        verdict(sqlite_ratio >= 0.9)
+    );
+    if let Some(r) = pg_ratio {
+        println!(
+            "  single-event POSTs with 10 rules / without, PostgreSQL: {r:.3} (target >= 0.90: {})",
+            verdict(r >= 0.9)
+        );
+    }
+    println!(
+        "  10M-event ingest time with a 1h rule / without: {ingest_ratio:.3} (target <= 1.10: {})",
+        verdict(ingest_ratio <= 1.1)
+    );
+}

@@ -1,0 +1,203 @@
+//! What the HTTP benches share: time stamps, a deterministic generator,
+//! `gapless serve` processes, a blocking client, latency records and the
+//! single-event producers.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use gapless_api::CheckAnswer;
+
+/// 2025-06-01T00:00:00Z: the first slot of every data set.
+pub const T0: i64 = 1_748_736_000;
+pub const SLOT: i64 = 300;
+pub const DAY: i64 = 86_400;
+
+pub fn ts(secs: i64) -> String {
+    jiff::Timestamp::from_second(secs).unwrap().to_string()
+}
+
+pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// A small deterministic generator.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// A `gapless serve` process, killed when dropped.
+pub struct Server {
+    child: Child,
+    pub base: String,
+}
+
+impl Server {
+    pub fn start(db: &str) -> Server {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_gapless"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start gapless serve");
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let base = loop {
+            let line = lines
+                .next()
+                .expect("gapless serve stopped before listening")
+                .unwrap();
+            if let Some(addr) = line.strip_prefix("listening on ") {
+                break addr.trim().to_string();
+            }
+            eprintln!("server: {line}");
+        };
+        std::thread::spawn(move || {
+            for line in lines.map_while(Result::ok) {
+                eprintln!("server: {line}");
+            }
+        });
+        Server { child, base }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(120)))
+        .build()
+        .new_agent()
+}
+
+/// POST a body; the answer's status and text.
+pub fn post(agent: &ureq::Agent, url: &str, content_type: &str, body: &str) -> (u16, String) {
+    let mut r = agent
+        .post(url)
+        .content_type(content_type)
+        .send(body)
+        .expect("POST");
+    let status = r.status().as_u16();
+    (status, r.body_mut().read_to_string().unwrap_or_default())
+}
+
+pub fn coverage(agent: &ureq::Agent, base: &str, asset: &str, s: i64, e: i64) -> CheckAnswer {
+    let url = format!(
+        "{base}/v1/assets/{asset}/coverage?start={}&end={}",
+        ts(s),
+        ts(e)
+    );
+    let mut r = agent.get(&url).call().expect("GET coverage");
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap();
+    assert_eq!(status, 200, "{text}");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// Latencies (µs) of one kind of operation and how many events they carried.
+#[derive(Default)]
+pub struct Lat {
+    pub micros: Vec<u64>,
+    pub events: u64,
+    pub errors: u64,
+}
+
+impl Lat {
+    pub fn merge(&mut self, other: Lat) {
+        self.micros.extend(other.micros);
+        self.events += other.events;
+        self.errors += other.errors;
+    }
+    pub fn pct(&mut self, p: f64) -> f64 {
+        if self.micros.is_empty() {
+            return f64::NAN;
+        }
+        self.micros.sort_unstable();
+        let i = ((self.micros.len() as f64 * p) as usize).min(self.micros.len() - 1);
+        self.micros[i] as f64 / 1000.0
+    }
+    pub fn line(&mut self, what: &str, secs: f64) -> String {
+        format!(
+            "  {what:<44} {:>9.0} events/s  {:>8} requests  p50 {:>7.2} ms  p99 {:>7.2} ms{}",
+            self.events as f64 / secs,
+            self.micros.len(),
+            self.pct(0.5),
+            self.pct(0.99),
+            if self.errors > 0 {
+                format!("  ({} errors)", self.errors)
+            } else {
+                String::new()
+            }
+        )
+    }
+}
+
+/// `threads` producers POSTing single events to `asset` until `deadline`;
+/// producer `t`'s `i`-th event covers slot `first + i * threads + t`.
+pub fn singles(
+    base: &str,
+    asset: &str,
+    tag: &str,
+    threads: i64,
+    first: i64,
+    deadline: Instant,
+) -> Vec<std::thread::JoinHandle<(Lat, i64)>> {
+    (0..threads)
+        .map(|t| {
+            let url = format!("{base}/v1/events");
+            let (asset, tag) = (asset.to_string(), tag.to_string());
+            std::thread::spawn(move || {
+                let agent = agent();
+                let mut lat = Lat::default();
+                let mut i = 0;
+                while Instant::now() < deadline {
+                    let s = T0 + (first + i * threads + t) * SLOT;
+                    let body = format!(
+                        r#"{{"asset":"{asset}","id":"{tag}-{t}-{i}","start":"{}","end":"{}"}}"#,
+                        ts(s),
+                        ts(s + SLOT)
+                    );
+                    let t0 = Instant::now();
+                    let (status, text) = post(&agent, &url, "application/json", &body);
+                    lat.micros.push(t0.elapsed().as_micros() as u64);
+                    if status == 200 {
+                        lat.events += 1;
+                    } else {
+                        lat.errors += 1;
+                        if lat.errors == 1 {
+                            eprintln!("POST single: {status} {text}");
+                        }
+                    }
+                    i += 1;
+                }
+                (lat, first + i * threads)
+            })
+        })
+        .collect()
+}
+
+/// Wait for every thread and collect what each returned.
+pub fn join<T>(handles: Vec<std::thread::JoinHandle<T>>) -> Vec<T> {
+    handles.into_iter().map(|h| h.join().unwrap()).collect()
+}
