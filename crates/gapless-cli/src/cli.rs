@@ -22,6 +22,7 @@ Environment:
   GAPLESS_DB     the ledger, as --db (default gapless.db, one SQLite file)
   GAPLESS_URL    ask a gapless server instead, as --url
   GAPLESS_TOKEN  the bearer token sent to a server that has tokens
+  GAPLESS_TARGETS_FILE  where serve and deliver deliver firings (TOML)
 
 Example:
   gapless emit orders --start 2025-06-14T10:05Z --end 2025-06-14T10:10Z --id batch-1
@@ -41,7 +42,8 @@ pub struct Cli {
     pub db: String,
 
     /// Work against a gapless server instead of opening a ledger (every
-    /// command but serve; also after the command, or GAPLESS_URL).
+    /// command but serve and deliver; also after the command, or
+    /// GAPLESS_URL).
     #[arg(long)]
     pub url: Option<String>,
 
@@ -50,7 +52,7 @@ pub struct Cli {
 }
 
 /// `--url`: the flag of the commands that work against a server too (all
-/// but `serve`), so that `serve --help` does not offer it.
+/// but `serve` and `deliver`), so that their help does not offer it.
 #[derive(Debug, Clone, Default, Args)]
 pub struct Remote {
     /// Work against a gapless server instead of opening a ledger; a server
@@ -223,6 +225,27 @@ pub enum Command {
         /// MiB); a larger one is answered 413 saying the limit.
         #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..))]
         body_limit: Option<u64>,
+        /// Deliver firings to the targets of this file (TOML, SPEC §7) in
+        /// the background; otherwise GAPLESS_TARGETS_FILE, or no delivery.
+        #[arg(long)]
+        targets_file: Option<PathBuf>,
+    },
+    /// Deliver firings to their rules' targets (webhooks, Airflow): what is
+    /// pending, then (without --once) whatever comes, judging deadlines on
+    /// each pass.
+    #[command(
+        after_help = "Example:\n  gapless deliver --targets-file targets.toml\n  gapless deliver --once --db postgres://db/ledger   # from cron\n  gapless deliver --once --retry-failed"
+    )]
+    Deliver {
+        /// The targets file (TOML); otherwise GAPLESS_TARGETS_FILE.
+        #[arg(long)]
+        targets_file: Option<PathBuf>,
+        /// Deliver what is due now, judge deadlines once, and exit.
+        #[arg(long)]
+        once: bool,
+        /// First make every failed firing pending again.
+        #[arg(long)]
+        retry_failed: bool,
     },
     /// List the assets (same as `asset list`).
     Assets {
@@ -324,7 +347,8 @@ pub enum RuleCommand {
 }
 
 impl Command {
-    /// The `--url` flag of a command that has one (all but `serve`).
+    /// The `--url` flag of a command that has one (all but `serve` and
+    /// `deliver`).
     pub fn remote(&self) -> Option<&Remote> {
         match self {
             Command::Emit { remote, .. }
@@ -349,7 +373,7 @@ impl Command {
                 | AssetCommand::Show { remote, .. }
                 | AssetCommand::List { remote, .. },
             ) => Some(remote),
-            Command::Serve { .. } => None,
+            Command::Serve { .. } | Command::Deliver { .. } => None,
         }
     }
 }

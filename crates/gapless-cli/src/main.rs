@@ -4,6 +4,7 @@
 //!
 //! - `cli.rs`: the grammar (clap).
 //! - `run.rs`: each command: parse its flags, ask the ledger, print.
+//! - `deliver.rs`: `deliver`, and the targets file of `serve` and `deliver`.
 //! - `human.rs`: the readable tables; `--json` prints the answer types of
 //!   `gapless-ledger` as they are.
 //!
@@ -11,6 +12,7 @@
 //! `check`, 2 any error, with one line on standard error.
 
 mod cli;
+mod deliver;
 mod human;
 mod human_rules;
 mod run;

@@ -42,6 +42,11 @@ fn client(cli: &Cli) -> Result<Option<Client>, Error> {
 }
 
 fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
+    Ok(Ledger::new(open_store(db, create)?))
+}
+
+/// The store at `db` (created when `create`).
+pub(crate) fn open_store(db: &str, create: bool) -> Result<Arc<dyn gapless_store::Store>, Error> {
     let store = if create {
         gapless_store::open(db)
     } else {
@@ -51,7 +56,7 @@ fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
         gapless_store::StoreError::Missing { .. } => Error::not_found(e.to_string()),
         other => Error::unavailable(other.to_string()),
     })?;
-    Ok(Ledger::new(Arc::from(store)))
+    Ok(Arc::from(store))
 }
 
 /// Print `answer` as JSON or as `human` renders it. A closed pipe (`| head`)
@@ -78,6 +83,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         tokens_file,
         log_format,
         max_connections,
+        targets_file,
         body_limit,
     } = &cli.command
     {
@@ -87,11 +93,20 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             tokens_file.as_deref(),
             *log_format,
             (*max_connections, *body_limit),
+            targets_file.as_deref(),
         );
+    }
+    if let Command::Deliver {
+        targets_file,
+        once,
+        retry_failed,
+    } = &cli.command
+    {
+        return crate::deliver::deliver(&cli, targets_file.as_deref(), *once, *retry_failed);
     }
     let ledger = open(&cli)?;
     match cli.command {
-        Command::Serve { .. } => unreachable!("handled above"),
+        Command::Serve { .. } | Command::Deliver { .. } => unreachable!("handled above"),
         Command::Emit {
             request, output, ..
         } => {
@@ -216,6 +231,7 @@ fn serve(
     tokens_file: Option<&std::path::Path>,
     log_format: LogFormat,
     (max_connections, body_limit): (Option<u64>, Option<u64>),
+    targets_file: Option<&std::path::Path>,
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -231,6 +247,7 @@ fn serve(
         Some(path) => Some(gapless_server::Tokens::load(path).map_err(config_error)?),
         None => gapless_server::Tokens::from_env().map_err(config_error)?,
     };
+    let targets = crate::deliver::targets(targets_file)?;
     let defaults = gapless_server::ServerConfig::default();
     let config = gapless_server::ServerConfig {
         listen,
@@ -245,9 +262,39 @@ fn serve(
         body_limit: body_limit.map_or(defaults.body_limit, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         }),
+        deliveries: targets
+            .is_some()
+            .then(gapless_server::DeliveryMetrics::default),
         ..defaults
     };
-    gapless_server::run(open_ledger(&cli.db, true)?, config).map_err(|e| match e {
+    gapless_server::check_exposure(config.listen, config.tokens.as_ref()).map_err(config_error)?;
+    let store = open_store(&cli.db, true)?;
+    // The deliverer runs on a thread of its own beside the server, and
+    // stops (between firings) when the server has.
+    let deliverer = match targets {
+        Some(t) => {
+            let counts = config.deliveries.clone().unwrap_or_default();
+            Some(
+                gapless_deliver::Deliverer::new(store.clone(), t)
+                    .map_err(|e| Error::unavailable(e.to_string()))?
+                    .observed(move |outcome| counts.count(outcome)),
+            )
+        }
+        None => None,
+    };
+    let (stop, stopped) = std::sync::mpsc::channel::<()>();
+    let delivering = deliverer.map(|mut d| {
+        std::thread::Builder::new()
+            .name("gapless-deliver".into())
+            .spawn(move || d.run(&stopped))
+            .expect("spawn the deliverer")
+    });
+    let served = gapless_server::run(Ledger::new(store), config);
+    drop(stop);
+    if let Some(d) = delivering {
+        let _ = d.join();
+    }
+    served.map_err(|e| match e {
         gapless_server::ServerError::Config(m) => Error::bad_input(m),
         other => Error::unavailable(other.to_string()),
     })?;

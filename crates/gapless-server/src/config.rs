@@ -44,6 +44,9 @@ pub struct ServerConfig {
     pub max_connections: usize,
     /// How [`run`](crate::run) writes its log to standard error.
     pub log_format: LogFormat,
+    /// The counts of a deliverer running beside the server, for
+    /// `/metrics` (default none).
+    pub deliveries: Option<crate::DeliveryMetrics>,
 }
 
 /// How [`run`](crate::run) writes its log to standard error.
@@ -69,6 +72,7 @@ impl Default for ServerConfig {
             header_timeout: Duration::from_secs(30),
             idle_timeout: Duration::from_secs(30),
             max_connections: default_max_connections(),
+            deliveries: None,
         }
     }
 }

@@ -82,7 +82,7 @@ pub use config::{
 };
 pub use error::{ApiError, FaultCause, ServerError};
 use gapless_ledger::Ledger;
-pub use metrics::Metrics;
+pub use metrics::{DeliveryMetrics, Metrics};
 pub use state::AppState;
 use tokio::net::TcpListener;
 

@@ -40,6 +40,31 @@ struct AssetLabels {
     asset: String,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabels {
+    outcome: String,
+}
+
+/// The counts of a deliverer running beside the server (`gapless serve
+/// --targets-file`), shown as `gapless_deliveries_total{outcome}`. Cheap to
+/// clone: clones count into the same series.
+#[derive(Clone, Debug, Default)]
+pub struct DeliveryMetrics {
+    family: Family<OutcomeLabels, Counter>,
+}
+
+impl DeliveryMetrics {
+    /// Count one firing's outcome (`delivered`, `skipped`, `retried`,
+    /// `failed`, `postponed`, `lost`).
+    pub fn count(&self, outcome: &str) {
+        self.family
+            .get_or_create(&OutcomeLabels {
+                outcome: outcome.to_string(),
+            })
+            .inc();
+    }
+}
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
 type Seconds = Gauge<f64, AtomicU64>;
 
@@ -72,8 +97,23 @@ fn latency_histogram() -> Histogram {
 }
 
 impl Metrics {
+    #[cfg(test)]
     pub(crate) fn new() -> Metrics {
+        Metrics::with_deliveries(None)
+    }
+
+    /// The metrics, with a deliverer's counts when one runs beside.
+    pub(crate) fn with_deliveries(deliveries: Option<&DeliveryMetrics>) -> Metrics {
         let mut registry = Registry::with_prefix("gapless");
+        if let Some(d) = deliveries {
+            registry.register(
+                "deliveries",
+                "Firings handled by this server's deliverer, by outcome (delivered, skipped: a \
+                 kind the target does not take, retried, failed, postponed: target not in the \
+                 file, lost: the lease went to another deliverer)",
+                d.family.clone(),
+            );
+        }
         let accepted = Counter::default();
         let duplicates = Counter::default();
         let conflicts = Counter::default();

@@ -28,7 +28,7 @@ impl AppState {
     /// The state of a server over `ledger` with `config`; starts the writer
     /// task, so it must be called inside a Tokio runtime.
     pub fn new(ledger: Ledger, config: ServerConfig) -> AppState {
-        let metrics = Arc::new(Metrics::new());
+        let metrics = Arc::new(Metrics::with_deliveries(config.deliveries.as_ref()));
         let writer = Writer::spawn(ledger.clone(), metrics.clone(), config.max_group_events);
         AppState {
             inner: Arc::new(Inner {

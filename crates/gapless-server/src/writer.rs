@@ -225,6 +225,26 @@ mod tests {
         fn judge_deadlines(&self, now: Instant) -> R<u64> {
             self.inner.judge_deadlines(now)
         }
+        fn claim_deliveries(
+            &self,
+            owner: &str,
+            now: Instant,
+            lease: Duration,
+            limit: usize,
+        ) -> R<Vec<gapless_store::Firing>> {
+            self.inner.claim_deliveries(owner, now, lease, limit)
+        }
+        fn finish_delivery(
+            &self,
+            seq: i64,
+            owner: &str,
+            outcome: &gapless_store::DeliveryOutcome,
+        ) -> R<bool> {
+            self.inner.finish_delivery(seq, owner, outcome)
+        }
+        fn retry_failed(&self, rule: Option<&str>) -> R<u64> {
+            self.inner.retry_failed(rule)
+        }
         fn ledger_id(&self) -> R<String> {
             self.inner.ledger_id()
         }

@@ -75,6 +75,21 @@ impl Store for Broken {
     fn judge_deadlines(&self, _: Instant) -> Result<u64> {
         self.fail()
     }
+    fn claim_deliveries(
+        &self,
+        _: &str,
+        _: Instant,
+        _: std::time::Duration,
+        _: usize,
+    ) -> Result<Vec<gapless_store::Firing>> {
+        self.fail()
+    }
+    fn finish_delivery(&self, _: i64, _: &str, _: &gapless_store::DeliveryOutcome) -> Result<bool> {
+        self.fail()
+    }
+    fn retry_failed(&self, _: Option<&str>) -> Result<u64> {
+        self.fail()
+    }
     fn ledger_id(&self) -> Result<String> {
         self.fail()
     }

@@ -11,7 +11,8 @@
 //!   [`Appended`]: what goes in and comes out (`model.rs`).
 //! - [`StoredRule`], [`RulePut`], [`Firing`], [`FiringQuery`],
 //!   [`FiringPage`]: rules and their firings (`rule/mod.rs`), judged in the
-//!   transaction of every append that touches a rule's assets.
+//!   transaction of every append that touches a rule's assets;
+//!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed.
 //! - [`StoreError`]: what can go wrong (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
 //!
@@ -44,7 +45,9 @@ pub use self::postgres::PostgresStore;
 pub use error::StoreError;
 pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
 pub use open::{open, open_existing};
-pub use rule::{Delivery, DeliveryState, Firing, FiringPage, FiringQuery, RulePut, StoredRule};
+pub use rule::{
+    Delivery, DeliveryOutcome, DeliveryState, Firing, FiringPage, FiringQuery, RulePut, StoredRule,
+};
 pub use sqlite::SqliteStore;
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
@@ -242,6 +245,28 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// that passed by `now` since the last call (deadlines that passed
     /// before a rule was created are not judged). How many fired.
     fn judge_deadlines(&self, now: Instant) -> Result<u64>;
+
+    /// Lease up to `limit` (at most 1,000) pending firings to `owner` until
+    /// `now + lease`: those whose next try is due by `now` and whose lease
+    /// is free or expired, in sequence order. On PostgreSQL the rows are
+    /// taken with `FOR UPDATE SKIP LOCKED`, so deliverers sharing a ledger
+    /// never claim the same firing at once.
+    fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: Instant,
+        lease: std::time::Duration,
+        limit: usize,
+    ) -> Result<Vec<Firing>>;
+
+    /// Finish firing `seq`'s delivery attempt as `outcome` and free its
+    /// lease, only while `owner` still holds it (no other deliverer has
+    /// claimed it since, and it is still pending); whether it did.
+    fn finish_delivery(&self, seq: i64, owner: &str, outcome: &DeliveryOutcome) -> Result<bool>;
+
+    /// Make the `failed` firings (of rule `rule`, or all) pending again,
+    /// due at once with their attempts counted from 0; how many.
+    fn retry_failed(&self, rule: Option<&str>) -> Result<u64>;
 
     /// The ledger's id: random, made when the ledger was created, the same
     /// for every process that shares it (delivery keys name it).

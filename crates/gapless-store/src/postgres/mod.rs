@@ -268,6 +268,31 @@ impl crate::Store for PostgresStore {
         self.pool.run(|c| rules::judge_deadlines(c, now))
     }
 
+    fn claim_deliveries(
+        &self,
+        owner: &str,
+        now: Instant,
+        lease: std::time::Duration,
+        limit: usize,
+    ) -> Result<Vec<crate::Firing>> {
+        self.pool
+            .run(|c| rules::claim_deliveries(c, owner, now, lease, limit))
+    }
+
+    fn finish_delivery(
+        &self,
+        seq: i64,
+        owner: &str,
+        outcome: &crate::DeliveryOutcome,
+    ) -> Result<bool> {
+        self.pool
+            .run(|c| rules::finish_delivery(c, seq, owner, outcome))
+    }
+
+    fn retry_failed(&self, rule: Option<&str>) -> Result<u64> {
+        self.pool.run(|c| rules::retry_failed(c, rule))
+    }
+
     fn ledger_id(&self) -> Result<String> {
         self.pool.run(rules::ledger_id)
     }

@@ -551,3 +551,73 @@ pub(crate) fn ledger_id(conn: &mut Conn) -> Result<String, Fail> {
         None => Err(StoreError::Backend("the ledger has no id (table meta)".into()).into()),
     }
 }
+
+/// Lease up to `limit` due firings to `owner`: rows another deliverer is
+/// claiming at this moment are skipped (`SKIP LOCKED`), and a row leased
+/// since this statement's snapshot is checked again after its lock, so no
+/// two deliverers hold one firing.
+pub(crate) fn claim_deliveries(
+    conn: &mut Conn,
+    owner: &str,
+    now: Instant,
+    lease: std::time::Duration,
+    limit: usize,
+) -> Result<Vec<crate::Firing>, Fail> {
+    let limit = limit.clamp(1, crate::rule::MAX_CLAIM) as i64;
+    let until = crate::rule::lease_end(now, lease);
+    let rows = conn.client.query(
+        concat!(
+            "WITH c AS (SELECT seq, lease_owner IS NOT NULL AS reclaimed FROM firings WHERE state = 1 \
+               AND (next_try_us IS NULL OR next_try_us <= $2) \
+               AND (lease_until_us IS NULL OR lease_until_us <= $2) \
+               ORDER BY seq LIMIT $4 FOR UPDATE SKIP LOCKED), \
+             u AS (UPDATE firings f SET lease_owner = $1, lease_until_us = $3 FROM c \
+               WHERE f.seq = c.seq RETURNING f.*) \
+             SELECT ",
+            firing_columns!(),
+            ", c.reclaimed FROM u f JOIN c ON c.seq = f.seq JOIN rules r ON r.id = f.rule_id \
+             ORDER BY f.seq"
+        ),
+        &[&owner, &now.as_micros(), &until, &limit],
+    )?;
+    let mut out = Vec::with_capacity(rows.len());
+    for r in &rows {
+        let mut f = decode_firing(firing_row(r))?;
+        f.delivery.reclaimed = r.get(13);
+        out.push(f);
+    }
+    Ok(out)
+}
+
+pub(crate) fn finish_delivery(
+    conn: &mut Conn,
+    seq: i64,
+    owner: &str,
+    outcome: &crate::DeliveryOutcome,
+) -> Result<bool, Fail> {
+    let c = outcome.columns();
+    let n = conn.client.execute(
+        "UPDATE firings SET state = $3, attempts = attempts + $4, last_error = $5, \
+         next_try_us = $6, lease_owner = NULL, lease_until_us = NULL \
+         WHERE seq = $1 AND lease_owner = $2 AND state = 1",
+        &[
+            &seq,
+            &owner,
+            &c.state,
+            &c.add_attempts,
+            &c.last_error,
+            &c.next_try,
+        ],
+    )?;
+    Ok(n == 1)
+}
+
+pub(crate) fn retry_failed(conn: &mut Conn, rule: Option<&str>) -> Result<u64, Fail> {
+    let n = conn.client.execute(
+        "UPDATE firings SET state = 1, attempts = 0, next_try_us = NULL, \
+         lease_owner = NULL, lease_until_us = NULL \
+         WHERE state = 3 AND ($1::text IS NULL OR rule_id = (SELECT id FROM rules WHERE name = $1))",
+        &[&rule],
+    )?;
+    Ok(n)
+}

@@ -181,6 +181,7 @@ pub(crate) fn decode_firing(row: FiringRow) -> Result<Firing> {
             state: state_of(row.state)?,
             attempts: u32::try_from(row.attempts).map_err(|_| corrupt("delivery attempts"))?,
             last_error: row.last_error,
+            reclaimed: false,
         },
     })
 }

@@ -2,7 +2,8 @@
 //! come out, how they are stored, and judging a batch's windows.
 //!
 //! - this file: [`StoredRule`], [`RulePut`], [`Firing`], [`Delivery`],
-//!   [`DeliveryState`], [`FiringQuery`], [`FiringPage`].
+//!   [`DeliveryState`], [`FiringQuery`], [`FiringPage`], [`DeliveryOutcome`]
+//!   (how a deliverer finishes a claimed firing).
 //! - `codec.rs`: a rule's and a firing's columns, read back with checks.
 //! - `judge.rs`: which windows a group of batches touches and their new
 //!   states and firings, judged batch by batch in memory from the coverage
@@ -72,6 +73,10 @@ pub struct Delivery {
     pub attempts: u32,
     /// Why the last attempt failed, if it did.
     pub last_error: Option<String>,
+    /// Set only by [`crate::Store::claim_deliveries`]: the firing was
+    /// claimed from a lease that ended without a finish, so its last holder
+    /// may have sent it (a deliverer killed mid-delivery).
+    pub reclaimed: bool,
 }
 
 /// One recorded change of a window's state.
@@ -119,6 +124,94 @@ pub struct FiringPage {
     /// may follow.
     pub next: Option<i64>,
 }
+
+/// How a deliverer finishes a firing it claimed
+/// ([`crate::Store::finish_delivery`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DeliveryOutcome {
+    /// The target took it (one attempt more).
+    Delivered,
+    /// Delivered without sending: the target does not take the firing's
+    /// kind (attempts unchanged, no error).
+    Skipped,
+    /// The attempt failed; try again at `next_try` (one attempt more).
+    Retry {
+        /// Why the attempt failed.
+        error: String,
+        /// When it is due again.
+        next_try: Instant,
+    },
+    /// The attempt failed for good (one attempt more): the firing is
+    /// `failed` until [`crate::Store::retry_failed`].
+    Failed {
+        /// Why.
+        error: String,
+    },
+    /// Not attempted (e.g. its target is not configured here): still
+    /// pending, due again at `next_try`, attempts unchanged.
+    Postponed {
+        /// Why it was not attempted.
+        error: String,
+        /// When it is due again.
+        next_try: Instant,
+    },
+}
+
+/// A delivery outcome's new columns: state, attempts added, last error,
+/// next try.
+pub(crate) struct Finish<'a> {
+    pub(crate) state: i16,
+    pub(crate) add_attempts: i64,
+    pub(crate) last_error: Option<&'a str>,
+    pub(crate) next_try: Option<i64>,
+}
+
+impl DeliveryOutcome {
+    pub(crate) fn columns(&self) -> Finish<'_> {
+        use codec::state_code;
+        match self {
+            DeliveryOutcome::Delivered => Finish {
+                state: state_code(DeliveryState::Delivered),
+                add_attempts: 1,
+                last_error: None,
+                next_try: None,
+            },
+            DeliveryOutcome::Skipped => Finish {
+                state: state_code(DeliveryState::Delivered),
+                add_attempts: 0,
+                last_error: None,
+                next_try: None,
+            },
+            DeliveryOutcome::Retry { error, next_try } => Finish {
+                state: state_code(DeliveryState::Pending),
+                add_attempts: 1,
+                last_error: Some(error),
+                next_try: Some(next_try.as_micros()),
+            },
+            DeliveryOutcome::Failed { error } => Finish {
+                state: state_code(DeliveryState::Failed),
+                add_attempts: 1,
+                last_error: Some(error),
+                next_try: None,
+            },
+            DeliveryOutcome::Postponed { error, next_try } => Finish {
+                state: state_code(DeliveryState::Pending),
+                add_attempts: 0,
+                last_error: Some(error),
+                next_try: Some(next_try.as_micros()),
+            },
+        }
+    }
+}
+
+/// The end of a lease taken at `now` for `lease`.
+pub(crate) fn lease_end(now: Instant, lease: std::time::Duration) -> i64 {
+    let us = i64::try_from(lease.as_micros()).unwrap_or(i64::MAX);
+    now.as_micros().saturating_add(us)
+}
+
+/// The largest claim.
+pub(crate) const MAX_CLAIM: usize = 1_000;
 
 /// The refusal of a new definition for an existing rule, naming what
 /// differs.

@@ -456,3 +456,94 @@ pub(crate) fn ledger_id(conn: &mut Connection) -> Result<String> {
         .optional()?
         .ok_or_else(|| StoreError::Backend("the ledger has no id (table meta)".into()))
 }
+
+/// Pending firings due by ?1 whose lease is free or expired, in order:
+/// from the partial index of pending firings (the planner would otherwise
+/// walk every firing in sequence order).
+pub(crate) const DUE: &str =
+    "SELECT seq, lease_owner IS NOT NULL FROM firings INDEXED BY firings_pending WHERE state = 1 \
+     AND (next_try_us IS NULL OR next_try_us <= ?1) \
+     AND (lease_until_us IS NULL OR lease_until_us <= ?1) ORDER BY seq LIMIT ?2";
+
+/// Lease up to `limit` due firings to `owner` (SPEC §7, targets). Nothing
+/// is written when none is due, so an idle deliverer's pass is one read.
+pub(crate) fn claim_deliveries(
+    conn: &mut Connection,
+    owner: &str,
+    now: Instant,
+    lease: std::time::Duration,
+    limit: usize,
+) -> Result<Vec<crate::Firing>> {
+    let limit = limit.clamp(1, crate::rule::MAX_CLAIM) as i64;
+    let due = |c: &Connection| -> Result<Vec<(i64, bool)>> {
+        let mut stmt = c.prepare_cached(DUE)?;
+        let seqs = stmt
+            .query_map(params![now.as_micros(), limit], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })?
+            .collect::<rusqlite::Result<Vec<_>>>()?;
+        Ok(seqs)
+    };
+    if due(conn)?.is_empty() {
+        return Ok(Vec::new());
+    }
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let seqs = due(&tx)?;
+    let until = crate::rule::lease_end(now, lease);
+    let mut out = Vec::with_capacity(seqs.len());
+    {
+        let mut lease_it = tx.prepare_cached(
+            "UPDATE firings SET lease_owner = ?2, lease_until_us = ?3 WHERE seq = ?1",
+        )?;
+        let mut read = tx.prepare_cached(concat!(
+            "SELECT ",
+            firing_columns!(),
+            " FROM firings f JOIN rules r ON r.id = f.rule_id WHERE f.seq = ?1"
+        ))?;
+        for (seq, reclaimed) in seqs {
+            lease_it.execute(params![seq, owner, until])?;
+            let mut f = decode_firing(read.query_row([seq], firing_row)?)?;
+            f.delivery.reclaimed = reclaimed;
+            out.push(f);
+        }
+    }
+    tx.commit()?;
+    Ok(out)
+}
+
+/// Finish a claimed firing's attempt while `owner` holds its lease.
+pub(crate) fn finish_delivery(
+    conn: &mut Connection,
+    seq: i64,
+    owner: &str,
+    outcome: &crate::DeliveryOutcome,
+) -> Result<bool> {
+    let c = outcome.columns();
+    let n = conn
+        .prepare_cached(
+            "UPDATE firings SET state = ?3, attempts = attempts + ?4, last_error = ?5, \
+             next_try_us = ?6, lease_owner = NULL, lease_until_us = NULL \
+             WHERE seq = ?1 AND lease_owner = ?2 AND state = 1",
+        )?
+        .execute(params![
+            seq,
+            owner,
+            c.state,
+            c.add_attempts,
+            c.last_error,
+            c.next_try
+        ])?;
+    Ok(n == 1)
+}
+
+/// Failed firings (of one rule or all) pending again.
+pub(crate) fn retry_failed(conn: &mut Connection, rule: Option<&str>) -> Result<u64> {
+    let n = conn
+        .prepare_cached(
+            "UPDATE firings SET state = 1, attempts = 0, next_try_us = NULL, \
+             lease_owner = NULL, lease_until_us = NULL \
+             WHERE state = 3 AND (?1 IS NULL OR rule_id = (SELECT id FROM rules WHERE name = ?1))",
+        )?
+        .execute(params![rule])?;
+    Ok(n as u64)
+}

@@ -12,8 +12,13 @@
 
 #![allow(dead_code)]
 
+pub mod deliveries;
 pub mod rules;
 
+pub use deliveries::{
+    claims_are_exclusive_and_leases_expire, concurrent_claims_never_share,
+    retries_are_due_after_next_try,
+};
 pub use rules::{
     deadlines_fire_late_once, joint_coverage_and_generations, rule_definitions_cannot_change,
     rules_fire_as_the_model_judges,
@@ -69,6 +74,9 @@ macro_rules! with_scenarios {
             rule_definitions_cannot_change,
             joint_coverage_and_generations,
             deadlines_fire_late_once,
+            claims_are_exclusive_and_leases_expire,
+            retries_are_due_after_next_try,
+            concurrent_claims_never_share,
         );
     };
 }
@@ -154,6 +162,18 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
         joint_coverage_and_generations,
     ),
     ("deadlines_fire_late_once", deadlines_fire_late_once),
+    (
+        "claims_are_exclusive_and_leases_expire",
+        claims_are_exclusive_and_leases_expire,
+    ),
+    (
+        "retries_are_due_after_next_try",
+        retries_are_due_after_next_try,
+    ),
+    (
+        "concurrent_claims_never_share",
+        concurrent_claims_never_share,
+    ),
 ];
 
 /// Run every scenario, each on a fresh store from `make`, and check the
