@@ -316,9 +316,9 @@ pub(crate) fn judge_group(
         .map(|(i, range)| (watches[i].id, range))
         .collect();
     let states = read_states(tx, &state_reads)?;
-    let mut judge = Judge::new(&watches, before, states);
+    let mut judge = Judge::new(watches, before, states);
     for b in &borrowed {
-        judge.batch(b as &BatchEvents<'_>);
+        judge.batch(b as &BatchEvents<'_>)?;
     }
     write(tx, &judge.finish(), now)
 }
@@ -424,7 +424,7 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
     let span = crate::rule::span(&rule.def);
     let reads: Vec<(i64, Interval)> = watch.assets.iter().map(|&a| (a, span)).collect();
     let coverage = read_coverage(&mut tx, &reads)?;
-    let out = judge::initial(&watch, &coverage);
+    let out = judge::initial(&watch, &coverage)?;
     write(&mut tx, &out, now)?;
     tx.commit().map_err(Fail::Commit)?;
     Ok(RulePut::Created {
@@ -529,7 +529,7 @@ pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail
             let reads: Vec<(i64, Interval)> = w.assets.iter().map(|&a| (a, range)).collect();
             let coverage = read_coverage(&mut tx, &reads)?;
             let states = read_states(&mut tx, &[(w.id, range)])?;
-            let out = judge::late(w, &pass.windows, &coverage, states);
+            let out = judge::late(w, &pass.windows, &coverage, states)?;
             fired += out.firings.len() as u64;
             write(&mut tx, &out, now)?;
         }

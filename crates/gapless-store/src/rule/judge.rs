@@ -10,8 +10,11 @@
 use std::collections::HashMap;
 
 use gapless_core::{
-    Coverage, EventKind, FiringKind, Instant, Interval, IntervalSet, Rule, WindowState,
+    Coverage, EventKind, FiringKind, Instant, Interval, IntervalSet, Judgement, Policy, Rule,
+    WindowState,
 };
+
+use crate::Result;
 
 /// A rule as judging needs it: its row id, the rule, its assets' ids (in
 /// the rule's asset order).
@@ -139,38 +142,107 @@ impl Plan {
     }
 }
 
-/// The joint coverage of `sets` over window `w`.
-fn joint<'a>(sets: impl Iterator<Item = &'a IntervalSet>, w: Interval) -> IntervalSet {
-    let clipped: Vec<IntervalSet> = sets
-        .map(|s| s.runs_overlapping(w).collect::<IntervalSet>())
-        .collect();
-    IntervalSet::intersection(clipped.iter())
+/// Where judging reads an asset's coverage from: memory (a group's replay,
+/// a new rule, deadlines) or the store itself (SQLite, after each batch).
+pub(crate) trait Covered {
+    /// Whether `asset` covers every instant of `w`.
+    fn covers(&mut self, asset: i64, w: Interval) -> Result<bool>;
+    /// The covered runs of `asset` that overlap `w`.
+    fn runs(&mut self, asset: i64, w: Interval) -> Result<IntervalSet>;
 }
 
-/// Judge `w` of `watch` against `joint`; on a change of state, record it
-/// in `records` and push the firing.
-fn judge_window(
-    watch: &Watch,
-    w: Interval,
-    joint: &IntervalSet,
-    records: &mut States,
-    changed: &mut HashMap<(i64, i64), Interval>,
-    firings: &mut Vec<NewFiring>,
-) {
-    let judgement = watch.rule.def.judge(w, joint);
-    let key = (watch.id, w.start().as_micros());
-    let record = records.get(&key).copied().unwrap_or_default();
-    let (state, fired) = record.state.judged(judgement.complete);
-    if let Some((kind, generation)) = fired {
-        records.insert(key, WindowRecord { state, ..record });
-        changed.insert(key, w);
-        firings.push(new_firing(
-            watch,
-            kind,
-            w,
-            generation,
-            judgement.covered_ratio,
-        ));
+/// Coverage in memory, by asset (an asset absent covers nothing).
+pub(crate) struct InMemory<'a, C>(pub(crate) &'a HashMap<i64, C>);
+
+impl<C: std::borrow::Borrow<IntervalSet>> Covered for InMemory<'_, C> {
+    fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
+        Ok(self.0.get(&asset).is_some_and(|c| c.borrow().covers(w)))
+    }
+    fn runs(&mut self, asset: i64, w: Interval) -> Result<IntervalSet> {
+        Ok(self
+            .0
+            .get(&asset)
+            .map(|c| c.borrow().runs_overlapping(w).collect())
+            .unwrap_or_default())
+    }
+}
+
+/// Whether `policy` is "no gap" (`full`, or a ratio of 1).
+fn is_full(policy: Policy) -> bool {
+    match policy {
+        Policy::Full => true,
+        Policy::RatioAtLeast(r) => r >= 1.0,
+        Policy::GapBelow(_) => false,
+    }
+}
+
+/// The exact judgement of `w` from the joint coverage of `watch`'s assets.
+fn exact(watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<Judgement> {
+    let sets = watch
+        .assets
+        .iter()
+        .map(|&a| src.runs(a, w))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(watch.rule.def.judge(w, &IntervalSet::intersection(sets.iter())))
+}
+
+/// Whether `w` is complete for `watch`: under a "no gap" policy one probe
+/// per asset (a full window is never empty), else the exact judgement.
+fn complete(watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<bool> {
+    if is_full(watch.rule.def.policy()) {
+        for &a in &watch.assets {
+            if !src.covers(a, w)? {
+                return Ok(false);
+            }
+        }
+        return Ok(true);
+    }
+    Ok(exact(watch, w, src)?.complete)
+}
+
+/// What judging accumulates: the window records read and changed, and the
+/// firings in order.
+#[derive(Debug, Default)]
+pub(crate) struct Judged {
+    records: States,
+    changed: HashMap<(i64, i64), Interval>,
+    firings: Vec<NewFiring>,
+}
+
+impl Judged {
+    /// Start from the recorded states read for the windows to judge.
+    pub(crate) fn new(records: States) -> Judged {
+        Judged {
+            records,
+            ..Judged::default()
+        }
+    }
+
+    /// Judge `w` of `watch`; on a change of state, record it and its
+    /// firing (the covered share is worked out only then).
+    pub(crate) fn window(&mut self, watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<()> {
+        let now = complete(watch, w, src)?;
+        let key = (watch.id, w.start().as_micros());
+        let record = self.records.get(&key).copied().unwrap_or_default();
+        let (state, fired) = record.state.judged(now);
+        if let Some((kind, generation)) = fired {
+            let ratio = if now && is_full(watch.rule.def.policy()) {
+                1.0
+            } else {
+                exact(watch, w, src)?.covered_ratio
+            };
+            self.records.insert(key, WindowRecord { state, ..record });
+            self.changed.insert(key, w);
+            self.firings
+                .push(new_firing(watch, kind, w, generation, ratio));
+        }
+        Ok(())
+    }
+
+    /// What to write: the firings, and the final record of every window
+    /// whose record changed.
+    pub(crate) fn finish(self) -> Outcome {
+        outcome(self.firings, &self.records, self.changed)
     }
 }
 
@@ -206,14 +278,13 @@ fn outcome(
     Outcome { firings, records }
 }
 
-/// Judging a group of batches, one after the other.
+/// Judging a group of batches, one after the other, on the coverage
+/// before the group replayed in memory.
 #[derive(Debug)]
 pub(crate) struct Judge<'a> {
-    watches: &'a [&'a Watch],
-    coverage: HashMap<i64, Coverage>,
-    records: States,
-    changed: HashMap<(i64, i64), Interval>,
-    firings: Vec<NewFiring>,
+    watches: Vec<&'a Watch>,
+    coverage: HashMap<i64, IntervalSet>,
+    judged: Judged,
 }
 
 impl<'a> Judge<'a> {
@@ -221,16 +292,13 @@ impl<'a> Judge<'a> {
     /// (at least over its planned read), and the recorded states of the
     /// planned windows.
     pub(crate) fn new(
-        watches: &'a [&'a Watch],
+        watches: Vec<&'a Watch>,
         before: HashMap<i64, IntervalSet>,
         records: States,
     ) -> Judge<'a> {
-        let mut coverage: HashMap<i64, Coverage> = before
-            .into_iter()
-            .map(|(a, set)| (a, Coverage::from_set(set)))
-            .collect();
+        let mut coverage = before;
         // An asset with nothing covered yet has no runs to read.
-        for w in watches {
+        for w in &watches {
             for a in &w.assets {
                 coverage.entry(*a).or_default();
             }
@@ -238,65 +306,58 @@ impl<'a> Judge<'a> {
         Judge {
             watches,
             coverage,
-            records,
-            changed: HashMap::new(),
-            firings: Vec::new(),
+            judged: Judged::new(records),
         }
     }
 
     /// Apply one batch's new events, then judge every window of every watch
     /// that the batch touched, rules in the order given, windows in order.
-    pub(crate) fn batch(&mut self, batch: &BatchEvents<'_>) {
+    pub(crate) fn batch(&mut self, batch: &BatchEvents<'_>) -> Result<()> {
         let mut touched: HashMap<i64, IntervalSet> = HashMap::new();
         for &(asset, events) in batch {
-            if let Some(c) = self.coverage.get_mut(&asset) {
+            if let Some(set) = self.coverage.get_mut(&asset) {
+                let mut c = Coverage::from_set(std::mem::take(set));
                 let t = touched.entry(asset).or_default();
                 for &(kind, iv) in events {
                     c.apply(kind, iv);
                     t.insert(iv);
                 }
+                *set = c.into_set();
             }
         }
         if touched.is_empty() {
-            return;
+            return Ok(());
         }
-        for &watch in self.watches {
-            let mut on = IntervalSet::new();
-            for a in &watch.assets {
-                if let Some(set) = touched.get(a) {
-                    on.extend(set.runs());
-                }
-            }
-            for w in watch.rule.def.windows_touched(&on) {
-                let joint = joint(
-                    watch
-                        .assets
-                        .iter()
-                        .filter_map(|a| self.coverage.get(a).map(Coverage::set)),
-                    w,
-                );
-                judge_window(
-                    watch,
-                    w,
-                    &joint,
-                    &mut self.records,
-                    &mut self.changed,
-                    &mut self.firings,
-                );
+        for &watch in &self.watches {
+            for w in watch.rule.def.windows_touched(&touched_by(watch, &touched)) {
+                self.judged
+                    .window(watch, w, &mut InMemory(&self.coverage))?;
             }
         }
+        Ok(())
     }
 
     /// The firings and changed records of all the batches.
     pub(crate) fn finish(self) -> Outcome {
-        outcome(self.firings, &self.records, self.changed)
+        self.judged.finish()
     }
+}
+
+/// The intervals of `touched` on `watch`'s assets.
+pub(crate) fn touched_by(watch: &Watch, touched: &HashMap<i64, IntervalSet>) -> IntervalSet {
+    let mut on = IntervalSet::new();
+    for a in &watch.assets {
+        if let Some(set) = touched.get(a) {
+            on.extend(set.runs());
+        }
+    }
+    on
 }
 
 /// A new rule's first judging: a `complete` firing for each of its windows
 /// that `coverage` (each asset's whole coverage from the rule's `from`)
 /// already completes, in window order.
-pub(crate) fn initial(watch: &Watch, coverage: &HashMap<i64, IntervalSet>) -> Outcome {
+pub(crate) fn initial(watch: &Watch, coverage: &HashMap<i64, IntervalSet>) -> Result<Outcome> {
     let empty = IntervalSet::new();
     let sets: Vec<&IntervalSet> = watch
         .assets
@@ -304,14 +365,11 @@ pub(crate) fn initial(watch: &Watch, coverage: &HashMap<i64, IntervalSet>) -> Ou
         .map(|a| coverage.get(a).unwrap_or(&empty))
         .collect();
     let all = IntervalSet::intersection(sets.iter().copied());
-    let mut records = States::new();
-    let mut changed = HashMap::new();
-    let mut firings = Vec::new();
+    let mut judged = Judged::default();
     for w in watch.rule.def.windows_touched(&all) {
-        let joint: IntervalSet = all.runs_overlapping(w).collect();
-        judge_window(watch, w, &joint, &mut records, &mut changed, &mut firings);
+        judged.window(watch, w, &mut InMemory(coverage))?;
     }
-    outcome(firings, &records, changed)
+    Ok(judged.finish())
 }
 
 /// The `late` firings of `windows` (whose deadline has passed) of `watch`:
@@ -323,8 +381,7 @@ pub(crate) fn late(
     windows: &[Interval],
     coverage: &HashMap<i64, IntervalSet>,
     mut records: States,
-) -> Outcome {
-    let empty = IntervalSet::new();
+) -> Result<Outcome> {
     let mut changed = HashMap::new();
     let mut firings = Vec::new();
     for &w in windows {
@@ -333,14 +390,7 @@ pub(crate) fn late(
         if record.state.complete || record.late {
             continue;
         }
-        let joint = joint(
-            watch
-                .assets
-                .iter()
-                .map(|a| coverage.get(a).unwrap_or(&empty)),
-            w,
-        );
-        let ratio = watch.rule.def.judge(w, &joint).covered_ratio;
+        let ratio = exact(watch, w, &mut InMemory(coverage))?.covered_ratio;
         records.insert(
             key,
             WindowRecord {
@@ -357,5 +407,5 @@ pub(crate) fn late(
             ratio,
         ));
     }
-    outcome(firings, &records, changed)
+    Ok(outcome(firings, &records, changed))
 }

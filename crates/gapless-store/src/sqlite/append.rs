@@ -133,6 +133,12 @@ pub(crate) fn append_many(
         Ok(tx) => tx,
         Err(e) => return all(e.into()),
     };
+    // The rules on the group's assets, judged in memory after each batch
+    // (on the coverage read before the group) and written once at the end.
+    let mut group = match super::rules::GroupJudge::start(&tx, watches, batches) {
+        Ok(g) => g,
+        Err(e) => return all(e),
+    };
     let mut out = Vec::with_capacity(batches.len());
     for batch in batches {
         if batch.is_empty() {
@@ -143,11 +149,17 @@ pub(crate) fn append_many(
             Ok(sp) => sp,
             Err(e) => return all(e.into()),
         };
-        match append_in(&sp, watches, batch, received_at) {
-            Ok(counts) => {
+        let stored = (|| {
+            let mut appender = Appender::new(received_at);
+            appender.push(&sp, batch)?;
+            appender.finish(&sp)
+        })();
+        match stored {
+            Ok((counts, deltas)) => {
                 if let Err(e) = sp.commit() {
                     return all(e.into());
                 }
+                group.batch(&judged_events(&deltas));
                 out.push(Ok(counts));
             }
             Err(e) => {
@@ -162,6 +174,9 @@ pub(crate) fn append_many(
                 out.push(Err(e));
             }
         }
+    }
+    if let Err(e) = group.finish(&tx, received_at) {
+        return all(e);
     }
     match tx.commit() {
         Ok(()) => out,
@@ -178,7 +193,9 @@ fn append_in(
 ) -> Result<Appended> {
     let mut appender = Appender::new(received_at);
     appender.push(tx, batch)?;
-    appender.finish(tx, watches)
+    let (out, deltas) = appender.finish(tx)?;
+    super::rules::judge_append(tx, watches, &judged_events(&deltas), received_at)?;
+    Ok(out)
 }
 
 /// Append one atomic batch that arrives in chunks: each chunk is stored as
@@ -208,7 +225,8 @@ pub(crate) fn append_chunks(
                 tx.pragma_update(None, "cache_size", -1024 * BIG_BATCH_CACHE_MIB)?;
             }
         }
-        let out = appender.finish(&tx, watches)?;
+        let (out, deltas) = appender.finish(&tx)?;
+        super::rules::judge_append(&tx, watches, &judged_events(&deltas), received_at)?;
         tx.commit()?;
         Ok(out)
     })();
@@ -221,7 +239,6 @@ pub(crate) fn append_chunks(
 /// One append in progress: events stored so far, per asset what the
 /// coverage update at the end needs.
 struct Appender {
-    received_at: Instant,
     received: i64,
     out: Appended,
     assets: Vec<Slot>,
@@ -236,7 +253,6 @@ struct Appender {
 impl Appender {
     fn new(received_at: Instant) -> Appender {
         Appender {
-            received_at,
             received: received_at.as_micros(),
             out: Appended::default(),
             assets: Vec::new(),
@@ -319,24 +335,15 @@ impl Appender {
         Ok(())
     }
 
-    /// Judge the rules on the batch's assets, then bring each asset's
-    /// coverage runs and statistics up to date.
-    fn finish(self, tx: &Connection, watches: &mut WatchCache) -> Result<Appended> {
-        let batch: Vec<crate::rule::judge::AssetEvents<'_>> = self
-            .assets
-            .iter()
-            .filter(|s| !s.delta.is_empty())
-            .map(|s| (s.delta.id, s.delta.events.as_slice()))
-            .collect();
-        if !batch.is_empty() {
-            // Before the runs are updated: judging replays the batch on them.
-            super::rules::judge_append(tx, watches, &batch, self.received_at)?;
-        }
-        for Slot { delta: a, .. } in &self.assets {
+    /// Bring each asset's coverage runs and statistics up to date: the
+    /// counts, and each asset's new events (for judging rules).
+    fn finish(self, tx: &Connection) -> Result<(Appended, Vec<AssetDelta>)> {
+        let mut deltas = Vec::with_capacity(self.assets.len());
+        for Slot { delta: a, .. } in self.assets {
             if a.is_empty() {
                 continue;
             }
-            update_coverage(tx, a)?;
+            update_coverage(tx, &a)?;
             tx.prepare_cached(
                 "UPDATE assets SET event_count = event_count + ?2, \
                  max_len_us = max(max_len_us, ?3), \
@@ -345,9 +352,15 @@ impl Appender {
                  WHERE id = ?1",
             )?
             .execute(params![a.id, a.count(), a.max_len, a.min_start, a.max_end])?;
+            deltas.push(a);
         }
-        Ok(self.out)
+        Ok((self.out, deltas))
     }
+}
+
+/// The new events of `deltas` as judging takes them.
+fn judged_events(deltas: &[AssetDelta]) -> Vec<crate::rule::judge::AssetEvents<'_>> {
+    deltas.iter().map(|d| (d.id, d.events.as_slice())).collect()
 }
 
 /// Bring the asset's stored runs that touch the batch's hull up to date

@@ -25,6 +25,10 @@ pub(super) const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage
           ORDER BY start_us DESC LIMIT 1), ?2) \
      ORDER BY start_us";
 
+/// The run of asset ?1 (by id) starting at or before ?2.
+pub(super) const RUN_AT_OR_BEFORE_ID: &str = "SELECT start_us, end_us FROM coverage_runs \
+     WHERE asset_id = ?1 AND start_us <= ?2 ORDER BY start_us DESC LIMIT 1";
+
 /// The run of asset named ?1 starting at or before ?2.
 pub(super) const RUN_AT_OR_BEFORE: &str = "SELECT start_us, end_us FROM coverage_runs \
      WHERE asset_id = (SELECT id FROM assets WHERE name = ?1) AND start_us <= ?2 \

@@ -8,15 +8,18 @@
 
 use std::collections::HashMap;
 
-use gapless_core::{Instant, Interval, IntervalSet, Rule};
+use gapless_core::{EventKind, Instant, Interval, IntervalSet, NewEvent, Rule};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
-use super::read::runs_overlapping;
+use super::read::{runs_overlapping, RUN_AT_OR_BEFORE_ID};
 use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
 };
-use crate::rule::judge::{self, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord};
+use crate::rule::judge::{
+    self, AssetEvents, BatchEvents, Covered, Judge, Judged, Outcome, Plan, States, Watch,
+    WindowRecord,
+};
 use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
 use crate::{Result, StoreError};
 
@@ -103,12 +106,14 @@ pub(crate) struct WatchCache {
     watches: Vec<Watch>,
     /// Per asset, the indexes of the watches on it, ascending.
     by_asset: HashMap<i64, Vec<usize>>,
+    /// The ids of the watched assets, by name.
+    ids: HashMap<String, i64>,
 }
 
 impl WatchCache {
     /// Bring the rules up to date with the ledger's (in the caller's
     /// transaction, so that they stay so until it ends).
-    fn refresh(&mut self, conn: &Connection) -> Result<()> {
+    pub(crate) fn refresh(&mut self, conn: &Connection) -> Result<()> {
         let version: Option<String> = conn
             .prepare_cached("SELECT value FROM meta WHERE key = 'rules_version'")?
             .query_row([], |r| r.get(0))
@@ -124,6 +129,15 @@ impl WatchCache {
             .into_iter()
             .map(|(id, row)| watch(conn, id, row))
             .collect::<Result<Vec<_>>>()?;
+        self.ids.clear();
+        let mut stmt = conn.prepare_cached(
+            "SELECT a.name, a.id FROM assets a \
+             WHERE a.id IN (SELECT asset_id FROM rule_assets)",
+        )?;
+        for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))? {
+            let (name, id): (String, i64) = row?;
+            self.ids.insert(name, id);
+        }
         self.by_asset.clear();
         for (i, w) in self.watches.iter().enumerate() {
             for a in &w.assets {
@@ -146,6 +160,81 @@ impl WatchCache {
         picked.sort_unstable();
         picked.dedup();
         picked.into_iter().map(|i| &self.watches[i]).collect()
+    }
+}
+
+/// Judging the batches of a group commit: the rules on the group's assets
+/// and the coverage and window states they need are read once, before the
+/// first batch; each batch that is stored is then judged in memory, and
+/// what changed is written once, before the commit.
+pub(crate) struct GroupJudge<'c> {
+    judge: Option<Judge<'c>>,
+}
+
+impl<'c> GroupJudge<'c> {
+    /// Read what judging `batches` needs (nothing when no rule watches
+    /// their assets).
+    pub(crate) fn start(
+        conn: &Connection,
+        cache: &'c mut WatchCache,
+        batches: &[&[NewEvent]],
+    ) -> Result<GroupJudge<'c>> {
+        cache.refresh(conn)?;
+        let cache: &'c WatchCache = cache;
+        if cache.watches.is_empty() {
+            return Ok(GroupJudge { judge: None });
+        }
+        // Each batch's intervals on watched assets, duplicates included (a
+        // superset of what it will store: only the windows to read widen).
+        let planned: Vec<Vec<(i64, Vec<(EventKind, Interval)>)>> = batches
+            .iter()
+            .map(|b| {
+                let mut per: Vec<(i64, Vec<(EventKind, Interval)>)> = Vec::new();
+                for ev in b.iter() {
+                    if let Some(&id) = cache.ids.get(&ev.asset) {
+                        match per.iter_mut().find(|(a, _)| *a == id) {
+                            Some((_, v)) => v.push((ev.kind, ev.interval)),
+                            None => per.push((id, vec![(ev.kind, ev.interval)])),
+                        }
+                    }
+                }
+                per
+            })
+            .collect();
+        let assets: Vec<i64> = planned.iter().flatten().map(|(a, _)| *a).collect();
+        let watches = cache.of(&assets);
+        if watches.is_empty() {
+            return Ok(GroupJudge { judge: None });
+        }
+        let borrowed: Vec<Vec<AssetEvents<'_>>> = planned
+            .iter()
+            .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
+            .collect();
+        let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
+        let before = read_coverage(conn, &plan.reads)?;
+        let mut states = States::new();
+        for (i, range) in plan.state_reads() {
+            read_states(conn, watches[i].id, range, &mut states)?;
+        }
+        Ok(GroupJudge {
+            judge: Some(Judge::new(watches, before, states)),
+        })
+    }
+
+    /// Judge one stored batch, by its new events.
+    pub(crate) fn batch(&mut self, events: &BatchEvents<'_>) {
+        if let Some(j) = &mut self.judge {
+            // Judging in memory cannot fail.
+            let _ = j.batch(events);
+        }
+    }
+
+    /// Write what the group's batches changed.
+    pub(crate) fn finish(self, conn: &Connection, now: Instant) -> Result<()> {
+        match self.judge {
+            Some(j) => write(conn, &j.finish(), now),
+            None => Ok(()),
+        }
     }
 }
 
@@ -238,10 +327,31 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
     Ok(())
 }
 
+/// The ledger's own coverage, read in the caller's transaction.
+struct Stored<'c>(&'c Connection);
+
+impl Covered for Stored<'_> {
+    fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
+        let run: Option<(i64, i64)> = self
+            .0
+            .prepare_cached(RUN_AT_OR_BEFORE_ID)?
+            .query_row(params![asset, w.start().as_micros()], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .optional()?;
+        Ok(run.is_some_and(|(_, end)| end >= w.end().as_micros()))
+    }
+
+    fn runs(&mut self, asset: i64, w: Interval) -> Result<IntervalSet> {
+        Ok(runs_overlapping(self.0, asset, w)?.into_iter().collect())
+    }
+}
+
 /// Judge the rules on an append's assets: called in the append's
-/// transaction after its events are stored and *before* its coverage runs
-/// are updated, with each asset's new events (the judging replays them on
-/// the coverage it reads).
+/// transaction (or savepoint) after its events are stored and its coverage
+/// runs updated, with each asset's new events. The windows the batch
+/// touches are judged on the stored coverage: a probe per window and asset
+/// under a "no gap" policy, the window's runs otherwise.
 pub(crate) fn judge_append(
     conn: &Connection,
     cache: &mut WatchCache,
@@ -254,18 +364,32 @@ pub(crate) fn judge_append(
     if watches.is_empty() {
         return Ok(());
     }
-    let plan = Plan::new(&watches, [batch]);
-    if plan.is_empty() {
-        return Ok(());
+    let mut touched: HashMap<i64, IntervalSet> = HashMap::new();
+    for &(asset, events) in batch {
+        touched
+            .entry(asset)
+            .or_default()
+            .extend(events.iter().map(|e| e.1));
     }
-    let before = read_coverage(conn, &plan.reads)?;
+    let windows: Vec<Vec<Interval>> = watches
+        .iter()
+        .map(|w| w.rule.def.windows_touched(&judge::touched_by(w, &touched)))
+        .collect();
     let mut states = States::new();
-    for (i, range) in plan.state_reads() {
-        read_states(conn, watches[i].id, range, &mut states)?;
+    for (w, ws) in watches.iter().zip(&windows) {
+        if let (Some(first), Some(last)) = (ws.first(), ws.last()) {
+            let hull = Interval::new(first.start(), last.end()).expect("windows are not empty");
+            read_states(conn, w.id, hull, &mut states)?;
+        }
     }
-    let mut judge = Judge::new(&watches, before, states);
-    judge.batch(batch);
-    write(conn, &judge.finish(), now)
+    let mut judged = Judged::new(states);
+    let mut src = Stored(conn);
+    for (w, ws) in watches.iter().zip(&windows) {
+        for &window in ws {
+            judged.window(w, window, &mut src)?;
+        }
+    }
+    write(conn, &judged.finish(), now)
 }
 
 fn stored_rule(conn: &Connection, name: &str) -> Result<Option<(i64, StoredRule)>> {
@@ -340,7 +464,7 @@ pub(crate) fn put_rule(conn: &mut Connection, rule: &Rule, now: Instant) -> Resu
         &tx,
         &watch.assets.iter().map(|&a| (a, span)).collect::<Vec<_>>(),
     )?;
-    let out = judge::initial(&watch, &coverage);
+    let out = judge::initial(&watch, &coverage)?;
     write(&tx, &out, now)?;
     tx.commit()?;
     Ok(RulePut::Created {
@@ -438,7 +562,7 @@ pub(crate) fn judge_deadlines(conn: &mut Connection, now: Instant) -> Result<u64
             )?;
             let mut states = States::new();
             read_states(&tx, id, range, &mut states)?;
-            let out = judge::late(&w, &step.windows, &coverage, states);
+            let out = judge::late(&w, &step.windows, &coverage, states)?;
             fired += out.firings.len() as u64;
             write(&tx, &out, now)?;
         }
