@@ -177,6 +177,7 @@ pub(crate) async fn frontier(
 pub(crate) async fn coverage_all(
     State(state): State<AppState>,
     caller: Caller,
+    Query(_): Query<extract::NoParams>,
     extract::Json(q): extract::Json<MultiCoverageRequest>,
 ) -> Result<Json<MultiCheckAnswer>, ApiError> {
     caller.require(Scope::Read)?;
