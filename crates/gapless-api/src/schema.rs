@@ -34,7 +34,7 @@ pub struct ErrorBody {
 /// `extra.interval_start`/`interval_end`, an ISO 8601 interval
 /// `partition_key`, or a discrete `partition_key` of an asset with a key span.
 /// (The OpenAPI description of what [`gapless_core::RawEvent`] reads.)
-#[derive(Debug, ToSchema)]
+#[derive(Debug, Deserialize, ToSchema)]
 #[schema(as = EventInput)]
 pub struct EventInputSchema {
     /// The asset (1 to 512 bytes of UTF-8, no control characters).
@@ -59,7 +59,12 @@ pub struct EventInputSchema {
 /// One event object or an array of them (or NDJSON lines with
 /// `Content-Type: application/x-ndjson`): the OpenAPI description of a
 /// `POST /v1/events` body.
-#[derive(Debug, ToSchema)]
+///
+/// Untagged: the body is the object or the array itself (`Deserialize` is
+/// derived only so that utoipa reads `#[serde(untagged)]`; an externally
+/// tagged `{"One": {...}}` is what the server refuses).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(untagged)]
 #[schema(as = EventsBody)]
 pub enum EventsBodySchema {
     /// One event.

@@ -31,6 +31,14 @@ fn answer_of(a: gapless_store::AssetSummary) -> AssetAnswer {
     }
 }
 
+/// The asset a question names: a name no event can have (SPEC §1: 1 to
+/// 512 bytes, no control characters) is bad input, the same on every
+/// backend, before a store sees it (PostgreSQL refuses a NUL in a text
+/// parameter as a fault).
+fn asset_name(field: &str, name: &str) -> Result<()> {
+    gapless_core::validate_asset_name(name).map_err(|e| Error::bad_input(format!("{field}: {e}")))
+}
+
 impl Ask for Ledger {
     fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer> {
         match request.format {
@@ -47,6 +55,7 @@ impl Ask for Ledger {
     }
 
     fn coverage(&self, q: &CoverageRequest) -> Result<CheckAnswer> {
+        asset_name("asset", &q.asset)?;
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
         let range = params::range(&q.start, &q.end, &zone)?;
         let policy = params::policy_of(
@@ -58,12 +67,16 @@ impl Ask for Ledger {
     }
 
     fn coverage_all(&self, q: &MultiCoverageRequest) -> Result<MultiCheckAnswer> {
+        for asset in &q.assets {
+            asset_name("assets", asset)?;
+        }
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
         let range = params::range(&q.start, &q.end, &zone)?;
         self.check_all(&q.assets, range)
     }
 
     fn windows(&self, q: &WindowsRequest) -> Result<WindowsAnswer> {
+        asset_name("asset", &q.asset)?;
         let (zone, zone_name) = params::time_zone(q.tz.as_deref())?;
         let query = WindowsQuery {
             range: params::range(&q.start, &q.end, &zone)?,
@@ -82,6 +95,7 @@ impl Ask for Ledger {
     }
 
     fn segments(&self, q: &SegmentsRequest) -> Result<SegmentsAnswer> {
+        asset_name("asset", &q.asset)?;
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
         let range = params::range(&q.start, &q.end, &zone)?;
         let limit = params::limit(q.limit.as_deref())?;
@@ -94,6 +108,7 @@ impl Ask for Ledger {
     }
 
     fn events(&self, q: &EventsRequest) -> Result<EventsAnswer> {
+        asset_name("asset", &q.asset)?;
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
         let range = params::optional_range(q.start.as_deref(), q.end.as_deref(), &zone)?;
         let kind = q.kind.as_deref().map(params::kind).transpose()?;
@@ -103,6 +118,7 @@ impl Ask for Ledger {
     }
 
     fn frontier(&self, q: &FrontierRequest) -> Result<FrontierAnswer> {
+        asset_name("asset", &q.asset)?;
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
         let origin = match &q.origin {
             Some(text) => params::instant("origin", text, &zone)?,
@@ -137,6 +153,7 @@ impl Ask for Ledger {
     }
 
     fn asset(&self, q: &AssetRequest) -> Result<AssetAnswer> {
+        asset_name("asset", &q.asset)?;
         match self.store.asset(&q.asset).map_err(from_store)? {
             Some(a) => Ok(answer_of(a)),
             // known() names the nearest asset; one created meanwhile is

@@ -33,9 +33,17 @@ impl<S: Send + Sync> FromRequestParts<S> for AssetPath {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
-        let axum::extract::Path(asset) =
-            axum::extract::Path::<String>::from_request_parts(parts, state).await?;
-        Ok(AssetPath(asset))
+        match axum::extract::Path::<String>::from_request_parts(parts, state).await {
+            Ok(axum::extract::Path(asset)) => Ok(AssetPath(asset)),
+            // In the command line's words, not the framework's ("Invalid
+            // URL: Invalid UTF-8 in `asset`"): the one way a routed
+            // `{asset}` fails is percent-encoding that is not UTF-8.
+            Err(r) if r.status().is_client_error() => Err(ApiError::bad_request(
+                "invalid asset name in the path: it is not UTF-8 once percent-decoded; \
+                 percent-encode the name's UTF-8 bytes (a / is %2F)",
+            )),
+            Err(r) => Err(ApiError::from(r)),
+        }
     }
 }
 
@@ -116,9 +124,13 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams + 'static> FromRequestPart
         let shape = QueryShape::of::<T>();
         for (i, (name, value)) in pairs.iter().enumerate() {
             if !shape.names.contains(name) {
-                return Err(ApiError::bad_request(format!(
-                    "unknown query parameter {name:?}: this question takes {}",
+                let takes = if shape.names.is_empty() {
+                    "no query parameters".to_string()
+                } else {
                     shape.names.join(", ")
+                };
+                return Err(ApiError::bad_request(format!(
+                    "unknown query parameter {name:?}: this question takes {takes}"
                 )));
             }
             if pairs[..i].iter().any(|(n, _)| n == name) {
@@ -144,6 +156,12 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams + 'static> FromRequestPart
             .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))
     }
 }
+
+/// The query of a route that takes no parameters: with `Query`, any
+/// parameter is refused as unknown (SPEC §4), not ignored.
+#[derive(Debug, serde::Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub(crate) struct NoParams {}
 
 /// A JSON object body as `T`: sent as `application/json`, an object, only
 /// the fields `T` has, each of its type, the required ones present.

@@ -105,3 +105,64 @@ fn group_commit_over_postgres() {
     assert_eq!(c.get("/v1/assets").json()["assets"][0]["events"], N as u64);
     server.stop().unwrap();
 }
+
+/// Found by scripts/fuzz-api (schemathesis) on PostgreSQL: a question
+/// about an asset name with a NUL (`POST /v1/coverage` with `"assets":
+/// ["a\u0000b"]`) was a 500 (PostgreSQL refuses a NUL in text), where
+/// SQLite said 404. A name no event can have is bad input, in the same
+/// words on both backends.
+#[test]
+fn a_question_about_an_impossible_asset_name_is_bad_input_on_both_backends() {
+    let (url, required) = url();
+    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
+        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
+        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+        return;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = Schema(format!("gs_names_{}_{nanos}", std::process::id()));
+    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
+    let pg = TestServer::with_ledger(
+        tempfile::tempdir().unwrap(),
+        Ledger::new(Arc::new(store)),
+        ServerConfig::default(),
+    );
+    let sqlite = TestServer::start();
+    let range = format!("start={}&end={}", slot(0), slot(5));
+    let mut answers = Vec::new();
+    for server in [&sqlite, &pg] {
+        let c = server.client();
+        assert_eq!(
+            c.post_json("/v1/events", &event("a", &slot(0), &slot(5), None))
+                .status,
+            200
+        );
+        let rs = [
+            c.post_json(
+                "/v1/coverage",
+                &json!({"assets": ["a", "a\u{0}b"], "start": slot(0), "end": slot(5)}),
+            ),
+            c.get("/v1/assets/a%00b"),
+            c.get(&format!("/v1/assets/a%00b/coverage?{range}")),
+            c.get(&format!("/v1/assets/a%00b/windows?{range}&every=1m")),
+            c.get("/v1/assets/a%01b/events"),
+            c.get("/v1/assets/a%00b/frontier"),
+        ];
+        for r in &rs {
+            assert_eq!(r.status, 400, "{}", r.text());
+            assert!(
+                r.error().contains("invalid asset name \"a\\0b\"")
+                    || r.error().contains("invalid asset name \"a\\u{1}b\""),
+                "{}",
+                r.error()
+            );
+        }
+        answers.push(rs.iter().map(|r| r.error()).collect::<Vec<_>>());
+    }
+    assert_eq!(answers[0], answers[1]);
+    assert!(answers[0][0].starts_with("assets: "), "{}", answers[0][0]);
+    assert!(answers[0][1].starts_with("asset: "), "{}", answers[0][1]);
+}

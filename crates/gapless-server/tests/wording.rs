@@ -164,3 +164,59 @@ fn a_413_says_the_limit() {
         r.error()
     );
 }
+
+/// Found while fuzzing the API: the routes without query parameters
+/// ignored any (SPEC §4: unknown query parameters are errors), and a
+/// question that takes none said it "takes " and stopped.
+#[test]
+fn routes_without_query_parameters_refuse_any() {
+    let server = TestServer::start();
+    let c = server.client();
+    let e = common::event("a", &at(0), &at(5), None);
+    assert_eq!(c.post_json("/v1/events", &e).status, 200);
+    let refused = "unknown query parameter \"x\": this question takes no query parameters";
+    let multi = json!({"assets": ["a"], "start": at(0), "end": at(5)});
+    for r in [
+        c.get("/v1/assets?x=1"),
+        c.get("/v1/assets/a?x=1"),
+        c.post_json("/v1/events?x=1", &e),
+        c.put_json("/v1/assets/a?x=1", &json!({})),
+        c.post_json("/v1/coverage?x=1", &multi),
+    ] {
+        assert_eq!((r.status, r.error()), (400, refused.to_string()));
+    }
+    // Nothing was stored or declared by the refused requests.
+    let a = c.get("/v1/assets/a").json();
+    assert_eq!(
+        (a["events"].clone(), a["tz"].clone()),
+        (json!(1), json!(null))
+    );
+}
+
+/// Found while fuzzing the API: an `{asset}` whose percent-encoding is not
+/// UTF-8 was answered in axum's words ("Invalid URL: Invalid UTF-8 in
+/// `asset`"), and `GET /v1/assets/{asset}` did not document that 400.
+#[test]
+fn an_asset_path_that_is_not_utf8_is_named_in_our_words() {
+    let server = TestServer::start();
+    let c = server.client();
+    let doc = c.get("/openapi.json").json();
+    assert!(doc["paths"]["/v1/assets/{asset}"]["get"]["responses"]["400"].is_object());
+    for path in [
+        "/v1/assets/%FF".to_string(),
+        format!("/v1/assets/%C3%28/coverage?start={}&end={}", at(0), at(5)),
+        "/v1/assets/a%FFb/events".to_string(),
+    ] {
+        let r = c.get(&path);
+        assert_eq!(r.status, 400, "{path}: {}", r.text());
+        assert!(
+            r.error().starts_with(
+                "invalid asset name in the path: it is not UTF-8 once percent-decoded"
+            ),
+            "{path}: {}",
+            r.error()
+        );
+    }
+    let r = c.put_json("/v1/assets/%FF", &json!({}));
+    assert_eq!(r.status, 400, "{}", r.text());
+}

@@ -15,6 +15,7 @@ use crate::{ApiError, AppState};
     tag = "assets",
     responses(
         (status = 200, description = "Every asset, by name", body = AssetsAnswer),
+        (status = 400, description = "A query parameter (this route takes none)", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
@@ -25,6 +26,7 @@ use crate::{ApiError, AppState};
 pub(crate) async fn list(
     State(state): State<AppState>,
     caller: Caller,
+    Query(_): Query<extract::NoParams>,
 ) -> Result<Json<AssetsAnswer>, ApiError> {
     caller.require(Scope::Read)?;
     Ok(Json(state.ask(|l| l.assets()).await?))
@@ -39,6 +41,7 @@ pub(crate) async fn list(
     params(("asset" = String, Path, description = "The asset, percent-encoded")),
     responses(
         (status = 200, description = "The asset", body = AssetAnswer),
+        (status = 400, description = "An asset name that is not UTF-8, or a query parameter", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 404, description = "An asset the ledger has never seen (the message names the nearest one)", body = gapless_api::ErrorBody),
@@ -82,6 +85,7 @@ pub(crate) async fn declare(
     State(state): State<AppState>,
     caller: Caller,
     AssetPath(asset): AssetPath,
+    Query(_): Query<extract::NoParams>,
     extract::Json(mut q): extract::Json<DeclareRequest>,
 ) -> Result<Json<DeclAnswer>, ApiError> {
     caller.require(Scope::Admin)?;

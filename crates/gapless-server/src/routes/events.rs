@@ -11,6 +11,7 @@ use gapless_ledger::ingest::Batch;
 use serde_json::json;
 
 use crate::auth::{Caller, Scope};
+use crate::extract::Query;
 use crate::{ApiError, AppState};
 
 fn format_of(headers: &HeaderMap) -> Result<BodyFormat, ApiError> {
@@ -71,6 +72,7 @@ fn authorize(caller: &Caller, batch: &Batch) -> Result<(), ApiError> {
 pub(crate) async fn post_events(
     State(state): State<AppState>,
     caller: Caller,
+    Query(_): Query<crate::extract::NoParams>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<IngestAnswer>, ApiError> {

@@ -166,6 +166,7 @@ pub(crate) async fn frontier(
         (status = 400, description = "Bad range or no assets", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 404, description = "An asset the ledger has never seen (the message names the nearest one)", body = gapless_api::ErrorBody),
         (status = 413, description = "Body over the server's limit", body = gapless_api::ErrorBody),
         (status = 415, description = "A body that is not JSON", body = gapless_api::ErrorBody),
         (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
@@ -176,6 +177,7 @@ pub(crate) async fn frontier(
 pub(crate) async fn coverage_all(
     State(state): State<AppState>,
     caller: Caller,
+    Query(_): Query<extract::NoParams>,
     extract::Json(q): extract::Json<MultiCoverageRequest>,
 ) -> Result<Json<MultiCheckAnswer>, ApiError> {
     caller.require(Scope::Read)?;
