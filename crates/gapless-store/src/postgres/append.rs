@@ -141,9 +141,13 @@ pub(crate) fn append(
     batch: &[NewEvent],
     received_at: Instant,
 ) -> Result<Appended, Fail> {
-    let Conn { client, stmts } = conn;
+    let Conn {
+        client,
+        stmts,
+        watches,
+    } = conn;
     let mut tx = client.transaction()?;
-    let out = append_group(&mut tx, stmts, &[batch], received_at)?
+    let out = append_group(&mut tx, stmts, watches, &[batch], received_at)?
         .pop()
         .expect("one answer per batch")?;
     tx.commit().map_err(Fail::Commit)?;
@@ -157,9 +161,13 @@ pub(crate) fn append_many(
     batches: &[&[NewEvent]],
     received_at: Instant,
 ) -> Result<Vec<Result<Appended>>, Fail> {
-    let Conn { client, stmts } = conn;
+    let Conn {
+        client,
+        stmts,
+        watches,
+    } = conn;
     let mut tx = client.transaction()?;
-    let out = append_group(&mut tx, stmts, batches, received_at)?;
+    let out = append_group(&mut tx, stmts, watches, batches, received_at)?;
     tx.commit().map_err(Fail::Commit)?;
     Ok(out)
 }
@@ -222,6 +230,7 @@ struct Pending<'a> {
 fn append_group<'b>(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
+    cache: &mut super::rules::WatchCache,
     batches: &[&'b [NewEvent]],
     received_at: Instant,
 ) -> Result<Vec<Result<Appended>>, Fail> {
@@ -248,7 +257,7 @@ fn append_group<'b>(
     // The rules on these assets, locked after the assets (SPEC §7: judged
     // after each batch, in this transaction).
     let asset_ids: Vec<i64> = id_of.values().copied().collect();
-    let watches = super::rules::lock_watches(tx, stmts, &asset_ids)?;
+    let watches = super::rules::lock_watches(tx, stmts, cache, &asset_ids)?;
     let mut judged: Vec<super::rules::GroupBatch> = Vec::new();
 
     // Idempotency: the stored events of all the batches' ids, one statement.

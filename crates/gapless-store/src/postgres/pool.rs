@@ -38,6 +38,8 @@ pub(crate) const APPEND_TRIES: u32 = 5;
 pub(crate) struct Conn {
     pub(crate) client: Client,
     pub(crate) stmts: Stmts,
+    /// The rules as appends on this connection last read them.
+    pub(crate) watches: super::rules::WatchCache,
 }
 
 /// Statements prepared on one connection, by SQL text.
@@ -140,6 +142,7 @@ impl Pool {
         Ok(Conn {
             client,
             stmts: Stmts::default(),
+            watches: super::rules::WatchCache::default(),
         })
     }
 

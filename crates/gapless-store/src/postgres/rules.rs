@@ -43,13 +43,14 @@ const DEADLINE_WINDOWS_PER_PASS: usize = 10_000;
 /// The largest page of firings.
 const MAX_FIRINGS_PAGE: i64 = 10_000;
 
-/// The rules watching any of the assets $1, locked, in name order.
-const LOCK_RULES_OF_ASSETS: &str = concat!(
-    "SELECT r.id, ",
-    rule_columns!(),
-    " FROM rules r WHERE r.id IN (SELECT rule_id FROM rule_assets WHERE asset_id = ANY($1::bigint[])) \
-     ORDER BY r.name COLLATE \"C\" FOR UPDATE OF r"
-);
+/// The ids of the rules watching any of the assets $1, locked, in name
+/// order, each with the ledger's `rules_version` (read in the same
+/// snapshot, so that it says which rules these are).
+const LOCK_RULES_OF_ASSETS: &str = "SELECT r.id, \
+     (SELECT value FROM meta WHERE key = 'rules_version') \
+     FROM rules r WHERE r.id IN (SELECT rule_id FROM rule_assets WHERE asset_id = ANY($1::bigint[])) \
+     ORDER BY r.name COLLATE \"C\" FOR UPDATE OF r";
+const ALL_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules");
 const ASSETS_OF_RULES: &str =
     "SELECT rule_id, asset_id FROM rule_assets WHERE rule_id = ANY($1::bigint[])";
 /// Runs overlapping each `(asset, lo, hi)` (adjacent ones too: harmless).
@@ -68,20 +69,43 @@ const RUNS_IN: &str = "SELECT u.a, r.start_us, r.end_us \
 const STATES_IN: &str = "SELECT w.rule_id, w.start_us, w.complete, w.generation, w.late \
      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(r, lo, hi) \
      JOIN rule_windows w ON w.rule_id = u.r AND w.start_us >= u.lo AND w.start_us < u.hi";
-const UPSERT_STATES: &str = "INSERT INTO rule_windows \
-     (rule_id, start_us, end_us, complete, generation, late) \
-     SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
-       $5::bigint[], $6::boolean[]) \
-     ON CONFLICT (rule_id, start_us) DO UPDATE SET \
-     complete = excluded.complete, generation = excluded.generation, late = excluded.late";
-/// Draw $1 firing numbers: the last one drawn is returned.
-const DRAW_FIRINGS: &str = "UPDATE firing_clock SET last = last + $1 RETURNING last";
-const INSERT_FIRINGS: &str = "INSERT INTO firings \
-     (seq, rule_id, kind, start_us, end_us, key, generation, covered_ratio, recorded_us, \
-      target, state) \
-     SELECT s, r, k, st, en, ky, g, c, $9::bigint, t, d FROM unnest($1::bigint[], \
-       $2::bigint[], $3::smallint[], $4::bigint[], $5::bigint[], $6::text[], $7::bigint[], \
-       $8::double precision[], $10::text[], $11::smallint[]) AS u(s, r, k, st, en, ky, g, c, t, d)";
+/// What judging a group reads, in one round trip: the runs of [`RUNS_IN`]
+/// (part 0: asset, start, end) and the states of [`STATES_IN`] (part 1:
+/// rule, start, end, complete, generation, late).
+const JUDGING_READS: &str = "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
+       NULL::boolean, NULL::bigint, NULL::boolean \
+     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
+     CROSS JOIN LATERAL ( \
+       (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
+         WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
+        WHERE b.end_us >= u.lo) \
+       UNION ALL \
+       (SELECT start_us, end_us FROM coverage_runs \
+         WHERE asset_id = u.a AND start_us > u.lo AND start_us <= u.hi) \
+     ) AS r \
+     UNION ALL \
+     SELECT 1::smallint, w.rule_id, w.start_us, w.end_us, w.complete, w.generation, w.late \
+     FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS v(r, lo, hi) \
+     JOIN rule_windows w ON w.rule_id = v.r AND w.start_us >= v.lo AND w.start_us < v.hi \
+     ORDER BY 1, 2, 3";
+/// What judging changed, in one round trip: the window states upserted,
+/// $7 firing numbers drawn under the firing clock's lock, the firings
+/// inserted with them in order.
+const JUDGING_WRITES: &str = "WITH s AS ( \
+       INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
+       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
+         $5::bigint[], $6::boolean[]) \
+       ON CONFLICT (rule_id, start_us) DO UPDATE SET \
+       complete = excluded.complete, generation = excluded.generation, late = excluded.late \
+     ), d AS ( \
+       UPDATE firing_clock SET last = last + $7 RETURNING last \
+     ) \
+     INSERT INTO firings (seq, rule_id, kind, start_us, end_us, key, generation, covered_ratio, \
+       recorded_us, target, state) \
+     SELECT d.last - $7 + u.o, u.r, u.k, u.st, u.en, u.ky, u.g, u.c, $13::bigint, u.t, u.d \
+     FROM d, unnest($8::bigint[], $9::smallint[], $10::bigint[], $11::bigint[], $12::text[], \
+       $14::bigint[], $15::double precision[], $16::text[], $17::smallint[]) \
+       WITH ORDINALITY AS u(r, k, st, en, ky, g, c, t, d, o)";
 
 fn rule_row(r: &postgres::Row) -> (i64, RuleRow) {
     (
@@ -144,18 +168,49 @@ fn watches(tx: &mut Transaction<'_>, rows: Vec<postgres::Row>) -> Result<Vec<Wat
     Ok(out)
 }
 
+/// The rules as appends on one connection last read them, by id, read
+/// again when the ledger's `rules_version` moved.
+#[derive(Debug, Default)]
+pub(crate) struct WatchCache {
+    version: Option<String>,
+    by_id: HashMap<i64, Watch>,
+}
+
 /// Lock the rules watching any of `assets` (held by the caller's
-/// transaction, whose asset locks are already held).
-///
-/// Prepared (one round trip): every append runs it, rules or not.
-pub(crate) fn lock_watches(
+/// transaction, whose asset locks are already held): one prepared round
+/// trip, every append runs it; the rules themselves come from `cache`,
+/// read again (two more) only when their version moved.
+pub(crate) fn lock_watches<'c>(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
+    cache: &'c mut WatchCache,
     assets: &[i64],
-) -> Result<Vec<Watch>, Fail> {
+) -> Result<Vec<&'c Watch>, Fail> {
     let s = stmts.get(tx, LOCK_RULES_OF_ASSETS)?;
     let rows = tx.query(&s, &[&assets])?;
-    watches(tx, rows)
+    let Some(first) = rows.first() else {
+        return Ok(Vec::new());
+    };
+    let version: Option<String> = first.get(1);
+    let version = version.unwrap_or_else(|| "0".into());
+    let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    let stale = cache.version.as_deref() != Some(version.as_str())
+        || ids.iter().any(|id| !cache.by_id.contains_key(id));
+    if stale {
+        let all = tx.query(ALL_RULES, &[])?;
+        cache.by_id = watches(tx, all)?.into_iter().map(|w| (w.id, w)).collect();
+        cache.version = Some(version);
+    }
+    let cache: &'c WatchCache = cache;
+    ids.iter()
+        .map(|id| {
+            cache.by_id.get(id).ok_or_else(|| {
+                Fail::Store(StoreError::Backend(format!(
+                    "rule {id} vanished during an append"
+                )))
+            })
+        })
+        .collect()
 }
 
 /// Each asset's runs overlapping its range, as sets.
@@ -223,36 +278,25 @@ fn read_states(tx: &mut Transaction<'_>, reads: &[(i64, Interval)]) -> Result<St
     Ok(out)
 }
 
-/// Write what judging changed: window records, then the firings, numbered
-/// under the firing clock's lock.
+/// Write what judging changed in one statement: window records, then the
+/// firings, numbered under the firing clock's lock (taken last, held to
+/// commit).
 fn write(tx: &mut Transaction<'_>, out: &Outcome, now: Instant) -> Result<(), Fail> {
-    if !out.records.is_empty() {
-        let rule: Vec<i64> = out.records.iter().map(|r| r.0).collect();
-        let start: Vec<i64> = out
-            .records
-            .iter()
-            .map(|r| r.1.start().as_micros())
-            .collect();
-        let end: Vec<i64> = out.records.iter().map(|r| r.1.end().as_micros()).collect();
-        let complete: Vec<bool> = out.records.iter().map(|r| r.2.state.complete).collect();
-        let generation: Vec<i64> = out
-            .records
-            .iter()
-            .map(|r| i64::from(r.2.state.generation))
-            .collect();
-        let late: Vec<bool> = out.records.iter().map(|r| r.2.late).collect();
-        tx.execute(
-            UPSERT_STATES,
-            &[&rule, &start, &end, &complete, &generation, &late],
-        )?;
-    }
-    if out.firings.is_empty() {
+    if out.is_empty() {
         return Ok(());
     }
-    let n = out.firings.len() as i64;
-    let last: i64 = tx.query_one(DRAW_FIRINGS, &[&n])?.get(0);
+    let rec = &out.records;
+    let w_rule: Vec<i64> = rec.iter().map(|r| r.0).collect();
+    let w_start: Vec<i64> = rec.iter().map(|r| r.1.start().as_micros()).collect();
+    let w_end: Vec<i64> = rec.iter().map(|r| r.1.end().as_micros()).collect();
+    let w_complete: Vec<bool> = rec.iter().map(|r| r.2.state.complete).collect();
+    let w_generation: Vec<i64> = rec
+        .iter()
+        .map(|r| i64::from(r.2.state.generation))
+        .collect();
+    let w_late: Vec<bool> = rec.iter().map(|r| r.2.late).collect();
     let f = &out.firings;
-    let seq: Vec<i64> = (last - n + 1..=last).collect();
+    let n = f.len() as i64;
     let rule: Vec<i64> = f.iter().map(|f| f.rule_id).collect();
     let kind: Vec<i16> = f.iter().map(|f| firing_kind_code(f.kind)).collect();
     let start: Vec<i64> = f.iter().map(|f| f.window.start().as_micros()).collect();
@@ -272,17 +316,23 @@ fn write(tx: &mut Transaction<'_>, out: &Outcome, now: Instant) -> Result<(), Fa
         })
         .collect();
     tx.execute(
-        INSERT_FIRINGS,
+        JUDGING_WRITES,
         &[
-            &seq,
+            &w_rule,
+            &w_start,
+            &w_end,
+            &w_complete,
+            &w_generation,
+            &w_late,
+            &n,
             &rule,
             &kind,
             &start,
             &end,
             &key,
+            &now.as_micros(),
             &generation,
             &ratio,
-            &now.as_micros(),
             &target,
             &state,
         ],
@@ -294,10 +344,12 @@ fn write(tx: &mut Transaction<'_>, out: &Outcome, now: Instant) -> Result<(), Fa
 pub(crate) type GroupBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
 
 /// Judge `watches` (locked) for a group's batches, in order: called in the
-/// group's transaction before its coverage runs are written.
+/// group's transaction before its coverage runs are written. One round
+/// trip reads the coverage before the group and the windows' states, one
+/// writes what changed (none when nothing did).
 pub(crate) fn judge_group(
     tx: &mut Transaction<'_>,
-    watches: &[Watch],
+    watches: &[&Watch],
     batches: &[GroupBatch],
     now: Instant,
 ) -> Result<(), Fail> {
@@ -305,22 +357,79 @@ pub(crate) fn judge_group(
         .iter()
         .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
         .collect();
-    let watches: Vec<&Watch> = watches.iter().collect();
-    let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
+    let plan = Plan::new(watches, borrowed.iter().map(Vec::as_slice));
     if plan.is_empty() {
         return Ok(());
     }
-    let before = read_coverage(tx, &plan.reads)?;
     let state_reads: Vec<(i64, Interval)> = plan
         .state_reads()
         .map(|(i, range)| (watches[i].id, range))
         .collect();
-    let states = read_states(tx, &state_reads)?;
-    let mut judge = Judge::new(watches, before, states);
+    let (before, states) = read_for_judging(tx, &plan.reads, &state_reads)?;
+    let mut judge = Judge::new(watches.to_vec(), before, states);
     for b in &borrowed {
         judge.batch(b as &BatchEvents<'_>)?;
     }
     write(tx, &judge.finish(), now)
+}
+
+/// The runs overlapping each `(asset, range)` of `runs` and the recorded
+/// states of each `(rule, range)` of `states`, in one statement.
+fn read_for_judging(
+    tx: &mut Transaction<'_>,
+    runs: &[(i64, Interval)],
+    states: &[(i64, Interval)],
+) -> Result<(HashMap<i64, IntervalSet>, States), Fail> {
+    let cols = |reads: &[(i64, Interval)]| -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+        (
+            reads.iter().map(|r| r.0).collect(),
+            reads.iter().map(|r| r.1.start().as_micros()).collect(),
+            reads.iter().map(|r| r.1.end().as_micros()).collect(),
+        )
+    };
+    let (a, alo, ahi) = cols(runs);
+    let (r, rlo, rhi) = cols(states);
+    // Unprepared, as the append's own run read: a generic plan made on a
+    // tiny table would scan it.
+    let rows = tx.query_typed(
+        JUDGING_READS,
+        &[
+            (&a, Type::INT8_ARRAY),
+            (&alo, Type::INT8_ARRAY),
+            (&ahi, Type::INT8_ARRAY),
+            (&r, Type::INT8_ARRAY),
+            (&rlo, Type::INT8_ARRAY),
+            (&rhi, Type::INT8_ARRAY),
+        ],
+    )?;
+    let mut by_asset: HashMap<i64, Vec<Interval>> = HashMap::new();
+    let mut out = States::new();
+    for row in rows {
+        let part: i16 = row.get(0);
+        if part == 0 {
+            let iv = crate::codec::interval(row.get(2), row.get(3), "coverage run")?;
+            by_asset.entry(row.get(1)).or_default().push(iv);
+        } else {
+            let generation: i64 = row.get(5);
+            out.insert(
+                (row.get(1), row.get(2)),
+                WindowRecord {
+                    state: WindowState {
+                        complete: row.get(4),
+                        generation: u32::try_from(generation)
+                            .map_err(|_| crate::error::corrupt("window generation"))?,
+                    },
+                    late: row.get(6),
+                },
+            );
+        }
+    }
+    let mut before = HashMap::new();
+    for (asset, mut v) in by_asset {
+        v.dedup();
+        before.insert(asset, crate::codec::run_set(v)?);
+    }
+    Ok((before, out))
 }
 
 fn stored_rule(

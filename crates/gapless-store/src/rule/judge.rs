@@ -183,7 +183,10 @@ fn exact(watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<Judgement>
         .iter()
         .map(|&a| src.runs(a, w))
         .collect::<Result<Vec<_>>>()?;
-    Ok(watch.rule.def.judge(w, &IntervalSet::intersection(sets.iter())))
+    Ok(watch
+        .rule
+        .def
+        .judge(w, &IntervalSet::intersection(sets.iter())))
 }
 
 /// Whether `w` is complete for `watch`: under a "no gap" policy one probe
@@ -220,7 +223,12 @@ impl Judged {
 
     /// Judge `w` of `watch`; on a change of state, record it and its
     /// firing (the covered share is worked out only then).
-    pub(crate) fn window(&mut self, watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<()> {
+    pub(crate) fn window(
+        &mut self,
+        watch: &Watch,
+        w: Interval,
+        src: &mut dyn Covered,
+    ) -> Result<()> {
         let now = complete(watch, w, src)?;
         let key = (watch.id, w.start().as_micros());
         let record = self.records.get(&key).copied().unwrap_or_default();
