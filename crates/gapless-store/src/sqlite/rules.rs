@@ -163,6 +163,9 @@ impl WatchCache {
     }
 }
 
+/// One batch's events per watched asset, owned.
+type OwnedBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
+
 /// Judging the batches of a group commit: the rules on the group's assets
 /// and the coverage and window states they need are read once, before the
 /// first batch; each batch that is stored is then judged in memory, and
@@ -186,10 +189,10 @@ impl<'c> GroupJudge<'c> {
         }
         // Each batch's intervals on watched assets, duplicates included (a
         // superset of what it will store: only the windows to read widen).
-        let planned: Vec<Vec<(i64, Vec<(EventKind, Interval)>)>> = batches
+        let planned: Vec<OwnedBatch> = batches
             .iter()
             .map(|b| {
-                let mut per: Vec<(i64, Vec<(EventKind, Interval)>)> = Vec::new();
+                let mut per: OwnedBatch = Vec::new();
                 for ev in b.iter() {
                     if let Some(&id) = cache.ids.get(&ev.asset) {
                         match per.iter_mut().find(|(a, _)| *a == id) {
