@@ -160,12 +160,15 @@ mod tests {
         delay: Mutex<Option<Duration>>,
         groups: Mutex<Vec<usize>>,
         fail_groups: bool,
+        /// Appends begun, single or grouped.
+        begun: std::sync::atomic::AtomicUsize,
     }
 
     type R<T> = gapless_store::Result<T>;
 
     impl Store for Gated {
         fn append(&self, batch: &[NewEvent], at: Instant) -> R<gapless_store::Appended> {
+            self.begun.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             let delay = self.delay.lock().unwrap().take();
             if let Some(d) = delay {
                 std::thread::sleep(d);
@@ -177,6 +180,7 @@ mod tests {
             batches: &[&[NewEvent]],
             at: Instant,
         ) -> Vec<R<gapless_store::Appended>> {
+            self.begun.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
             self.groups.lock().unwrap().push(batches.len());
             if self.fail_groups {
                 return batches
@@ -257,6 +261,7 @@ mod tests {
             delay: Mutex::new(Some(Duration::from_millis(300))),
             groups: Mutex::new(Vec::new()),
             fail_groups,
+            begun: std::sync::atomic::AtomicUsize::new(0),
         });
         let ledger = Ledger::new(store.clone());
         (dir, store, ledger)
@@ -395,18 +400,33 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn flush_waits_for_queued_batches() {
-        let (_dir, _store, ledger) = setup(false);
+        let (_dir, store, ledger) = setup(false);
         let writer = Writer::spawn(ledger.clone(), Arc::new(Metrics::new()), 4096);
         let first = ledger
             .parse(Some(Unit::Event), [ev("x", 0).as_str()])
             .unwrap();
         let w = writer.clone();
         let pending = tokio::spawn(async move { w.append(first).await });
-        tokio::time::sleep(Duration::from_millis(50)).await;
+        // Wait until the writer is committing the batch (the store's first
+        // append is slow), then flush: it must wait for that commit.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while store.begun.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the batch never reached the store"
+            );
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
         writer.flush().await;
-        assert!(
-            pending.is_finished(),
-            "flush returned before the batch was answered"
+        assert_eq!(
+            store
+                .inner
+                .events("a", &Default::default())
+                .unwrap()
+                .events
+                .len(),
+            1,
+            "flush returned before the batch was committed"
         );
         pending.await.unwrap().unwrap();
         assert_eq!(
