@@ -44,6 +44,11 @@ VALID = {
     # Ids repeat, so that some events are duplicates and some conflicts.
     "id": ["fz-1", "fz-2", "fz-3"],
     "partition_key": ["2025-06-04/2025-06-05", "2025-06-01T10:15:00"],
+    # Long polls: short waits, so that a run asks many questions.
+    "timeout": ["1s", "PT0.2S"],
+    "wait": ["1s", "PT0.2S"],
+    "from": INSTANTS,
+    "until": INSTANTS,
 }
 POLICY_FORMS = ("policy", "min_ratio", "max_gap")
 
