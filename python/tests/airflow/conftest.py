@@ -14,7 +14,9 @@ groups killed, the metadata database dropped) however the tests end:
 - `gapless`: `gapless serve` (GAPLESS_BIN) on a fresh SQLite ledger with a
   targets file naming two Airflow targets: `airflow_asset` (asset_uri
   gapless://orders/hourly) and `airflow_dag` (dag_id orders_hourly_dag),
-  logging in with that username and password.
+  logging in with that username and password; each request is given 4 s
+  and a failed attempt is tried again 6 s later (see
+  test_a_lost_answer_is_not_sent_twice for why that long).
 
 On a failing test the last lines of every process's log are added to the
 report. GAPLESS_AIRFLOW_KEEP=1 keeps the temp dir (and says where).
@@ -348,7 +350,8 @@ def gapless(workdir, airflow):
 url = "{airflow.url}"
 username = "{airflow.username}"
 password = "{airflow.password}"
-backoff = {{ base = "500ms", max = "5s" }}
+timeout = "4s"
+backoff = {{ base = "6s", max = "30s" }}
 """
     targets.write_text(
         'poll = "200ms"\n\n'
