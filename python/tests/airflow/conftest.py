@@ -10,7 +10,8 @@ groups killed, the metadata database dropped) however the tests end:
   processes on free ports, ready once `/api/v2/monitor/health` says the
   scheduler and the dag-processor are healthy and both DAGs of `dags/` are
   known. Auth: the simple auth manager with one admin user `gapless`, its
-  password read from the passwords file Airflow generates.
+  password read from the passwords file Airflow generates; API tokens
+  expire after 5 s, so the deliverer has to log in again on 401.
 - `gapless`: `gapless serve` (GAPLESS_BIN) on a fresh SQLite ledger with a
   targets file naming two Airflow targets: `airflow_asset` (asset_uri
   gapless://orders/hourly) and `airflow_dag` (dag_id orders_hourly_dag),
@@ -193,13 +194,27 @@ class Airflow:
         return self._token
 
     def get(self, path: str, **params) -> dict:
-        r = self.client.get(
-            f"{self.url}{path}",
-            params=params,
-            headers={"Authorization": f"Bearer {self.token()}"},
-        )
+        for _ in range(2):
+            r = self.client.get(
+                f"{self.url}{path}",
+                params=params,
+                headers={"Authorization": f"Bearer {self.token()}"},
+            )
+            if r.status_code != 401:
+                break
+            self._token = None  # expired (they last 5 s here): log in again
         r.raise_for_status()
         return r.json()
+
+    def answers(self, path: str, status: int) -> int:
+        """How many requests to `path` the api-server answered `status`
+        (from its access log)."""
+        log = LOGS["api-server"].read_text(errors="replace")
+        return sum(
+            1 for line in log.splitlines()
+            if "request finished" in line and f" path={path} " in line
+            and f"status_code={status}" in line
+        )
 
     def runs(self, dag_id: str) -> list[dict]:
         """Every run of `dag_id` (paged)."""
@@ -249,6 +264,10 @@ def airflow(workdir, metadata_db):
             # scheduler gives task runners are checked by the api-server.
             "AIRFLOW__API_AUTH__JWT_SECRET": uuid.uuid4().hex,
             "AIRFLOW__API__SECRET_KEY": uuid.uuid4().hex,
+            # API tokens last 5 s, so the deliverer's expire during the
+            # tests: each 401 must make it log in again (SPEC §7 Delivery).
+            "AIRFLOW__API_AUTH__JWT_EXPIRATION_TIME": "5",
+            "AIRFLOW__API_AUTH__JWT_LEEWAY": "0",
             "GAPLESS_AIRFLOW_RECORD": str(record),
             "PYTHONUNBUFFERED": "1",
         }

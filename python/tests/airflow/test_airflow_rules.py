@@ -213,6 +213,11 @@ def test_one_run_per_complete_hour(airflow, gapless, rules):
     assert seen == Counter(
         {(dag_id, k): n for _, dag_id in RULES.values() for k, n in want.items()}
     )
+    # Tokens last 5 s: the deliverer was refused some and logged in again.
+    assert airflow.answers("/auth/token", 201) >= 3
+    assert airflow.answers("/api/v2/assets/events", 401) + airflow.answers(
+        f"/api/v2/dags/{TRIGGER_DAG}/dagRuns", 401
+    ) >= 1
     # And the ledger: every firing delivered.
     firings = [f for f in gapless.firings() if f["key"] not in LOST_KEYS]
     assert len(firings) == 2 * HOURS + 4
