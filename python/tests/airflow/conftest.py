@@ -396,6 +396,16 @@ backoff = {{ base = "6s", max = "30s" }}
         procs.stop_all()
 
 
+def pytest_configure(config):
+    # A SIGTERM (a CI job's time limit, a ^C'd script) unwinds like ^C, so
+    # the fixtures still stop Airflow and drop its database: the processes
+    # run in their own sessions and would outlive pytest otherwise.
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    signal.signal(signal.SIGTERM, interrupt)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
