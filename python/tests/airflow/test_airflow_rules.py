@@ -23,8 +23,8 @@ every run has finished, so a late extra run would still be caught.
 from __future__ import annotations
 
 import os
-import signal
 import random
+import signal
 import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
