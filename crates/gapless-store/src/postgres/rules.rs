@@ -315,26 +315,28 @@ fn write(tx: &mut Transaction<'_>, out: &Outcome, now: Instant) -> Result<(), Fa
             })
         })
         .collect();
-    tx.execute(
+    // Typed and unprepared: one round trip (a statement prepared by text
+    // would be two, for every group that fires).
+    tx.query_typed(
         JUDGING_WRITES,
         &[
-            &w_rule,
-            &w_start,
-            &w_end,
-            &w_complete,
-            &w_generation,
-            &w_late,
-            &n,
-            &rule,
-            &kind,
-            &start,
-            &end,
-            &key,
-            &now.as_micros(),
-            &generation,
-            &ratio,
-            &target,
-            &state,
+            (&w_rule, Type::INT8_ARRAY),
+            (&w_start, Type::INT8_ARRAY),
+            (&w_end, Type::INT8_ARRAY),
+            (&w_complete, Type::BOOL_ARRAY),
+            (&w_generation, Type::INT8_ARRAY),
+            (&w_late, Type::BOOL_ARRAY),
+            (&n, Type::INT8),
+            (&rule, Type::INT8_ARRAY),
+            (&kind, Type::INT2_ARRAY),
+            (&start, Type::INT8_ARRAY),
+            (&end, Type::INT8_ARRAY),
+            (&key, Type::TEXT_ARRAY),
+            (&now.as_micros(), Type::INT8),
+            (&generation, Type::INT8_ARRAY),
+            (&ratio, Type::FLOAT8_ARRAY),
+            (&target, Type::TEXT_ARRAY),
+            (&state, Type::INT2_ARRAY),
         ],
     )?;
     Ok(())
