@@ -53,25 +53,11 @@ const LOCK_RULES_OF_ASSETS: &str = "SELECT r.id, \
 const ALL_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules");
 const ASSETS_OF_RULES: &str =
     "SELECT rule_id, asset_id FROM rule_assets WHERE rule_id = ANY($1::bigint[])";
-/// Runs overlapping each `(asset, lo, hi)` (adjacent ones too: harmless).
-const RUNS_IN: &str = "SELECT u.a, r.start_us, r.end_us \
-     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
-     CROSS JOIN LATERAL ( \
-       (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
-         WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
-        WHERE b.end_us >= u.lo) \
-       UNION ALL \
-       (SELECT start_us, end_us FROM coverage_runs \
-         WHERE asset_id = u.a AND start_us > u.lo AND start_us <= u.hi) \
-     ) AS r \
-     ORDER BY u.a, r.start_us";
-/// Recorded states of each `(rule, lo, hi)`'s windows starting in [lo, hi).
-const STATES_IN: &str = "SELECT w.rule_id, w.start_us, w.complete, w.generation, w.late \
-     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(r, lo, hi) \
-     JOIN rule_windows w ON w.rule_id = u.r AND w.start_us >= u.lo AND w.start_us < u.hi";
-/// What judging a group reads, in one round trip: the runs of [`RUNS_IN`]
-/// (part 0: asset, start, end) and the states of [`STATES_IN`] (part 1:
-/// rule, start, end, complete, generation, late).
+/// What judging reads, in one round trip: the runs overlapping each
+/// `(asset, lo, hi)` of $1..$3, adjacent ones too (part 0: asset, start,
+/// end), and the recorded states of each `(rule, lo, hi)` of $4..$6, the
+/// windows starting in [lo, hi) (part 1: rule, start, end, complete,
+/// generation, late).
 const JUDGING_READS: &str = "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
        NULL::boolean, NULL::bigint, NULL::boolean \
      FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
@@ -218,64 +204,12 @@ fn read_coverage(
     tx: &mut Transaction<'_>,
     reads: &[(i64, Interval)],
 ) -> Result<HashMap<i64, IntervalSet>, Fail> {
-    let ids: Vec<i64> = reads.iter().map(|r| r.0).collect();
-    let los: Vec<i64> = reads.iter().map(|r| r.1.start().as_micros()).collect();
-    let his: Vec<i64> = reads.iter().map(|r| r.1.end().as_micros()).collect();
-    let mut runs: HashMap<i64, Vec<Interval>> = HashMap::new();
-    // Unprepared, as the append's own run read: a generic plan made on a
-    // tiny table would scan it.
-    let rows = tx.query_typed(
-        RUNS_IN,
-        &[
-            (&ids, Type::INT8_ARRAY),
-            (&los, Type::INT8_ARRAY),
-            (&his, Type::INT8_ARRAY),
-        ],
-    )?;
-    for r in rows {
-        let iv = crate::codec::interval(r.get(1), r.get(2), "coverage run")?;
-        runs.entry(r.get(0)).or_default().push(iv);
-    }
-    let mut out = HashMap::new();
-    for (a, mut v) in runs {
-        v.dedup();
-        out.insert(a, crate::codec::run_set(v)?);
-    }
-    Ok(out)
+    Ok(read_for_judging(tx, reads, &[])?.0)
 }
 
 /// The recorded states of each `(rule, range)`'s windows.
 fn read_states(tx: &mut Transaction<'_>, reads: &[(i64, Interval)]) -> Result<States, Fail> {
-    let mut out = States::new();
-    if reads.is_empty() {
-        return Ok(out);
-    }
-    let ids: Vec<i64> = reads.iter().map(|r| r.0).collect();
-    let los: Vec<i64> = reads.iter().map(|r| r.1.start().as_micros()).collect();
-    let his: Vec<i64> = reads.iter().map(|r| r.1.end().as_micros()).collect();
-    let rows = tx.query_typed(
-        STATES_IN,
-        &[
-            (&ids, Type::INT8_ARRAY),
-            (&los, Type::INT8_ARRAY),
-            (&his, Type::INT8_ARRAY),
-        ],
-    )?;
-    for r in rows {
-        let generation: i64 = r.get(3);
-        out.insert(
-            (r.get(0), r.get(1)),
-            WindowRecord {
-                state: WindowState {
-                    complete: r.get(2),
-                    generation: u32::try_from(generation)
-                        .map_err(|_| crate::error::corrupt("window generation"))?,
-                },
-                late: r.get(4),
-            },
-        );
-    }
-    Ok(out)
+    Ok(read_for_judging(tx, &[], reads)?.1)
 }
 
 /// Write what judging changed in one statement: window records, then the
