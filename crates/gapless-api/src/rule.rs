@@ -138,6 +138,22 @@ pub struct WaitRequest {
     pub timeout: Option<String>,
 }
 
+impl WaitRequest {
+    /// The check each wait asks, as often as it must: the same range,
+    /// policy and zone.
+    pub fn check(&self) -> crate::CoverageRequest {
+        crate::CoverageRequest {
+            asset: self.asset.clone(),
+            start: self.start.clone(),
+            end: self.end.clone(),
+            policy: self.policy.clone(),
+            min_ratio: self.min_ratio.clone(),
+            max_gap: self.max_gap.clone(),
+            tz: self.tz.clone(),
+        }
+    }
+}
+
 /// A rule, as `rule show --json` prints it and `GET /v1/rules/{name}`
 /// answers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]

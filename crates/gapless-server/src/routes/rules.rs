@@ -13,8 +13,8 @@ use axum::extract::State;
 use axum::Json;
 use gapless_api::params::{self, MAX_HTTP_WAIT};
 use gapless_api::{
-    Ask, CheckAnswer, CoverageRequest, FiringsAnswer, FiringsRequest, RuleAnswer,
-    RuleDeletedAnswer, RuleRequest, RuleSetAnswer, RuleSetRequest, RulesAnswer, WaitRequest,
+    Ask, CheckAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest,
+    RuleSetAnswer, RuleSetRequest, RulesAnswer, WaitRequest,
 };
 
 use crate::auth::{Caller, Scope};
@@ -237,15 +237,7 @@ pub(crate) async fn wait(
         None => MAX_HTTP_WAIT,
     };
     // Each check answers at once; the waiting is the long poll's.
-    let check = CoverageRequest {
-        asset: q.asset,
-        start: q.start,
-        end: q.end,
-        policy: q.policy,
-        min_ratio: q.min_ratio,
-        max_gap: q.max_gap,
-        tz: q.tz,
-    };
+    let check = q.check();
     let ask = move |l: &gapless_ledger::Ledger| l.coverage(&check);
     Ok(Json(
         long_poll(&state, timeout, ask, |a: &CheckAnswer| a.complete).await?,
