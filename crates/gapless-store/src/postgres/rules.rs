@@ -302,7 +302,7 @@ pub(crate) fn judge_group(
         .map(|(i, range)| (watches[i].id, range))
         .collect();
     let (before, states) = read_for_judging(tx, &plan.reads, &state_reads)?;
-    let mut judge = Judge::new(watches.to_vec(), before, states);
+    let mut judge = Judge::new(watches.to_vec(), plan, before, states);
     for b in &borrowed {
         judge.batch(b as &BatchEvents<'_>)?;
     }

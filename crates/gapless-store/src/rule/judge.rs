@@ -149,6 +149,10 @@ pub(crate) trait Covered {
     fn covers(&mut self, asset: i64, w: Interval) -> Result<bool>;
     /// The covered runs of `asset` that overlap `w`.
     fn runs(&mut self, asset: i64, w: Interval) -> Result<IntervalSet>;
+    /// The judgement of `w` for a rule on `asset` alone.
+    fn judge_one(&mut self, watch: &Watch, asset: i64, w: Interval) -> Result<Judgement> {
+        Ok(watch.rule.def.judge(w, &self.runs(asset, w)?))
+    }
 }
 
 /// Coverage in memory, by asset (an asset absent covers nothing).
@@ -165,6 +169,12 @@ impl<C: std::borrow::Borrow<IntervalSet>> Covered for InMemory<'_, C> {
             .map(|c| c.borrow().runs_overlapping(w).collect())
             .unwrap_or_default())
     }
+    fn judge_one(&mut self, watch: &Watch, asset: i64, w: Interval) -> Result<Judgement> {
+        // The asset's own set: nothing is copied.
+        let empty = IntervalSet::new();
+        let set = self.0.get(&asset).map_or(&empty, |c| c.borrow());
+        Ok(watch.rule.def.judge(w, set))
+    }
 }
 
 /// Whether `policy` is "no gap" (`full`, or a ratio of 1).
@@ -178,6 +188,9 @@ fn is_full(policy: Policy) -> bool {
 
 /// The exact judgement of `w` from the joint coverage of `watch`'s assets.
 fn exact(watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<Judgement> {
+    if let [asset] = watch.assets[..] {
+        return src.judge_one(watch, asset, w);
+    }
     let sets = watch
         .assets
         .iter()
@@ -291,16 +304,22 @@ fn outcome(
 #[derive(Debug)]
 pub(crate) struct Judge<'a> {
     watches: Vec<&'a Watch>,
+    /// Per watch (same order): the windows the group touches, in order
+    /// (from the [`Plan`]), so that a batch's windows are found by search
+    /// instead of being worked out on the grid again.
+    windows: Vec<Vec<Interval>>,
     coverage: HashMap<i64, IntervalSet>,
     judged: Judged,
 }
 
 impl<'a> Judge<'a> {
-    /// Start from `before`, each planned asset's coverage before the group
-    /// (at least over its planned read), and the recorded states of the
-    /// planned windows.
+    /// Start from `plan` (made for `watches` and a superset of the group's
+    /// events), `before`, each planned asset's coverage before the group (at
+    /// least over its planned read), and the recorded states of the planned
+    /// windows.
     pub(crate) fn new(
         watches: Vec<&'a Watch>,
+        plan: Plan,
         before: HashMap<i64, IntervalSet>,
         records: States,
     ) -> Judge<'a> {
@@ -313,6 +332,7 @@ impl<'a> Judge<'a> {
         }
         Judge {
             watches,
+            windows: plan.windows,
             coverage,
             judged: Judged::new(records),
         }
@@ -321,23 +341,37 @@ impl<'a> Judge<'a> {
     /// Apply one batch's new events, then judge every window of every watch
     /// that the batch touched, rules in the order given, windows in order.
     pub(crate) fn batch(&mut self, batch: &BatchEvents<'_>) -> Result<()> {
-        let mut touched: HashMap<i64, IntervalSet> = HashMap::new();
+        let mut any = false;
         for &(asset, events) in batch {
             if let Some(set) = self.coverage.get_mut(&asset) {
                 let mut c = Coverage::from_set(std::mem::take(set));
-                let t = touched.entry(asset).or_default();
                 for &(kind, iv) in events {
                     c.apply(kind, iv);
-                    t.insert(iv);
                 }
                 *set = c.into_set();
+                any |= !events.is_empty();
             }
         }
-        if touched.is_empty() {
+        if !any {
             return Ok(());
         }
-        for &watch in &self.watches {
-            for w in watch.rule.def.windows_touched(&touched_by(watch, &touched)) {
+        let mut picked: Vec<Interval> = Vec::new();
+        for (&watch, planned) in self.watches.iter().zip(&self.windows) {
+            picked.clear();
+            for &(asset, events) in batch {
+                if !watch.assets.contains(&asset) {
+                    continue;
+                }
+                for &(_, iv) in events {
+                    let first = planned.partition_point(|w| w.end() <= iv.start());
+                    picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
+                }
+            }
+            if picked.len() > 1 {
+                picked.sort_unstable_by_key(|w| w.start());
+                picked.dedup();
+            }
+            for &w in &picked {
                 self.judged
                     .window(watch, w, &mut InMemory(&self.coverage))?;
             }
