@@ -340,11 +340,8 @@ fn append_group<'b>(
     if cols.asset_id.is_empty() {
         return Ok(out);
     }
-    if !watches.is_empty() {
-        // Before the runs are written: judging replays the batches on them.
-        super::rules::judge_group(tx, &watches, &judged, received_at)?;
-    }
-    write(tx, stmts, &mut cols, &assets, received_at.as_micros())?;
+    let rules = (!watches.is_empty()).then_some((watches.as_slice(), judged.as_slice()));
+    write(tx, stmts, &mut cols, &assets, received_at, rules)?;
     Ok(out)
 }
 
@@ -419,8 +416,12 @@ const RUNS_TOUCHING: &str = "SELECT u.a, r.start_us, r.end_us \
 
 /// Everything a group writes, in one statement: the events (sequence
 /// numbers drawn in array order), the coverage runs (deleted, changed and
-/// new ones have distinct keys), the asset statistics.
-const WRITE: &str = "WITH ev AS ( \
+/// new ones have distinct keys), the asset statistics; as CTEs over
+/// $1..$21 ([`WRITE`]), which a group that fires extends with judging's
+/// ([`judged_write_sql`]).
+macro_rules! write_ctes {
+    () => {
+        "WITH ev AS ( \
        INSERT INTO events \
        (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
        SELECT nextval('events_seq'), a, i, st, en, k, x, p, $8::bigint \
@@ -444,7 +445,25 @@ const WRITE: &str = "WITH ev AS ( \
        FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[]) \
          AS u(id, n, l, s, e) \
        WHERE assets.id = u.id \
-     ) SELECT 1";
+     )"
+    };
+}
+const WRITE: &str = concat!(write_ctes!(), " SELECT 1");
+/// How many parameters [`write_ctes`] takes.
+const WRITE_PARAMS: usize = 21;
+
+/// [`WRITE`] and judging's writes in one statement: a group that fires
+/// costs no round trip more than one that does not.
+fn judged_write_sql() -> &'static str {
+    static SQL: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        format!(
+            "{}, {} SELECT 1",
+            write_ctes!(),
+            super::rules::judging_ctes_after(WRITE_PARAMS)
+        )
+    });
+    SQL.as_str()
+}
 
 /// Runs as `(asset, start, end)` columns.
 #[derive(Default)]
@@ -462,22 +481,18 @@ impl RunCols {
     }
 }
 
-/// Write the new events, the coverage runs they change and the assets'
-/// statistics (assets locked).
-fn write(
+/// The stored runs that touch each `(asset, lo, hi)` (adjacent ones
+/// included), in one statement.
+fn runs_touching(
     tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    cols: &mut Columns<'_>,
-    assets: &[AssetDelta],
-    received: i64,
-) -> Result<(), Fail> {
-    // The stored runs each asset's new events touch.
-    let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
-    let los: Vec<i64> = assets.iter().map(|a| a.min_start).collect();
-    let his: Vec<i64> = assets.iter().map(|a| a.max_end).collect();
+    hulls: &[(i64, i64, i64)],
+) -> Result<super::rules::StoredRuns, Fail> {
+    let ids: Vec<i64> = hulls.iter().map(|h| h.0).collect();
+    let los: Vec<i64> = hulls.iter().map(|h| h.1).collect();
+    let his: Vec<i64> = hulls.iter().map(|h| h.2).collect();
     // Unprepared, as STORED_BY_ID and for the same reason: a generic plan
     // made while `coverage_runs` was tiny would scan it for every asset.
-    let mut stored: HashMap<i64, Vec<(i64, i64)>> = HashMap::new();
+    let mut stored = super::rules::StoredRuns::new();
     let touching = tx.query_typed(
         RUNS_TOUCHING,
         &[
@@ -492,6 +507,39 @@ fn write(
             .or_default()
             .push((r.get(1), r.get(2)));
     }
+    Ok(stored)
+}
+
+/// Write the new events, the coverage runs they change and the assets'
+/// statistics (assets locked); with `rules` (the locked watches and the
+/// group's batches), judge them first and write what that changed in the
+/// same statement.
+fn write(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    cols: &mut Columns<'_>,
+    assets: &[AssetDelta],
+    received_at: Instant,
+    rules: Option<(&[&crate::rule::judge::Watch], &[super::rules::GroupBatch])>,
+) -> Result<(), Fail> {
+    let received = received_at.as_micros();
+    let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
+    let los: Vec<i64> = assets.iter().map(|a| a.min_start).collect();
+    let his: Vec<i64> = assets.iter().map(|a| a.max_end).collect();
+    let hulls: Vec<(i64, i64, i64)> = assets
+        .iter()
+        .map(|a| (a.id, a.min_start, a.max_end))
+        .collect();
+    // The stored runs each asset's new events touch (read with judging's
+    // coverage when rules watch the group: before the runs are written,
+    // judging replays the batches on them).
+    let (mut stored, judged) = match rules {
+        Some((watches, batches)) => {
+            let (stored, out) = super::rules::read_and_judge(tx, watches, batches, &hulls)?;
+            (stored, Some(out).filter(|o| !o.is_empty()))
+        }
+        None => (runs_touching(tx, &hulls)?, None),
+    };
     // Deleted runs as `(asset, start)` columns.
     let (mut del_asset, mut del_start) = (Vec::new(), Vec::new());
     let (mut upd, mut ins) = (RunCols::default(), RunCols::default());
@@ -537,33 +585,46 @@ fn write(
     let ev = if copied { &empty } else { &*cols };
     let counts: Vec<i64> = assets.iter().map(AssetDelta::count).collect();
     let lens: Vec<i64> = assets.iter().map(|a| a.max_len).collect();
-    let s = stmts.get(tx, WRITE)?;
-    tx.execute(
-        &s,
-        &[
-            &ev.asset_id,
-            &ev.id,
-            &ev.start,
-            &ev.end,
-            &ev.kind,
-            &ev.extra,
-            &ev.produced_at,
-            &received,
-            &del_asset,
-            &del_start,
-            &upd.asset,
-            &upd.start,
-            &upd.end,
-            &ins.asset,
-            &ins.start,
-            &ins.end,
-            &ids,
-            &counts,
-            &lens,
-            &los,
-            &his,
-        ],
+    let judging = judged
+        .as_ref()
+        .map(|out| super::rules::JudgingColumns::new(out, received_at));
+    let s = stmts.get(
+        tx,
+        if judging.is_some() {
+            judged_write_sql()
+        } else {
+            WRITE
+        },
     )?;
+    let write_params: [&(dyn postgres::types::ToSql + Sync); WRITE_PARAMS] = [
+        &ev.asset_id,
+        &ev.id,
+        &ev.start,
+        &ev.end,
+        &ev.kind,
+        &ev.extra,
+        &ev.produced_at,
+        &received,
+        &del_asset,
+        &del_start,
+        &upd.asset,
+        &upd.start,
+        &upd.end,
+        &ins.asset,
+        &ins.start,
+        &ins.end,
+        &ids,
+        &counts,
+        &lens,
+        &los,
+        &his,
+    ];
+    let judging_params = judging.as_ref().map(super::rules::JudgingColumns::params);
+    let params: Vec<&(dyn postgres::types::ToSql + Sync)> = write_params
+        .into_iter()
+        .chain(judging_params.iter().flatten().map(|p| p.0))
+        .collect();
+    tx.execute(&s, &params)?;
     Ok(())
 }
 

@@ -74,24 +74,135 @@ const JUDGING_READS: &str = "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
      FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS v(r, lo, hi) \
      JOIN rule_windows w ON w.rule_id = v.r AND w.start_us >= v.lo AND w.start_us < v.hi \
      ORDER BY 1, 2, 3";
-/// What judging changed, in one round trip: the window states upserted,
-/// $7 firing numbers drawn under the firing clock's lock, the firings
-/// inserted with them in order.
-const JUDGING_WRITES: &str = "WITH s AS ( \
-       INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
-       SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
-         $5::bigint[], $6::boolean[]) \
-       ON CONFLICT (rule_id, start_us) DO UPDATE SET \
-       complete = excluded.complete, generation = excluded.generation, late = excluded.late \
-     ), d AS ( \
-       UPDATE firing_clock SET last = last + $7 RETURNING last \
-     ) \
-     INSERT INTO firings (seq, rule_id, kind, start_us, end_us, key, generation, covered_ratio, \
-       recorded_us, target, state) \
-     SELECT d.last - $7 + u.o, u.r, u.k, u.st, u.en, u.ky, u.g, u.c, $13::bigint, u.t, u.d \
-     FROM d, unnest($8::bigint[], $9::smallint[], $10::bigint[], $11::bigint[], $12::text[], \
-       $14::bigint[], $15::double precision[], $16::text[], $17::smallint[]) \
-       WITH ORDINALITY AS u(r, k, st, en, ky, g, c, t, d, o)";
+/// What judging changed, as data-modifying CTEs over $1..$17: the window
+/// states upserted, $7 firing numbers drawn under the firing clock's lock
+/// (not taken when there is no firing), the firings inserted with them in
+/// order. Alone ([`JUDGING_WRITES`]) or as the tail of an append's one
+/// write ([`judged_write_sql`]).
+macro_rules! judging_ctes {
+    () => {
+        "s AS ( \
+           INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
+           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
+             $5::bigint[], $6::boolean[]) \
+           ON CONFLICT (rule_id, start_us) DO UPDATE SET \
+           complete = excluded.complete, generation = excluded.generation, late = excluded.late \
+         ), d AS ( \
+           UPDATE firing_clock SET last = last + $7::bigint WHERE $7::bigint > 0 RETURNING last \
+         ), f AS ( \
+           INSERT INTO firings (seq, rule_id, kind, start_us, end_us, key, generation, \
+             covered_ratio, recorded_us, target, state) \
+           SELECT d.last - $7::bigint + u.o, u.r, u.k, u.st, u.en, u.ky, u.g, u.c, $13::bigint, \
+             u.t, u.d \
+           FROM d, unnest($8::bigint[], $9::smallint[], $10::bigint[], $11::bigint[], \
+             $12::text[], $14::bigint[], $15::double precision[], $16::text[], $17::smallint[]) \
+             WITH ORDINALITY AS u(r, k, st, en, ky, g, c, t, d, o) \
+         )"
+    };
+}
+const JUDGING_WRITES: &str = concat!("WITH ", judging_ctes!(), " SELECT 1");
+/// How many parameters [`judging_ctes`] takes.
+pub(crate) const JUDGING_PARAMS: usize = 17;
+
+/// The judging CTEs with their parameters numbered from `first` + 1, to
+/// follow the `first` parameters of an append's write.
+pub(crate) fn judging_ctes_after(first: usize) -> String {
+    let sql = judging_ctes!();
+    let mut out = String::with_capacity(sql.len() + 32);
+    let mut rest = sql;
+    while let Some(at) = rest.find('$') {
+        out.push_str(&rest[..=at]);
+        rest = &rest[at + 1..];
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let n: usize = rest[..digits].parse().expect("a parameter number");
+        out.push_str(&(n + first).to_string());
+        rest = &rest[digits..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What judging changed, as the columns of [`judging_ctes`]'s parameters.
+pub(crate) struct JudgingColumns<'o> {
+    w_rule: Vec<i64>,
+    w_start: Vec<i64>,
+    w_end: Vec<i64>,
+    w_complete: Vec<bool>,
+    w_generation: Vec<i64>,
+    w_late: Vec<bool>,
+    n: i64,
+    rule: Vec<i64>,
+    kind: Vec<i16>,
+    start: Vec<i64>,
+    end: Vec<i64>,
+    key: Vec<&'o str>,
+    recorded: i64,
+    generation: Vec<i64>,
+    ratio: Vec<f64>,
+    target: Vec<Option<&'o str>>,
+    state: Vec<i16>,
+}
+
+impl<'o> JudgingColumns<'o> {
+    pub(crate) fn new(out: &'o Outcome, now: Instant) -> JudgingColumns<'o> {
+        let rec = &out.records;
+        let f = &out.firings;
+        JudgingColumns {
+            w_rule: rec.iter().map(|r| r.0).collect(),
+            w_start: rec.iter().map(|r| r.1.start().as_micros()).collect(),
+            w_end: rec.iter().map(|r| r.1.end().as_micros()).collect(),
+            w_complete: rec.iter().map(|r| r.2.state.complete).collect(),
+            w_generation: rec
+                .iter()
+                .map(|r| i64::from(r.2.state.generation))
+                .collect(),
+            w_late: rec.iter().map(|r| r.2.late).collect(),
+            n: f.len() as i64,
+            rule: f.iter().map(|f| f.rule_id).collect(),
+            kind: f.iter().map(|f| firing_kind_code(f.kind)).collect(),
+            start: f.iter().map(|f| f.window.start().as_micros()).collect(),
+            end: f.iter().map(|f| f.window.end().as_micros()).collect(),
+            key: f.iter().map(|f| f.key.as_str()).collect(),
+            recorded: now.as_micros(),
+            generation: f.iter().map(|f| i64::from(f.generation)).collect(),
+            ratio: f.iter().map(|f| f.covered_ratio).collect(),
+            target: f.iter().map(|f| f.target.as_deref()).collect(),
+            state: f
+                .iter()
+                .map(|f| {
+                    state_code(if f.target.is_some() {
+                        DeliveryState::Pending
+                    } else {
+                        DeliveryState::None
+                    })
+                })
+                .collect(),
+        }
+    }
+
+    /// The parameters in order, with their types.
+    pub(crate) fn params(&self) -> [(&(dyn postgres::types::ToSql + Sync), Type); JUDGING_PARAMS] {
+        [
+            (&self.w_rule, Type::INT8_ARRAY),
+            (&self.w_start, Type::INT8_ARRAY),
+            (&self.w_end, Type::INT8_ARRAY),
+            (&self.w_complete, Type::BOOL_ARRAY),
+            (&self.w_generation, Type::INT8_ARRAY),
+            (&self.w_late, Type::BOOL_ARRAY),
+            (&self.n, Type::INT8),
+            (&self.rule, Type::INT8_ARRAY),
+            (&self.kind, Type::INT2_ARRAY),
+            (&self.start, Type::INT8_ARRAY),
+            (&self.end, Type::INT8_ARRAY),
+            (&self.key, Type::TEXT_ARRAY),
+            (&self.recorded, Type::INT8),
+            (&self.generation, Type::INT8_ARRAY),
+            (&self.ratio, Type::FLOAT8_ARRAY),
+            (&self.target, Type::TEXT_ARRAY),
+            (&self.state, Type::INT2_ARRAY),
+        ]
+    }
+}
 
 fn rule_row(r: &postgres::Row) -> (i64, RuleRow) {
     (
@@ -204,7 +315,11 @@ fn read_coverage(
     tx: &mut Transaction<'_>,
     reads: &[(i64, Interval)],
 ) -> Result<HashMap<i64, IntervalSet>, Fail> {
-    Ok(read_for_judging(tx, reads, &[])?.0)
+    let reads: Vec<(i64, i64, i64)> = reads
+        .iter()
+        .map(|(a, r)| (*a, r.start().as_micros(), r.end().as_micros()))
+        .collect();
+    Ok(run_sets(read_for_judging(tx, &reads, &[])?.0)?)
 }
 
 /// The recorded states of each `(rule, range)`'s windows.
@@ -219,114 +334,103 @@ fn write(tx: &mut Transaction<'_>, out: &Outcome, now: Instant) -> Result<(), Fa
     if out.is_empty() {
         return Ok(());
     }
-    let rec = &out.records;
-    let w_rule: Vec<i64> = rec.iter().map(|r| r.0).collect();
-    let w_start: Vec<i64> = rec.iter().map(|r| r.1.start().as_micros()).collect();
-    let w_end: Vec<i64> = rec.iter().map(|r| r.1.end().as_micros()).collect();
-    let w_complete: Vec<bool> = rec.iter().map(|r| r.2.state.complete).collect();
-    let w_generation: Vec<i64> = rec
-        .iter()
-        .map(|r| i64::from(r.2.state.generation))
-        .collect();
-    let w_late: Vec<bool> = rec.iter().map(|r| r.2.late).collect();
-    let f = &out.firings;
-    let n = f.len() as i64;
-    let rule: Vec<i64> = f.iter().map(|f| f.rule_id).collect();
-    let kind: Vec<i16> = f.iter().map(|f| firing_kind_code(f.kind)).collect();
-    let start: Vec<i64> = f.iter().map(|f| f.window.start().as_micros()).collect();
-    let end: Vec<i64> = f.iter().map(|f| f.window.end().as_micros()).collect();
-    let key: Vec<&str> = f.iter().map(|f| f.key.as_str()).collect();
-    let generation: Vec<i64> = f.iter().map(|f| i64::from(f.generation)).collect();
-    let ratio: Vec<f64> = f.iter().map(|f| f.covered_ratio).collect();
-    let target: Vec<Option<&str>> = f.iter().map(|f| f.target.as_deref()).collect();
-    let state: Vec<i16> = f
-        .iter()
-        .map(|f| {
-            state_code(if f.target.is_some() {
-                DeliveryState::Pending
-            } else {
-                DeliveryState::None
-            })
-        })
-        .collect();
-    // Typed and unprepared: one round trip (a statement prepared by text
-    // would be two, for every group that fires).
-    tx.query_typed(
-        JUDGING_WRITES,
-        &[
-            (&w_rule, Type::INT8_ARRAY),
-            (&w_start, Type::INT8_ARRAY),
-            (&w_end, Type::INT8_ARRAY),
-            (&w_complete, Type::BOOL_ARRAY),
-            (&w_generation, Type::INT8_ARRAY),
-            (&w_late, Type::BOOL_ARRAY),
-            (&n, Type::INT8),
-            (&rule, Type::INT8_ARRAY),
-            (&kind, Type::INT2_ARRAY),
-            (&start, Type::INT8_ARRAY),
-            (&end, Type::INT8_ARRAY),
-            (&key, Type::TEXT_ARRAY),
-            (&now.as_micros(), Type::INT8),
-            (&generation, Type::INT8_ARRAY),
-            (&ratio, Type::FLOAT8_ARRAY),
-            (&target, Type::TEXT_ARRAY),
-            (&state, Type::INT2_ARRAY),
-        ],
-    )?;
+    // Typed and unprepared: one round trip (rule creation and deadlines
+    // run it rarely; appends write judging with their own statement).
+    tx.query_typed(JUDGING_WRITES, &JudgingColumns::new(out, now).params())?;
     Ok(())
 }
 
 /// The new events of one batch of a group, per asset.
 pub(crate) type GroupBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
 
-/// Judge `watches` (locked) for a group's batches, in order: called in the
-/// group's transaction before its coverage runs are written. One round
-/// trip reads the coverage before the group and the windows' states, one
-/// writes what changed (none when nothing did).
-pub(crate) fn judge_group(
+/// Stored coverage runs by asset, each `(start, end)` in start order.
+pub(crate) type StoredRuns = HashMap<i64, Vec<(i64, i64)>>;
+
+/// Judge `watches` (locked) for a group's batches, in order, in the
+/// group's transaction before its coverage runs are written; and read the
+/// runs the append needs, the ones touching each `(asset, lo, hi)` of
+/// `hulls` (adjacent ones included), in the same round trip as judging's
+/// coverage and window states. What judging changed is written by the
+/// append's own write.
+pub(crate) fn read_and_judge(
     tx: &mut Transaction<'_>,
     watches: &[&Watch],
     batches: &[GroupBatch],
-    now: Instant,
-) -> Result<(), Fail> {
+    hulls: &[(i64, i64, i64)],
+) -> Result<(StoredRuns, Outcome), Fail> {
     let borrowed: Vec<Vec<AssetEvents<'_>>> = batches
         .iter()
         .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
         .collect();
     let plan = Plan::new(watches, borrowed.iter().map(Vec::as_slice));
-    if plan.is_empty() {
-        return Ok(());
+    // One range per asset: the hull of its new events and of its windows.
+    let mut ranges: HashMap<i64, (i64, i64)> =
+        hulls.iter().map(|&(a, lo, hi)| (a, (lo, hi))).collect();
+    for (a, range) in &plan.reads {
+        let (lo, hi) = (range.start().as_micros(), range.end().as_micros());
+        let r = ranges.entry(*a).or_insert((lo, hi));
+        *r = (r.0.min(lo), r.1.max(hi));
     }
+    let mut reads: Vec<(i64, i64, i64)> = ranges
+        .into_iter()
+        .map(|(a, (lo, hi))| (a, lo, hi))
+        .collect();
+    reads.sort_unstable();
     let state_reads: Vec<(i64, Interval)> = plan
         .state_reads()
         .map(|(i, range)| (watches[i].id, range))
         .collect();
-    let (before, states) = read_for_judging(tx, &plan.reads, &state_reads)?;
-    let mut judge = Judge::new(watches.to_vec(), plan, before, states);
+    let (runs, states) = read_for_judging(tx, &reads, &state_reads)?;
+    let mut stored: StoredRuns = HashMap::new();
+    for &(asset, lo, hi) in hulls {
+        let touching = runs
+            .get(&asset)
+            .into_iter()
+            .flatten()
+            .filter(|r| r.1 >= lo && r.0 <= hi)
+            .copied()
+            .collect();
+        stored.insert(asset, touching);
+    }
+    if plan.is_empty() {
+        return Ok((stored, Outcome::default()));
+    }
+    let mut judge = Judge::new(watches.to_vec(), plan, run_sets(runs)?, states);
     for b in &borrowed {
         judge.batch(b as &BatchEvents<'_>)?;
     }
-    write(tx, &judge.finish(), now)
+    Ok((stored, judge.finish()))
 }
 
-/// The runs overlapping each `(asset, range)` of `runs` and the recorded
-/// states of each `(rule, range)` of `states`, in one statement.
+/// Each asset's runs overlapping its range as sets.
+fn run_sets(runs: StoredRuns) -> Result<HashMap<i64, IntervalSet>> {
+    let mut out = HashMap::new();
+    for (asset, v) in runs {
+        let set = v
+            .into_iter()
+            .map(|(s, e)| crate::codec::interval(s, e, "coverage run"))
+            .collect::<Result<Vec<_>>>()?;
+        out.insert(asset, crate::codec::run_set(set)?);
+    }
+    Ok(out)
+}
+
+/// The runs (as `(start, end)`, in order) overlapping or touching each
+/// `(asset, lo, hi)` of `runs` and the recorded states of each
+/// `(rule, range)` of `states`, in one statement.
 fn read_for_judging(
     tx: &mut Transaction<'_>,
-    runs: &[(i64, Interval)],
+    runs: &[(i64, i64, i64)],
     states: &[(i64, Interval)],
-) -> Result<(HashMap<i64, IntervalSet>, States), Fail> {
-    let cols = |reads: &[(i64, Interval)]| -> (Vec<i64>, Vec<i64>, Vec<i64>) {
-        (
-            reads.iter().map(|r| r.0).collect(),
-            reads.iter().map(|r| r.1.start().as_micros()).collect(),
-            reads.iter().map(|r| r.1.end().as_micros()).collect(),
-        )
-    };
-    let (a, alo, ahi) = cols(runs);
-    let (r, rlo, rhi) = cols(states);
-    // Unprepared, as the append's own run read: a generic plan made on a
-    // tiny table would scan it.
+) -> Result<(StoredRuns, States), Fail> {
+    let a: Vec<i64> = runs.iter().map(|r| r.0).collect();
+    let alo: Vec<i64> = runs.iter().map(|r| r.1).collect();
+    let ahi: Vec<i64> = runs.iter().map(|r| r.2).collect();
+    let r: Vec<i64> = states.iter().map(|r| r.0).collect();
+    let rlo: Vec<i64> = states.iter().map(|r| r.1.start().as_micros()).collect();
+    let rhi: Vec<i64> = states.iter().map(|r| r.1.end().as_micros()).collect();
+    // Unprepared, as the append's own reads: a generic plan made on a tiny
+    // table would scan it.
     let rows = tx.query_typed(
         JUDGING_READS,
         &[
@@ -338,13 +442,17 @@ fn read_for_judging(
             (&rhi, Type::INT8_ARRAY),
         ],
     )?;
-    let mut by_asset: HashMap<i64, Vec<Interval>> = HashMap::new();
+    let mut by_asset = StoredRuns::new();
     let mut out = States::new();
     for row in rows {
         let part: i16 = row.get(0);
         if part == 0 {
-            let iv = crate::codec::interval(row.get(2), row.get(3), "coverage run")?;
-            by_asset.entry(row.get(1)).or_default().push(iv);
+            let v = by_asset.entry(row.get(1)).or_default();
+            let run: (i64, i64) = (row.get(2), row.get(3));
+            // A run can be both the one before a range and in it.
+            if v.last() != Some(&run) {
+                v.push(run);
+            }
         } else {
             let generation: i64 = row.get(5);
             out.insert(
@@ -360,12 +468,7 @@ fn read_for_judging(
             );
         }
     }
-    let mut before = HashMap::new();
-    for (asset, mut v) in by_asset {
-        v.dedup();
-        before.insert(asset, crate::codec::run_set(v)?);
-    }
-    Ok((before, out))
+    Ok((by_asset, out))
 }
 
 fn stored_rule(
