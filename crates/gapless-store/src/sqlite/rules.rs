@@ -39,64 +39,13 @@ const ASSETS_OF_RULE: &str = "SELECT asset_id FROM rule_assets WHERE rule_id = ?
 /// Recorded states of rule ?1's windows starting in [?2, ?3).
 const STATES_IN: &str = "SELECT start_us, complete, generation, late FROM rule_windows \
      WHERE rule_id = ?1 AND start_us >= ?2 AND start_us < ?3";
-/// Window states written, `ROWS` rows a statement ([`rows_sql`]).
-const UPSERT_STATES: &str = "INSERT INTO rule_windows \
-     (rule_id, start_us, end_us, complete, generation, late) VALUES ";
-const UPSERT_STATES_TAIL: &str = " ON CONFLICT (rule_id, start_us) DO UPDATE SET \
+const UPSERT_STATE: &str = "INSERT INTO rule_windows \
+     (rule_id, start_us, end_us, complete, generation, late) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
+     ON CONFLICT (rule_id, start_us) DO UPDATE SET \
      complete = excluded.complete, generation = excluded.generation, late = excluded.late";
-const INSERT_FIRINGS: &str = "INSERT INTO firings \
+const INSERT_FIRING: &str = "INSERT INTO firings \
      (rule_id, kind, start_us, end_us, key, generation, covered_ratio, recorded_us, target, state) \
-     VALUES ";
-
-/// The row counts of the multi-row statements that write judging's
-/// outcome: n rows go as the fewest statements of these sizes (measured:
-/// a group of 64 single-event batches under ten rules writes about 45
-/// firings and as many window states; one statement per row was a fifth
-/// of the append's time).
-const ROWS: [usize; 5] = [16, 8, 4, 2, 1];
-
-/// `head` with `rows` parenthesised groups of `columns` parameters, then
-/// `tail`.
-fn rows_sql(head: &str, columns: usize, rows: usize, tail: &str) -> String {
-    let group = format!("({})", vec!["?"; columns].join(", "));
-    format!("{head}{}{tail}", vec![group; rows].join(", "))
-}
-
-/// The statements of [`ROWS`] for one table, made once.
-struct RowStatements([String; ROWS.len()]);
-
-impl RowStatements {
-    fn new(head: &str, columns: usize, tail: &str) -> RowStatements {
-        RowStatements(ROWS.map(|n| rows_sql(head, columns, n, tail)))
-    }
-
-    /// Write `rows` (each a row's parameters) with as few statements as
-    /// [`ROWS`] allow.
-    fn execute<const C: usize>(
-        &self,
-        conn: &Connection,
-        rows: &[[&dyn rusqlite::ToSql; C]],
-    ) -> Result<()> {
-        let mut rest = rows;
-        for (i, &n) in ROWS.iter().enumerate() {
-            if rest.len() < n {
-                continue;
-            }
-            let mut stmt = conn.prepare_cached(&self.0[i])?;
-            while rest.len() >= n {
-                let (chunk, tail) = rest.split_at(n);
-                stmt.execute(rusqlite::params_from_iter(chunk.iter().flatten()))?;
-                rest = tail;
-            }
-        }
-        Ok(())
-    }
-}
-
-static STATE_ROWS: std::sync::LazyLock<RowStatements> =
-    std::sync::LazyLock::new(|| RowStatements::new(UPSERT_STATES, 6, UPSERT_STATES_TAIL));
-static FIRING_ROWS: std::sync::LazyLock<RowStatements> =
-    std::sync::LazyLock::new(|| RowStatements::new(INSERT_FIRINGS, 10, ""));
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
 
 fn rule_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, RuleRow)> {
     Ok((
@@ -347,63 +296,38 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
     if out.is_empty() {
         return Ok(());
     }
-    let states: Vec<_> = out
-        .records
-        .iter()
-        .map(|(rule, w, rec)| {
-            (
-                *rule,
-                w.start().as_micros(),
-                w.end().as_micros(),
-                rec.state.complete,
-                rec.state.generation,
-                rec.late,
-            )
-        })
-        .collect();
-    let rows: Vec<[&dyn rusqlite::ToSql; 6]> = states
-        .iter()
-        .map(|(r, s, e, c, g, l)| [r as _, s as _, e as _, c as _, g as _, l as _])
-        .collect();
-    STATE_ROWS.execute(conn, &rows)?;
-    let recorded = now.as_micros();
-    let firings: Vec<_> = out
-        .firings
-        .iter()
-        .map(|f| {
-            let state = if f.target.is_some() {
-                DeliveryState::Pending
-            } else {
-                DeliveryState::None
-            };
-            (
-                firing_kind_code(f.kind),
-                f.window.start().as_micros(),
-                f.window.end().as_micros(),
-                state_code(state),
-            )
-        })
-        .collect();
-    let rows: Vec<[&dyn rusqlite::ToSql; 10]> = out
-        .firings
-        .iter()
-        .zip(&firings)
-        .map(|(f, (kind, start, end, state))| {
-            [
-                &f.rule_id as _,
-                kind as _,
-                start as _,
-                end as _,
-                &f.key as _,
-                &f.generation as _,
-                &f.covered_ratio as _,
-                &recorded as _,
-                &f.target as _,
-                state as _,
-            ]
-        })
-        .collect();
-    FIRING_ROWS.execute(conn, &rows)
+    let mut upsert = conn.prepare_cached(UPSERT_STATE)?;
+    for (rule, w, rec) in &out.records {
+        upsert.execute(params![
+            rule,
+            w.start().as_micros(),
+            w.end().as_micros(),
+            rec.state.complete,
+            rec.state.generation,
+            rec.late
+        ])?;
+    }
+    let mut insert = conn.prepare_cached(INSERT_FIRING)?;
+    for f in &out.firings {
+        let state = if f.target.is_some() {
+            DeliveryState::Pending
+        } else {
+            DeliveryState::None
+        };
+        insert.execute(params![
+            f.rule_id,
+            firing_kind_code(f.kind),
+            f.window.start().as_micros(),
+            f.window.end().as_micros(),
+            f.key,
+            f.generation,
+            f.covered_ratio,
+            now.as_micros(),
+            f.target,
+            state_code(state)
+        ])?;
+    }
+    Ok(())
 }
 
 /// The ledger's own coverage, read in the caller's transaction.

@@ -261,9 +261,7 @@ fn configure(conn: &Connection, path: &Path, cache_mib: i64) -> Result<()> {
         conn.pragma_update(None, "cache_size", -1024 * cache_mib)?;
         // Reads map the file instead of copying pages.
         conn.pragma_update(None, "mmap_size", 268_435_456_i64)?;
-        // Every statement the writer runs stays prepared: the append's, the
-        // reads', and the multi-row writes of judging (ten shapes).
-        conn.set_prepared_statement_cache_capacity(64);
+        conn.set_prepared_statement_cache_capacity(32);
         // The query planner's stability guarantee: plans never depend on
         // bound values. Without it this build of SQLite (with STAT4) marks
         // statements whose range or LIMIT parameters it looked at to be
