@@ -117,23 +117,26 @@ _EVENT_INSTANTS = ("start", "end", "produced_at")
 _EXTRA_INSTANTS = ("interval_start", "interval_end")
 
 
-def event_json(event: Mapping[str, Any], name: str, tz: Optional[TzLike]) -> dict[str, Any]:
+def event_json(
+    event: Mapping[str, Any], name: Optional[str], tz: Optional[TzLike]
+) -> dict[str, Any]:
     """One event object (any form of SPEC §2) with its instants as text:
     datetimes in ``start``, ``end``, ``produced_at`` and in ``extra``'s
     ``interval_start``/``interval_end`` become RFC 3339; with ``tz``, naive
     ones (datetimes, and text without an offset) are read in that zone."""
     if not isinstance(event, Mapping):
         raise TypeError(f"{name}: expected a mapping (an event object), got {type(event).__name__}")
+    where = f"{name}: " if name else ""
     out = dict(event)
     for key in _EVENT_INSTANTS:
         if out.get(key) is not None:
-            out[key] = _event_instant(out[key], f"{name}: {key}", tz)
+            out[key] = _event_instant(out[key], f"{where}{key}", tz)
     extra = out.get("extra")
     if isinstance(extra, Mapping) and any(k in extra for k in _EXTRA_INSTANTS):
         extra = dict(extra)
         for key in _EXTRA_INSTANTS:
             if extra.get(key) is not None:
-                extra[key] = _event_instant(extra[key], f"{name}: extra.{key}", tz)
+                extra[key] = _event_instant(extra[key], f"{where}extra.{key}", tz)
         out["extra"] = extra
     return out
 
@@ -171,7 +174,7 @@ def record(
         event["extra"] = dict(extra)
     if produced_at is not None:
         event["produced_at"] = produced_at
-    body = event_json(event, "event", tz)
+    body = event_json(event, None, tz)
     return Call("POST", "/v1/events", m.Recorded.from_json, json=body, idempotent=id is not None)
 
 
