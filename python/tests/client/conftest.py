@@ -31,7 +31,16 @@ import pytest
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "python" / "gapless" / "src"))
 
+# Hypothesis keeps a directory of its own (its constants cache): under
+# target/, which git ignores, never in the work tree or outside the clone.
+os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(ROOT / "target" / "hypothesis"))
+
 import gapless  # noqa: E402
+from hypothesis import settings  # noqa: E402
+
+# No example database: nothing is kept between runs, in the clone or outside.
+settings.register_profile("gapless", database=None)
+settings.load_profile("gapless")
 
 PG_URL = os.environ.get("GAPLESS_TEST_PG", "postgres://postgres@127.0.0.1:5432/test")
 CASES = ROOT / "docs" / "conformance" / "cases.json"
