@@ -87,7 +87,9 @@ def test_firings_page_waits_for_the_next_firing(client, server):
     page = client.firings_page(after=0, wait=15)
     t.join()
     assert time.monotonic() - t0 < 5
-    assert [(f.seq, f.kind, f.key) for f in page.firings] == [(1, "complete", "2025-06-14T00:00:00")]
+    assert [(f.seq, f.kind, f.key) for f in page.firings] == [
+        (1, "complete", "2025-06-14T00:00:00")
+    ]
 
 
 def test_firings_follows_new_ones_until_a_quiet_wait(client, server, monkeypatch):
@@ -96,7 +98,9 @@ def test_firings_follows_new_ones_until_a_quiet_wait(client, server, monkeypatch
     client.set_rule("hourly", assets=["orders"], every="1h", from_=at(0))
     client.record("orders", at(0), at(1), id="h0")
     writer = gapless.Client(server.url)
-    threads = [later(0.4 + 0.4 * i, writer.record, "orders", at(i), at(i + 1), id=f"h{i}") for i in (1, 2)]
+    threads = [
+        later(0.4 + 0.4 * i, writer.record, "orders", at(i), at(i + 1), id=f"h{i}") for i in (1, 2)
+    ]
     t0 = time.monotonic()
     keys = [f.key[11:13] for f in client.firings(rule="hourly", wait=1.5)]
     took = time.monotonic() - t0
