@@ -33,8 +33,8 @@ pub struct RuleSetRequest {
     /// Complete when at least this share is covered (0 to 1).
     #[arg(long, conflicts_with_all = ["policy", "max_gap"])]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(value_type = Option<f64>, minimum = 0, maximum = 1)]
-    pub min_ratio: Option<String>,
+    #[schema(minimum = 0, maximum = 1)]
+    pub min_ratio: Option<f64>,
     /// Complete when every gap is shorter than this duration (10m, PT10M).
     #[arg(long, conflicts_with_all = ["policy", "min_ratio"])]
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -304,3 +304,59 @@ fn waits_over_http() {
     g.url = Some(server.url.clone());
     waits(&g);
 }
+
+/// `--min-ratio` makes a `ratio>=R` rule embedded and through a server
+/// (the client sends it as a JSON number); over HTTP the body takes a
+/// number and names the field when given a string.
+#[test]
+fn min_ratio_is_a_number() {
+    let mut g = Gapless::new();
+    ok(&slice(&g, 0, &[]));
+    let set = |g: &Gapless, name: &str| {
+        ok(&g.run(
+            &[
+                "rule",
+                "set",
+                name,
+                "--assets",
+                "orders",
+                "--every",
+                "1h",
+                "--from",
+                "2025-06-14",
+                "--min-ratio",
+                "0.25",
+                "--json",
+            ],
+            None,
+        ))
+    };
+    assert_eq!(set(&g, "embedded")["policy"], "ratio>=0.25");
+    let server = Server::start(&g);
+    g.url = Some(server.url.clone());
+    assert_eq!(set(&g, "remote")["policy"], "ratio>=0.25");
+    let put = |body: &str| {
+        let mut r = ureq::put(&format!("{}/v1/rules/raw", server.url))
+            .config()
+            .http_status_as_error(false)
+            .build()
+            .content_type("application/json")
+            .send(body)
+            .unwrap();
+        let status = r.status().as_u16();
+        (status, r.body_mut().read_to_string().unwrap())
+    };
+    let base = r#""assets": ["orders"], "every": "1h", "from": "2025-06-14""#;
+    let (status, body) = put(&format!(r#"{{{base}, "min_ratio": "0.5"}}"#));
+    assert_eq!(status, 400, "{body}");
+    assert!(
+        body.contains(r#"field \"min_ratio\": expected a number or null, found a string"#),
+        "{body}"
+    );
+    let (status, body) = put(&format!(r#"{{{base}, "min_ratio": 1.5}}"#));
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("min_ratio"), "{body}");
+    let (status, body) = put(&format!(r#"{{{base}, "min_ratio": 0.5}}"#));
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains(r#""policy":"ratio>=0.5""#), "{body}");
+}

@@ -251,7 +251,7 @@ fn rule_of(q: &RuleSetRequest) -> Result<Rule> {
         &tz_name,
         params::policy_of(
             q.policy.as_deref(),
-            q.min_ratio.as_deref(),
+            q.min_ratio.map(|r| r.to_string()).as_deref(),
             q.max_gap.as_deref(),
         )?,
         params::instant("from", &q.from, &zone)?,

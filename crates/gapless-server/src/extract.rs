@@ -277,6 +277,8 @@ fn mismatch(property: &RefOr<Schema>, value: &Value) -> Option<&'static str> {
             (!accepts(&o.schema_type, value)).then_some(match &o.schema_type {
                 SchemaType::Type(Type::String) => "a string",
                 SchemaType::Array(ts) if ts.contains(&Type::String) => "a string or null",
+                SchemaType::Type(Type::Number) => "a number",
+                SchemaType::Array(ts) if ts.contains(&Type::Number) => "a number or null",
                 _ => "another type",
             })
         }

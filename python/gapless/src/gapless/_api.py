@@ -93,6 +93,15 @@ def _rule_path(name: str) -> str:
     return f"/v1/rules/{quote(name, safe='')}"
 
 
+def _ratio_number(min_ratio: float | None) -> float | None:
+    """A rule body's `min_ratio`: a JSON number."""
+    if min_ratio is None:
+        return None
+    if isinstance(min_ratio, bool) or not isinstance(min_ratio, (int, float)):
+        raise TypeError(f"min_ratio: expected a number, got {type(min_ratio).__name__}")
+    return float(min_ratio)
+
+
 def _ratio(min_ratio: float | None) -> str | None:
     if min_ratio is None:
         return None
@@ -355,9 +364,8 @@ def set_rule(
     optional = {
         "until": _instant(until, "until", tz),
         "tz": tz_text(tz),
-        # The route's min_ratio field takes neither a JSON number nor a
-        # string in this server build; the policy text means the same.
-        "policy": f"ratio>={_ratio(min_ratio)}" if min_ratio is not None else policy,
+        "policy": policy,
+        "min_ratio": _ratio_number(min_ratio),
         "max_gap": _gap(max_gap),
         "deadline": None if deadline is None else duration_text(deadline, "deadline"),
         "target": target,
