@@ -91,11 +91,13 @@ pub enum Command {
     /// its own (the output says so); a failed part is named with what is
     /// stored, and sending the file again is safe when its events have ids.
     #[command(
-        after_help = "Example:\n  gapless ingest batches.ndjson\n  producer | gapless ingest -"
+        after_help = "Example:\n  gapless ingest batches.ndjson\n  producer | gapless ingest -\n  gapless ingest progress.ndjson --format spark-progress --asset clicks\n  gapless ingest snapshots.json --format iceberg-snapshots --asset clicks\n  gapless ingest page.json --format airflow-asset-events"
     )]
     Ingest {
         /// The file; `-` or none reads standard input.
         file: Option<PathBuf>,
+        #[command(flatten)]
+        producer: ProducerArgs,
         #[command(flatten)]
         output: Output,
         #[command(flatten)]
@@ -376,4 +378,47 @@ impl Command {
             Command::Serve { .. } | Command::Deliver { .. } => None,
         }
     }
+}
+
+/// `ingest --format`: the producer's own records instead of event objects
+/// (SPEC §10).
+#[derive(Debug, Clone, Args)]
+pub struct ProducerArgs {
+    /// Read the producer's records: spark-progress (StreamingQueryProgress
+    /// JSON, watermark mode), iceberg-snapshots (table metadata or
+    /// inspect.snapshots() rows), airflow-asset-events (a page of
+    /// GET /api/v2/assets/events).
+    #[arg(long, value_name = "FORMAT")]
+    pub format: Option<gapless_core::ProducerFormat>,
+    /// The asset to record into (spark-progress and iceberg-snapshots need
+    /// it; for airflow-asset-events it replaces each event's asset).
+    #[arg(long, requires = "format")]
+    pub asset: Option<String>,
+    /// airflow-asset-events: name assets by the Airflow asset's uri
+    /// (default) or name.
+    #[arg(long, value_enum, requires = "format")]
+    pub asset_from: Option<AssetFrom>,
+    /// iceberg-snapshots: the table's UUID, when the file has no table-uuid.
+    #[arg(long, requires = "format")]
+    pub table_uuid: Option<String>,
+}
+
+impl ProducerArgs {
+    /// The mapping's options.
+    pub fn options(&self) -> gapless_core::ProducerOptions {
+        gapless_core::ProducerOptions {
+            asset: self.asset.clone(),
+            asset_from_name: self.asset_from == Some(AssetFrom::Name),
+            table_uuid: self.table_uuid.clone(),
+        }
+    }
+}
+
+/// Which Airflow asset field names the gapless asset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AssetFrom {
+    /// The asset's URI.
+    Uri,
+    /// The asset's name.
+    Name,
 }

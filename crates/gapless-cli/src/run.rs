@@ -120,10 +120,13 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             print(output, &answer, human::appended)?;
         }
         Command::Ingest {
-            ref file, output, ..
+            ref file,
+            ref producer,
+            output,
+            ..
         } => {
             let remote = client(&cli)?;
-            let answer = ingest(ledger.as_ref(), remote.as_ref(), file.as_deref())?;
+            let answer = ingest(ledger.as_ref(), remote.as_ref(), file.as_deref(), producer)?;
             print(output, &answer, human::appended)?;
         }
         Command::Check {
@@ -324,10 +327,11 @@ fn ingest(
     ledger: &dyn Ask,
     remote: Option<&Client>,
     file: Option<&std::path::Path>,
+    producer: &crate::cli::ProducerArgs,
 ) -> Result<IngestAnswer, Error> {
     let path = file.filter(|p| p.as_os_str() != "-");
     let name = path.map_or_else(|| "standard input".to_string(), |p| p.display().to_string());
-    let (input, size): (Box<dyn Read + Send>, Option<u64>) = match path {
+    let (mut input, mut size): (Box<dyn Read + Send>, Option<u64>) = match path {
         Some(p) => {
             let file = std::fs::File::open(p)
                 .map_err(|e| Error::bad_input(format!("cannot read {name}: {e}")))?;
@@ -336,6 +340,11 @@ fn ingest(
         }
         None => (Box::new(std::io::stdin()), None),
     };
+    if let Some(format) = producer.format {
+        let events = producer_events(ledger, &mut input, &name, format, producer)?;
+        size = Some(events.len() as u64);
+        input = Box::new(std::io::Cursor::new(events));
+    }
     // Hidden by indicatif when standard error is not a terminal.
     let bar = match size {
         Some(len) => indicatif::ProgressBar::new(len).with_style(
@@ -361,7 +370,9 @@ fn ingest(
                 bar.finish_and_clear();
                 if parts.parts > 1 {
                     eprintln!(
-                        "{name} was sent in {} parts of at most {} bytes (more than the server                          takes in one request): each part was stored atomically on its own,                          not the input as a whole",
+                        "{name} was sent in {} parts of at most {} bytes (more than the server \
+                         takes in one request): each part was stored atomically on its own, \
+                         not the input as a whole",
                         parts.parts, parts.largest
                     );
                 }
@@ -376,6 +387,95 @@ fn ingest(
     };
     bar.finish_and_clear();
     answer
+}
+
+/// `ingest --format`: the producer's records read whole (they are logs and
+/// metadata, not bulk data) and mapped to NDJSON events; standard error
+/// says what was left out.
+fn producer_events(
+    ledger: &dyn Ask,
+    input: &mut dyn Read,
+    name: &str,
+    format: gapless_core::ProducerFormat,
+    producer: &crate::cli::ProducerArgs,
+) -> Result<Vec<u8>, Error> {
+    let mut text = String::new();
+    input
+        .read_to_string(&mut text)
+        .map_err(|e| Error::bad_input(format!("cannot read {name}: {e}")))?;
+    let mut converted = gapless_core::convert(format, &text, name, &producer.options())
+        .map_err(|e| Error::bad_input(e.to_string()))?;
+    if format == gapless_core::ProducerFormat::AirflowAssetEvents {
+        drop_keys_without_span(ledger, &mut converted)?;
+    }
+    if !converted.skipped.is_empty() {
+        let reasons: Vec<String> = converted
+            .skipped
+            .iter()
+            .map(|(reason, n)| format!("{n} {reason}"))
+            .collect();
+        eprintln!(
+            "{name}: {} events from {} {format} records; left out {}: {}",
+            converted.events.len(),
+            converted.events.len() + converted.skipped_count(),
+            converted.skipped_count(),
+            reasons.join(", ")
+        );
+    }
+    let mut out = Vec::new();
+    for event in &converted.events {
+        // Writing a JSON value into memory cannot fail.
+        serde_json::to_writer(&mut out, event).expect("a JSON value serializes");
+        out.push(b'\n');
+    }
+    Ok(out)
+}
+
+/// Leave out the Airflow events whose only interval is a discrete key of
+/// an asset that declares no key span (they say nothing the ledger can
+/// place in time), as the provider's sync does.
+fn drop_keys_without_span(
+    ledger: &dyn Ask,
+    converted: &mut gapless_core::Converted,
+) -> Result<(), Error> {
+    let mut span: std::collections::HashMap<String, bool> = std::collections::HashMap::new();
+    let mut kept = Vec::with_capacity(converted.events.len());
+    let mut dropped = 0;
+    for event in std::mem::take(&mut converted.events) {
+        let discrete = event["partition_key"]
+            .as_str()
+            .is_some_and(|k| !k.contains('/'))
+            && event["extra"]["interval_start"].is_null()
+            && event["extra"]["interval_end"].is_null();
+        let asset = event["asset"].as_str().unwrap_or_default().to_string();
+        let placed = !discrete
+            || match span.get(&asset) {
+                Some(&has) => has,
+                None => {
+                    let has = match ledger.asset(&gapless_api::AssetRequest {
+                        asset: asset.clone(),
+                    }) {
+                        Ok(a) => a.key_span.is_some(),
+                        Err(e) if e.kind() == gapless_api::ErrorKind::NotFound => false,
+                        Err(e) => return Err(e),
+                    };
+                    span.insert(asset, has);
+                    has
+                }
+            };
+        if placed {
+            kept.push(event);
+        } else {
+            dropped += 1;
+        }
+    }
+    converted.events = kept;
+    if dropped > 0 {
+        converted
+            .skipped
+            .push(("discrete keys of assets without a key span".into(), dropped));
+    }
+    Ok(())
 }
 
 /// `segments` without `--limit` or `--after`: every page, printed as it

@@ -34,6 +34,9 @@
 //!   (`mod.rs`); asset names and event ids (`names.rs`); [`AssetDecl`], what
 //!   an asset declares (`decl.rs`); [`RawEvent`], the JSON object forms and
 //!   their resolution against the declaration (`wire.rs`).
+//! - producers' own records as events (`producer/`): [`convert`] of Spark
+//!   progress (`spark.rs`), Iceberg snapshots (`iceberg.rs`) and Airflow
+//!   asset events (`airflow.rs`) in a [`ProducerFormat`].
 //! - time-unit constants such as [`MICROS_PER_SECOND`] and [`MICROS_PER_DAY`]
 //!   (`units.rs`).
 //! - [`Error`]: the one error type, a one-line message naming input and reason.
@@ -46,6 +49,7 @@ mod grid;
 mod instant;
 mod parse;
 mod policy;
+mod producer;
 mod rule;
 mod segments;
 mod set;
@@ -63,6 +67,7 @@ pub use parse::{
     parse_instant, parse_interval, parse_local_instant, parse_local_interval, parse_time_zone,
 };
 pub use policy::Policy;
+pub use producer::{convert, Converted, ProducerFormat, ProducerOptions};
 pub use rule::{
     validate_key_format, validate_rule_name, FiringKind, Judgement, Rule, RuleDef, RuleSettings,
     WindowState, DEFAULT_KEY_FORMAT, MAX_RULE_NAME_BYTES,

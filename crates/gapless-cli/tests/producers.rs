@@ -1,0 +1,314 @@
+//! `gapless ingest --format` (SPEC §10) on the real producer captures in
+//! `python/tests/producers/data/` (Spark 4 progress, pyiceberg snapshots, an
+//! Airflow asset-event page), embedded and through a server: the coverage
+//! each capture describes, reruns as duplicates, and one-line errors.
+
+mod common;
+
+use std::path::PathBuf;
+
+use common::{Gapless, Server};
+use serde_json::Value;
+
+fn capture(name: &str) -> String {
+    let path: PathBuf = [
+        env!("CARGO_MANIFEST_DIR"),
+        "..",
+        "..",
+        "python",
+        "tests",
+        "producers",
+        "data",
+        name,
+    ]
+    .iter()
+    .collect();
+    path.display().to_string()
+}
+
+fn ok(out: &common::Output) -> Value {
+    assert_eq!(
+        out.code, 0,
+        "stdout {:?} stderr {:?}",
+        out.stdout, out.stderr
+    );
+    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
+}
+
+fn segments(g: &Gapless, asset: &str, start: &str, end: &str) -> Vec<(String, String, String)> {
+    let out = ok(&g.run(
+        &["segments", asset, "--start", start, "--end", end, "--json"],
+        None,
+    ));
+    out["segments"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["start"].as_str().unwrap().to_string(),
+                s["end"].as_str().unwrap().to_string(),
+                s["event"]["id"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+/// Watermark mode: batches 3-6 of the capture tile
+/// [11:30:50.416, 11:31:09.416) without a hole (their min/max would leave
+/// one between every two batches); batches 0-2 say nothing yet.
+fn spark(g: &Gapless) {
+    let file = capture("spark_progress_all.json");
+    let args = [
+        "ingest",
+        &file,
+        "--format",
+        "spark-progress",
+        "--asset",
+        "clicks",
+        "--json",
+    ];
+    let out = g.run(&args, None);
+    assert_eq!(
+        ok(&out),
+        serde_json::json!({"accepted": 4, "duplicates": 0})
+    );
+    assert!(
+        out.stderr
+            .contains("4 events from 7 spark-progress records; left out 3: 2 no watermark yet, 1 the first watermark"),
+        "{}",
+        out.stderr
+    );
+    let q = "e65b5d88-ca68-4712-8046-97f7a8bd1799";
+    let segs = segments(g, "clicks", "2026-11-30T11:30Z", "2026-11-30T11:32Z");
+    let ids: Vec<String> = segs.iter().map(|s| s.2.clone()).collect();
+    assert_eq!(ids, (3..=6).map(|b| format!("{q}:{b}")).collect::<Vec<_>>());
+    assert_eq!(segs[0].0, "2026-11-30T11:30:50.416Z");
+    assert_eq!(segs[3].1, "2026-11-30T11:31:09.416Z");
+    let check = g.run(
+        &[
+            "check",
+            "clicks",
+            "--start",
+            "2026-11-30T11:30:50.416Z",
+            "--end",
+            "2026-11-30T11:31:09.416Z",
+        ],
+        None,
+    );
+    assert_eq!(check.code, 0, "{:?}", check.stdout);
+    // A log that holds the run twice (a restart replays its batches): the
+    // same ids and intervals, so nothing new.
+    assert_eq!(
+        ok(&g.run(&args, None)),
+        serde_json::json!({"accepted": 0, "duplicates": 4})
+    );
+    // The extra keeps what the progress said.
+    let events = ok(&g.run(
+        &[
+            "events",
+            "clicks",
+            "--start",
+            "2026-11-30",
+            "--end",
+            "2026-12-01",
+            "--json",
+        ],
+        None,
+    ));
+    let extra = &events["events"][0]["extra"];
+    assert_eq!(extra["batch_id"], 3);
+    assert_eq!(extra["num_input_rows"], 200);
+    assert_eq!(extra["run_id"], "72be8e83-81ca-4532-bce8-a19443140f07");
+    assert_eq!(extra["offsets"][0]["start"], 8);
+}
+
+/// Three 5-minute appends, then the overwrite of the hour (a delete and an
+/// append): one batch, so a rule on the hour fires `complete` once and
+/// never `incomplete`; the hour's segment is the overwrite's append, its
+/// 64-bit id exact.
+fn iceberg(g: &Gapless) {
+    ok(&g.run(&["asset", "set", "ice", "--tz", "UTC"], None));
+    ok(&g.run(
+        &[
+            "rule",
+            "set",
+            "ice_hourly",
+            "--assets",
+            "ice",
+            "--every",
+            "1h",
+            "--from",
+            "2025-06-01",
+        ],
+        None,
+    ));
+    let file = capture("iceberg_snapshots.json");
+    let no_uuid = g.run(
+        &[
+            "ingest",
+            &file,
+            "--format",
+            "iceberg-snapshots",
+            "--asset",
+            "ice",
+        ],
+        None,
+    );
+    assert_eq!(no_uuid.code, 2);
+    assert!(
+        no_uuid.stderr.contains("no table-uuid"),
+        "{}",
+        no_uuid.stderr
+    );
+    let uuid = "7d8f0e2a-5a47-4a36-9a8e-1f6f5cfbd001";
+    let args = [
+        "ingest",
+        &file,
+        "--format",
+        "iceberg-snapshots",
+        "--asset",
+        "ice",
+        "--table-uuid",
+        uuid,
+        "--json",
+    ];
+    assert_eq!(
+        ok(&g.run(&args, None)),
+        serde_json::json!({"accepted": 5, "duplicates": 0})
+    );
+    let segs = segments(g, "ice", "2025-06-01T10:00Z", "2025-06-01T11:00Z");
+    assert_eq!(
+        segs,
+        [(
+            "2025-06-01T10:00:00Z".to_string(),
+            "2025-06-01T11:00:00Z".to_string(),
+            format!("iceberg:{uuid}:4884366213967367083")
+        )]
+    );
+    let firings = ok(&g.run(&["firings", "--rule", "ice_hourly", "--json"], None));
+    let kinds: Vec<(&str, &str)> = firings["firings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| (f["kind"].as_str().unwrap(), f["key"].as_str().unwrap()))
+        .collect();
+    assert_eq!(kinds, [("complete", "2025-06-01T10:00:00")]);
+    assert_eq!(
+        ok(&g.run(&args, None)),
+        serde_json::json!({"accepted": 0, "duplicates": 5})
+    );
+}
+
+/// An Airflow page: interval extras and ISO interval keys are placed; a
+/// discrete key only once its asset declares a key span (before, it is left
+/// out and said so); assets named by URI, or by name.
+fn airflow(g: &Gapless) {
+    let file = capture("airflow_asset_events_synthetic.json");
+    let args = [
+        "ingest",
+        &file,
+        "--format",
+        "airflow-asset-events",
+        "--json",
+    ];
+    let out = g.run(&args, None);
+    let first = ok(&out);
+    assert!(
+        out.stderr
+            .contains("discrete keys of assets without a key span"),
+        "{}",
+        out.stderr
+    );
+    ok(&g.run(
+        &[
+            "asset",
+            "set",
+            "s3://lake/events/clicks",
+            "--key-span",
+            "1h",
+        ],
+        None,
+    ));
+    let second = ok(&g.run(&args, None));
+    assert_eq!(
+        second["duplicates"], first["accepted"],
+        "{first} then {second}"
+    );
+    assert!(second["accepted"].as_u64().unwrap() >= 1, "{second}");
+    let by_name = ok(&g.run(
+        &[
+            "ingest",
+            &file,
+            "--format",
+            "airflow-asset-events",
+            "--asset-from",
+            "name",
+            "--json",
+        ],
+        None,
+    ));
+    assert!(by_name["accepted"].as_u64().unwrap() >= 1, "{by_name}");
+    let assets = ok(&g.run(&["assets", "--json"], None));
+    let names: Vec<&str> = assets["assets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["asset"].as_str().unwrap())
+        .collect();
+    assert!(
+        names.contains(&"clicks") && names.contains(&"s3://lake/events/clicks"),
+        "{names:?}"
+    );
+}
+
+fn errors(g: &Gapless) {
+    let file = capture("spark_progress.json");
+    let out = g.run(&["ingest", &file, "--format", "spark-progress"], None);
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("spark-progress: needs the asset to record into (--asset)"),
+        "{}",
+        out.stderr
+    );
+    let out = g.run(
+        &["ingest", "-", "--format", "spark-progress", "--asset", "a"],
+        Some("{\"id\": 1"),
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("standard input: JSON value 1:"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    let out = g.run(&["ingest", "-", "--format", "parquet"], Some(""));
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("expected one of spark-progress, iceberg-snapshots, airflow-asset-events"),
+        "{}",
+        out.stderr
+    );
+}
+
+fn all(g: &Gapless) {
+    spark(g);
+    iceberg(g);
+    airflow(g);
+    errors(g);
+}
+
+#[test]
+fn producer_formats_embedded() {
+    all(&Gapless::new());
+}
+
+#[test]
+fn producer_formats_over_http() {
+    let mut g = Gapless::new();
+    let server = Server::start(&g);
+    g.url = Some(server.url.clone());
+    all(&g);
+}
