@@ -113,3 +113,72 @@ fn event(asset: &str, p: &Progress<'_>, start: Instant, end: &str) -> Value {
         },
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn progress(query: &str, batch: i64, watermark: Option<&str>) -> Value {
+        let mut p = json!({"id": query, "runId": "r", "batchId": batch, "numInputRows": 1});
+        if let Some(w) = watermark {
+            p["eventTime"] = json!({"watermark": w});
+        }
+        p
+    }
+
+    fn intervals(values: Vec<Value>) -> Vec<(String, String, String)> {
+        let options = ProducerOptions {
+            asset: Some("a".into()),
+            ..ProducerOptions::default()
+        };
+        convert(&[Value::Array(values)], &options)
+            .unwrap()
+            .events
+            .iter()
+            .map(|e| {
+                (
+                    e["id"].as_str().unwrap().to_string(),
+                    e["start"].as_str().unwrap().to_string(),
+                    e["end"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn consecutive_watermarks_tile_time_per_query() {
+        let epoch = Some("1970-01-01T00:00:00.000Z");
+        let got = intervals(vec![
+            progress("q", 0, None),
+            progress("q", 1, epoch),
+            progress("q", 2, Some("2025-06-01T10:00:00Z")),
+            progress("p", 7, Some("2025-06-01T09:00:00Z")),
+            // Out of order in the log, and batch 3 re-run after a restart.
+            progress("q", 4, Some("2025-06-01T10:10:00Z")),
+            progress("q", 3, Some("2025-06-01T10:05:00Z")),
+            progress("q", 3, Some("2025-06-01T10:05:00Z")),
+            // The watermark did not move.
+            progress("q", 5, Some("2025-06-01T10:10:00Z")),
+            progress("p", 8, Some("2025-06-01T09:30:00Z")),
+        ]);
+        assert_eq!(
+            got,
+            [
+                ("q:3", "2025-06-01T10:00:00Z", "2025-06-01T10:05:00Z"),
+                ("q:4", "2025-06-01T10:05:00Z", "2025-06-01T10:10:00Z"),
+                ("p:8", "2025-06-01T09:00:00Z", "2025-06-01T09:30:00Z"),
+            ]
+            .map(|(a, b, c)| (a.to_string(), b.to_string(), c.to_string()))
+        );
+    }
+
+    #[test]
+    fn a_progress_without_batch_id_is_named() {
+        let options = ProducerOptions {
+            asset: Some("a".into()),
+            ..ProducerOptions::default()
+        };
+        let e = convert(&[json!([{"id": "q"}])], &options).unwrap_err();
+        assert_eq!(e.message(), "progress 1: no batchId");
+    }
+}
