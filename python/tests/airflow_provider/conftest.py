@@ -162,7 +162,7 @@ def gapless_server() -> Gapless:
     return Gapless(GAPLESS_URL, exe)
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def client(gapless_server):
     c = gapless_server.client()
     yield c

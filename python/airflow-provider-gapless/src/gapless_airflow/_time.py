@@ -203,10 +203,11 @@ _ISO_DURATION = re.compile(
 _SHORT_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|mo|s|m|h|d|w|y)")
 
 
-def duration(value: DurationLike, name: str) -> Duration:
+def duration(value: DurationLike, name: str, allow_zero: bool = False) -> Duration:
     """A duration: ISO 8601 (``PT5M``, ``PT0.5S``, ``P1D``, ``P1M``,
     ``P1DT2H``), short text (``5m``, ``1h30m``, ``1d``, ``1w``, ``1mo``,
-    ``1y``, ``500ms``), a timedelta, or seconds; positive.
+    ``1y``, ``500ms``), a timedelta, or seconds; positive (or zero, with
+    ``allow_zero``).
 
     >>> duration("1h30m", "span")
     Duration(months=0, days=0, micros=5400000000)
@@ -223,7 +224,8 @@ def duration(value: DurationLike, name: str) -> Duration:
         d = _duration_text(value.strip(), name)
     else:
         raise TypeError(f"{name}: expected a duration (text, timedelta or seconds), got {type(value).__name__}")
-    if d.months < 0 or d.days < 0 or d.micros < 0 or (d.months == 0 and d.days == 0 and d.micros == 0):
+    zero = d.months == 0 and d.days == 0 and d.micros == 0
+    if d.months < 0 or d.days < 0 or d.micros < 0 or (zero and not allow_zero):
         raise ValueError(f"{name}: {value!r} is not a positive duration")
     return d
 

@@ -264,7 +264,7 @@ def sync(
     key_spans = {a.asset: (a.key_span, a.tz) for a in client.assets()}
     since = None
     if cursor.timestamp:
-        back = t.duration(overlap, "overlap")
+        back = t.duration(overlap, "overlap", allow_zero=True)
         since = t.text(back.add_to(t.instant(cursor.timestamp, "cursor"), None, -1))
     result = SyncResult(cursor=cursor)
     offset = 0
