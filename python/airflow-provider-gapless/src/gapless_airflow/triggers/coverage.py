@@ -115,16 +115,22 @@ class GaplessCoverageTrigger(BaseTrigger):
                     return
                 self.log.info("waiting (round %d): %s", rounds, _answer.describe(answer, gaps=3))
 
+    async def _wait(self, client: gapless.AsyncClient, asset: str, wait: float) -> gapless.Check:
+        """The server's long poll for ``wait`` seconds; a plain check when no
+        time is left (the server refuses a wait of zero)."""
+        if wait < 0.001:
+            return await client.check(asset, self.start, self.end, policy=self.policy)
+        return await client.wait(asset, self.start, self.end, policy=self.policy, timeout=wait)
+
     async def _round(self, client: gapless.AsyncClient, wait: float) -> dict[str, Any]:
         """One round: at most ``wait`` seconds; the answer it ends with."""
         if len(self.assets) == 1:
-            check = await client.wait(self.assets[0], self.start, self.end, policy=self.policy, timeout=wait)
-            return check.raw
+            return (await self._wait(client, self.assets[0], wait)).raw
         give_up = time.monotonic() + wait
         each_complete = True
         for asset in self.assets:
             left = max(0.0, give_up - time.monotonic())
-            own = await client.wait(asset, self.start, self.end, policy=self.policy, timeout=left)
+            own = await self._wait(client, asset, left)
             if not own.complete:
                 each_complete = False
                 break
