@@ -35,8 +35,9 @@ sys.path.insert(0, str(ROOT / "python" / "gapless" / "src"))
 # target/, which git ignores, never in the work tree or outside the clone.
 os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(ROOT / "target" / "hypothesis"))
 
-import gapless  # noqa: E402
 from hypothesis import settings  # noqa: E402
+
+import gapless  # noqa: E402
 
 # No example database: nothing is kept between runs, in the clone or outside.
 settings.register_profile("gapless", database=None)
@@ -58,7 +59,9 @@ BIN = gapless_bin()
 
 def pytest_configure(config):
     if not os.access(BIN, os.X_OK):
-        raise pytest.UsageError(f"no gapless binary at {BIN}: cargo build -p gapless-cli, or set GAPLESS_BIN")
+        raise pytest.UsageError(
+            f"no gapless binary at {BIN}: cargo build -p gapless-cli, or set GAPLESS_BIN"
+        )
 
 
 def free_port() -> int:
@@ -187,4 +190,3 @@ def write_tokens(path: Path) -> dict[str, str]:
         f'[[token]]\nsecret = "{tokens["admin"]}"\nscopes = ["admin"]\n'
     )
     return tokens
-

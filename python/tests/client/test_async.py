@@ -25,7 +25,10 @@ def test_every_route(server):
             assert await c.health() == {"status": "ok"}
             assert (await c.record("orders", at(0), at(1), id="a")).accepted == 1
             r = await c.record_many(
-                [{"asset": "orders", "id": f"b{i}", "start": at(i), "end": at(i, 30)} for i in range(1, 4)]
+                [
+                    {"asset": "orders", "id": f"b{i}", "start": at(i), "end": at(i, 30)}
+                    for i in range(1, 4)
+                ]
             )
             assert (r.accepted, r.duplicates) == (3, 0)
             check = await c.check("orders", at(0), at(4))

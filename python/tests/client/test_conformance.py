@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from conftest import CASES
+from gapless._time import format_instant
 
 import gapless
-from gapless._time import format_instant
 
 CASE_LIST = json.loads(CASES.read_text())["cases"]
 
@@ -54,13 +54,17 @@ def mismatch(expected: Any, actual: Any, path: str = "") -> str | None:
     if isinstance(expected, list):
         if not isinstance(actual, list) or len(actual) != len(expected):
             return f"{path}: {actual!r}, expected {len(expected)} items"
-        for i, (e, a) in enumerate(zip(expected, actual)):
+        for i, (e, a) in enumerate(zip(expected, actual, strict=True)):
             m = mismatch(e, a, f"{path}[{i}]")
             if m:
                 return m
         return None
     if isinstance(expected, (int, float)) and not isinstance(expected, bool):
-        return None if actual == expected and not isinstance(actual, bool) else f"{path}: {actual!r}, expected {expected!r}"
+        return (
+            None
+            if actual == expected and not isinstance(actual, bool)
+            else f"{path}: {actual!r}, expected {expected!r}"
+        )
     return None if actual == expected else f"{path}: {actual!r}, expected {expected!r}"
 
 
@@ -118,12 +122,21 @@ def test_case(case, client):
         if m:
             failures.append(f"{q['command']} {q.get('start')}..{q.get('end')}: {m}")
 
-    good = {"asset": "orders", "id": "good", "start": "2025-06-01T00:00:00Z", "end": "2025-06-01T00:05:00Z"}
+    good = {
+        "asset": "orders",
+        "id": "good",
+        "start": "2025-06-01T00:00:00Z",
+        "end": "2025-06-01T00:05:00Z",
+    }
     for bad in case.get("error_lines", []):
         with pytest.raises(gapless.BadInput) as e:
             client.record_many([good, bad])
         err = e.value
-        if err.detail != {"event": 2} or not err.message.startswith("event 2: ") or "\n" in err.message:
+        if (
+            err.detail != {"event": 2}
+            or not err.message.startswith("event 2: ")
+            or "\n" in err.message
+        ):
             failures.append(f"{bad}: error does not name event 2 in one line: {err!r}")
         stored = {a.asset: a.events for a in client.assets()}
         if stored.get("orders", 0) != 0:

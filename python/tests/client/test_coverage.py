@@ -44,19 +44,31 @@ def test_half_open_union_and_clipping():
 
 
 def test_inputs_in_every_form():
-    ev = gapless.Event(id="a", seq=1, start=m(0), end=m(10), kind="retracted", extra=None,
-                       produced_at=None, received_at=m(0))
+    ev = gapless.Event(
+        id="a",
+        seq=1,
+        start=m(0),
+        end=m(10),
+        kind="retracted",
+        extra=None,
+        produced_at=None,
+        received_at=m(0),
+    )
     c = coverage(
         [("2025-06-14T00:00Z", "2025-06-14T02:00:00+01:00"), Interval(m(0), m(30)), ev],
-        "2025-06-14", "2025-06-14T00:30:00.000000Z",
+        "2025-06-14",
+        "2025-06-14T00:30:00.000000Z",
     )
     assert c.missing == [Interval(m(0), m(10))]
     # Naive text is UTC, or in tz; naive datetimes need tz.
-    assert coverage([("2025-06-14T02:00", "2025-06-14T03:00")], m(0), m(60), tz="Europe/Berlin").covered
+    assert coverage(
+        [("2025-06-14T02:00", "2025-06-14T03:00")], m(0), m(60), tz="Europe/Berlin"
+    ).covered
     with pytest.raises(ValueError, match="interval 1: start: naive datetime"):
         coverage([(datetime(2025, 6, 14), m(1))], m(0), m(1))
-    assert coverage([(datetime(2025, 6, 14, 2), datetime(2025, 6, 14, 3))], m(0), m(60),
-                    tz="Europe/Berlin").covered
+    assert coverage(
+        [(datetime(2025, 6, 14, 2), datetime(2025, 6, 14, 3))], m(0), m(60), tz="Europe/Berlin"
+    ).covered
 
 
 def test_bad_inputs_are_refused():
@@ -123,7 +135,9 @@ def shared_server(request, tmp_path_factory):
 SECOND = 1_000_000
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     events=st.lists(
         st.tuples(st.integers(0, 60 * SECOND), st.integers(1, 20 * SECOND), st.booleans()),
@@ -139,7 +153,13 @@ def test_matches_the_server(shared_server, events, lo, length):
     us = lambda n: BASE + timedelta(microseconds=n)  # noqa: E731
     asset = f"a-{uuid.uuid4().hex[:10]}"
     batch = [
-        {"asset": asset, "id": f"e{i}", "start": us(s), "end": us(s + n), "kind": "retracted" if r else "landed"}
+        {
+            "asset": asset,
+            "id": f"e{i}",
+            "start": us(s),
+            "end": us(s + n),
+            "kind": "retracted" if r else "landed",
+        }
         for i, (s, n, r) in enumerate(events)
     ]
     client = gapless.Client(shared_server.url)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import socket
 import threading
-import time
 from datetime import datetime, timezone
 
 import pytest
@@ -36,8 +35,12 @@ def test_tokens(make_server, tmp_path, monkeypatch):
     writer = gapless.Client(server.url, token=tokens["write"])
     assert writer.record("orders", T0, T1, id="a").accepted == 1
     with pytest.raises(gapless.Denied) as e:  # outside its prefixes: the batch is refused whole
-        writer.record_many([{"asset": "orders", "id": "b", "start": T0, "end": T1},
-                            {"asset": "payments", "id": "c", "start": T0, "end": T1}])
+        writer.record_many(
+            [
+                {"asset": "orders", "id": "b", "start": T0, "end": T1},
+                {"asset": "payments", "id": "c", "start": T0, "end": T1},
+            ]
+        )
     assert e.value.status == 403 and "payments" in e.value.message
     with pytest.raises(gapless.Denied):
         writer.declare("orders", tz="UTC")
@@ -140,8 +143,12 @@ def test_a_lost_answer_is_sent_again_only_when_safe():
             client.record("orders", T0, T1)  # no id: a second copy would be a second event
         assert hangup.connections == 1
         with pytest.raises(gapless.Unavailable):
-            client.record_many([{"asset": "orders", "id": "a", "start": T0, "end": T1},
-                                {"asset": "orders", "start": T0, "end": T1}])
+            client.record_many(
+                [
+                    {"asset": "orders", "id": "a", "start": T0, "end": T1},
+                    {"asset": "orders", "start": T0, "end": T1},
+                ]
+            )
         assert hangup.connections == 2
         with pytest.raises(gapless.Unavailable):
             client.record("orders", T0, T1, id="a")  # with an id a copy is a duplicate

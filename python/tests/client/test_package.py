@@ -20,19 +20,35 @@ UTC = timezone.utc
 
 
 def test_instants_to_text():
-    assert _time.instant_text(datetime(2025, 6, 14, 10, 5, tzinfo=UTC), "x") == "2025-06-14T10:05:00Z"
-    assert _time.instant_text(datetime(2025, 6, 14, 10, 5, 0, 500000, tzinfo=UTC), "x") == "2025-06-14T10:05:00.5Z"
+    assert (
+        _time.instant_text(datetime(2025, 6, 14, 10, 5, tzinfo=UTC), "x") == "2025-06-14T10:05:00Z"
+    )
+    assert (
+        _time.instant_text(datetime(2025, 6, 14, 10, 5, 0, 500000, tzinfo=UTC), "x")
+        == "2025-06-14T10:05:00.5Z"
+    )
     berlin = datetime(2025, 6, 14, 12, tzinfo=ZoneInfo("Europe/Berlin"))
     assert _time.instant_text(berlin, "x") == "2025-06-14T10:00:00Z"
     assert _time.instant_text(datetime(1, 1, 1, tzinfo=UTC), "x") == "0001-01-01T00:00:00Z"
     assert _time.instant_text("2025-06-14", "x") == "2025-06-14"  # text as written
     # Naive: refused without tz, naming the argument; read in tz with one.
-    with pytest.raises(ValueError, match=r"^start: naive datetime 2025-06-14T12:00:00 has no time zone"):
+    with pytest.raises(
+        ValueError, match=r"^start: naive datetime 2025-06-14T12:00:00 has no time zone"
+    ):
         _time.instant_text(datetime(2025, 6, 14, 12), "start")
-    assert _time.instant_text(datetime(2025, 6, 14, 12), "x", "Europe/Berlin") == "2025-06-14T10:00:00Z"
+    assert (
+        _time.instant_text(datetime(2025, 6, 14, 12), "x", "Europe/Berlin")
+        == "2025-06-14T10:00:00Z"
+    )
     # A DST gap moves forward by the gap, a fold is the earlier instant (SPEC §2).
-    assert _time.instant_text(datetime(2025, 3, 30, 2, 30), "x", "Europe/Berlin") == "2025-03-30T01:30:00Z"
-    assert _time.instant_text(datetime(2025, 10, 26, 2, 30), "x", "Europe/Berlin") == "2025-10-26T00:30:00Z"
+    assert (
+        _time.instant_text(datetime(2025, 3, 30, 2, 30), "x", "Europe/Berlin")
+        == "2025-03-30T01:30:00Z"
+    )
+    assert (
+        _time.instant_text(datetime(2025, 10, 26, 2, 30), "x", "Europe/Berlin")
+        == "2025-10-26T00:30:00Z"
+    )
     with pytest.raises(TypeError, match="a date is not an instant"):
         _time.instant_text(datetime(2025, 6, 14).date(), "x")  # type: ignore[arg-type]
 
@@ -54,7 +70,12 @@ def test_durations():
     with pytest.raises(ValueError, match="negative"):
         d(-1, "x")
     s = _time.seconds
-    assert (s("PT1M30S", "x"), s("5m", "x"), s("500ms", "x"), s(timedelta(hours=1), "x")) == (90, 300, 0.5, 3600)
+    assert (s("PT1M30S", "x"), s("5m", "x"), s("500ms", "x"), s(timedelta(hours=1), "x")) == (
+        90,
+        300,
+        0.5,
+        3600,
+    )
     assert s("P1DT1H", "x") == 90000
     with pytest.raises(ValueError, match="not a fixed duration"):
         s("1mo", "x")
@@ -63,8 +84,14 @@ def test_durations():
 def test_public_names():
     for name in gapless.__all__:
         assert hasattr(gapless, name), name
-    for cls in (gapless.BadInput, gapless.NotFound, gapless.Conflict, gapless.Denied,
-                gapless.Unavailable, gapless.Fault):
+    for cls in (
+        gapless.BadInput,
+        gapless.NotFound,
+        gapless.Conflict,
+        gapless.Denied,
+        gapless.Unavailable,
+        gapless.Fault,
+    ):
         assert issubclass(cls, gapless.GaplessError)
     assert (ROOT / "python/gapless/src/gapless/py.typed").exists()
     # Every public method has a docstring with an example or says what it answers.
@@ -86,20 +113,52 @@ def test_async_signatures_are_the_sync_ones():
 
 
 def test_python_m_gapless_runs_the_binary(tmp_path):
-    env = {**os.environ, "PATH": f"{Path(BIN).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-           "PYTHONPATH": str(ROOT / "python/gapless/src")}
-    out = subprocess.run([sys.executable, "-m", "gapless", "--version"], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=30)
+    env = {
+        **os.environ,
+        "PATH": f"{Path(BIN).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": str(ROOT / "python/gapless/src"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "gapless", "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("gapless ")
     # Exit codes pass through: check of an unknown ledger is 2.
-    out = subprocess.run([sys.executable, "-m", "gapless", "--db", str(tmp_path / "none.db"), "check", "x",
-                          "--start", "2025-06-14", "--end", "2025-06-15"], capture_output=True, text=True,
-                         env=env, cwd=tmp_path, timeout=30)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "gapless",
+            "--db",
+            str(tmp_path / "none.db"),
+            "check",
+            "x",
+            "--start",
+            "2025-06-14",
+            "--end",
+            "2025-06-15",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=30,
+    )
     assert out.returncode == 2 and "no ledger" in out.stderr
     env["PATH"] = "/nonexistent"
-    out = subprocess.run([sys.executable, "-m", "gapless", "--version"], capture_output=True, text=True, env=env,
-                         cwd=tmp_path, timeout=30)
+    out = subprocess.run(
+        [sys.executable, "-m", "gapless", "--version"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=30,
+    )
     assert out.returncode == 2 and "no gapless binary" in out.stderr
 
 

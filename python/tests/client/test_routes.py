@@ -54,17 +54,25 @@ def test_instants_as_text_and_zones(client):
     assert (c.start, c.end, c.covered) == (at(8), at(10), True)
     # A naive datetime needs tz (a name or a tzinfo); an aware one is what it says.
     berlin = ZoneInfo("Europe/Berlin")
-    assert client.check("orders", datetime(2025, 6, 14, 10), datetime(2025, 6, 14, 12), tz=berlin).covered
+    assert client.check(
+        "orders", datetime(2025, 6, 14, 10), datetime(2025, 6, 14, 12), tz=berlin
+    ).covered
     aware = datetime(2025, 6, 14, 10, tzinfo=berlin)
     assert client.check("orders", aware, at(10)).start == at(8)
-    with pytest.raises(ValueError, match=r"^start: naive datetime 2025-06-14T10:00:00 has no time zone.*tz="):
+    with pytest.raises(
+        ValueError, match=r"^start: naive datetime 2025-06-14T10:00:00 has no time zone.*tz="
+    ):
         client.check("orders", datetime(2025, 6, 14, 10), at(10))
     # A naive datetime in an event is read in the call's tz.
-    client.record("orders", datetime(2025, 6, 14, 12), datetime(2025, 6, 14, 13), id="b", tz="Europe/Berlin")
+    client.record(
+        "orders", datetime(2025, 6, 14, 12), datetime(2025, 6, 14, 13), id="b", tz="Europe/Berlin"
+    )
     assert client.check("orders", at(10), at(11)).covered
     # ... and so is naive text, which the server alone would read as UTC.
-    client.record_many([{"asset": "orders", "id": "c", "start": "2025-06-14T13:00", "end": "2025-06-14T14:00"}],
-                       tz="Europe/Berlin")
+    client.record_many(
+        [{"asset": "orders", "id": "c", "start": "2025-06-14T13:00", "end": "2025-06-14T14:00"}],
+        tz="Europe/Berlin",
+    )
     assert client.check("orders", at(11), at(12)).covered
 
 
@@ -73,7 +81,11 @@ def test_record_many_forms_and_atomicity(client):
     r = client.record_many(
         [
             {"asset": "orders", "id": "a", "start": at(0), "end": at(1)},
-            {"asset": "orders", "id": "b", "extra": {"interval_start": at(1), "interval_end": at(2)}},
+            {
+                "asset": "orders",
+                "id": "b",
+                "extra": {"interval_start": at(1), "interval_end": at(2)},
+            },
             {"asset": "orders", "id": "c", "partition_key": "2025-06-14T02:00:00Z/PT1H"},
             {"asset": "clicks", "id": "k", "partition_key": "2025-06-14T00:05:00"},
         ]
@@ -118,7 +130,9 @@ def test_windows(client):
     ]
     assert w.windows[2].missing == [Interval(at(2), at(2, 5))]
     assert w.windows[2].covered_ratio == 55 / 60
-    inc = client.windows("orders", at(0), at(4), "1h", incomplete=True, max_gap="10m", key_format="%H")
+    inc = client.windows(
+        "orders", at(0), at(4), "1h", incomplete=True, max_gap="10m", key_format="%H"
+    )
     assert [x.key for x in inc.windows] == ["03"]
     day = client.windows("orders", "2025-06-14", "2025-06-15", "1d", tz="Europe/Berlin")
     assert day.tz == "Europe/Berlin"
@@ -178,7 +192,13 @@ def test_frontier_assets_declare(client):
     names = [a.asset for a in client.assets()]
     assert names == ["clicks", "orders"]
     o = client.asset("orders")
-    assert (o.events, o.first_covered, o.last_covered, o.key_span, o.tz) == (1, at(0), at(5), None, None)
+    assert (o.events, o.first_covered, o.last_covered, o.key_span, o.tz) == (
+        1,
+        at(0),
+        at(5),
+        None,
+        None,
+    )
     assert client.asset("clicks").tz == "Europe/Berlin"
 
 
@@ -216,19 +236,42 @@ def test_rules(client):
     assert (s.outcome, s.firings) == ("created", 2)
     r = s.rule
     assert (r.rule, r.assets, r.every, r.tz, r.policy, r.from_, r.until) == (
-        "orders_hourly", ["orders"], "1h", "UTC", "full", at(0), None
+        "orders_hourly",
+        ["orders"],
+        "1h",
+        "UTC",
+        "full",
+        at(0),
+        None,
     )
     assert (r.deadline, r.target, r.key_format) == ("PT30M", None, "%Y-%m-%dT%H:%M:%S")
-    assert client.set_rule("orders_hourly", assets=["orders"], every="1h", from_=at(0),
-                           deadline="30m").outcome == "unchanged"
+    assert (
+        client.set_rule(
+            "orders_hourly", assets=["orders"], every="1h", from_=at(0), deadline="30m"
+        ).outcome
+        == "unchanged"
+    )
     u = client.set_rule("orders_hourly", assets=["orders"], every="1h", from_=at(0), target="hook")
     assert (u.outcome, u.rule.target, u.rule.deadline) == ("updated", "hook", None)
     with pytest.raises(gapless.Conflict, match="every 1h"):
         client.set_rule("orders_hourly", assets=["orders"], every="30m", from_=at(0))
-    ratio = client.set_rule("r_ratio", assets=["orders"], every="1d", from_="2025-06-14",
-                            until="2025-06-16", tz="Europe/Berlin", min_ratio=0.05)
-    assert (ratio.rule.policy, ratio.rule.tz, ratio.rule.until) == ("ratio>=0.05", "Europe/Berlin", at(22, day=15))
-    gap = client.set_rule("r_gap", assets=["orders"], every="1h", from_=at(0), max_gap=timedelta(minutes=10))
+    ratio = client.set_rule(
+        "r_ratio",
+        assets=["orders"],
+        every="1d",
+        from_="2025-06-14",
+        until="2025-06-16",
+        tz="Europe/Berlin",
+        min_ratio=0.05,
+    )
+    assert (ratio.rule.policy, ratio.rule.tz, ratio.rule.until) == (
+        "ratio>=0.05",
+        "Europe/Berlin",
+        at(22, day=15),
+    )
+    gap = client.set_rule(
+        "r_gap", assets=["orders"], every="1h", from_=at(0), max_gap=timedelta(minutes=10)
+    )
     assert gap.rule.policy == "gap<10m"
     assert [x.rule for x in client.rules()] == ["orders_hourly", "r_gap", "r_ratio"]
     assert client.rule("r_gap") == gap.rule
@@ -245,7 +288,9 @@ def test_rules(client):
 def test_firings_every_page(client):
     client.declare("orders")
     client.set_rule("hourly", assets=["orders"], every="1h", from_=at(0))
-    client.record_many([{"asset": "orders", "id": f"h{i}", "start": at(i), "end": at(i + 1)} for i in range(5)])
+    client.record_many(
+        [{"asset": "orders", "id": f"h{i}", "start": at(i), "end": at(i + 1)} for i in range(5)]
+    )
     client.record("orders", at(2, 10), at(2, 20), id="x", retract=True)
     fs = list(client.firings(limit=2))
     assert [(f.seq, f.kind, f.key) for f in fs] == [
@@ -257,7 +302,12 @@ def test_firings_every_page(client):
         (6, "incomplete", "2025-06-14T02:00:00"),
     ]
     f = fs[0]
-    assert (f.rule, f.window, f.generation, f.covered_ratio) == ("hourly", Interval(at(0), at(1)), 1, 1.0)
+    assert (f.rule, f.window, f.generation, f.covered_ratio) == (
+        "hourly",
+        Interval(at(0), at(1)),
+        1,
+        1.0,
+    )
     assert f.delivery == gapless.Delivery(target=None, state="none", attempts=0, last_error=None)
     assert [f.seq for f in client.firings(after=4)] == [5, 6]
     page = client.firings_page(limit=4)
@@ -269,6 +319,17 @@ def test_firings_every_page(client):
 
 def test_cli_and_client_see_one_ledger(client, server):
     # What the command line writes through the server, the client reads.
-    out = run("--url", server.url, "emit", "orders", "--start", "2025-06-14T00:00Z", "--end", "2025-06-14T01:00Z", "--id", "x")
+    out = run(
+        "--url",
+        server.url,
+        "emit",
+        "orders",
+        "--start",
+        "2025-06-14T00:00Z",
+        "--end",
+        "2025-06-14T01:00Z",
+        "--id",
+        "x",
+    )
     assert out.returncode == 0, out.stderr
     assert client.check("orders", at(0), at(1)).covered

@@ -70,7 +70,8 @@ def test_a_wait_longer_than_a_request_is_several(server, monkeypatch):
     client.record("orders", at(0), at(1), id="a")
     answer = client.wait("orders", at(0), at(2), timeout=1.2)
     assert not answer.complete
-    assert transport.paths.count("/v1/assets/orders/wait") == 3  # 0.5 + 0.5 + 0.2 s
+    # 0.5 + 0.5 + 0.2 s (two when the first request took long on a loaded machine)
+    assert transport.paths.count("/v1/assets/orders/wait") in (2, 3)
     transport.paths.clear()
     t = later(1.3, gapless.Client(server.url).record, "orders", at(1), at(2), id="b")
     assert client.wait("orders", at(0), at(2), timeout=10).complete
@@ -87,7 +88,9 @@ def test_firings_page_waits_for_the_next_firing(client, server):
     page = client.firings_page(after=0, wait=15)
     t.join()
     assert time.monotonic() - t0 < 5
-    assert [(f.seq, f.kind, f.key) for f in page.firings] == [(1, "complete", "2025-06-14T00:00:00")]
+    assert [(f.seq, f.kind, f.key) for f in page.firings] == [
+        (1, "complete", "2025-06-14T00:00:00")
+    ]
 
 
 def test_firings_follows_new_ones_until_a_quiet_wait(client, server, monkeypatch):
@@ -96,7 +99,9 @@ def test_firings_follows_new_ones_until_a_quiet_wait(client, server, monkeypatch
     client.set_rule("hourly", assets=["orders"], every="1h", from_=at(0))
     client.record("orders", at(0), at(1), id="h0")
     writer = gapless.Client(server.url)
-    threads = [later(0.4 + 0.4 * i, writer.record, "orders", at(i), at(i + 1), id=f"h{i}") for i in (1, 2)]
+    threads = [
+        later(0.4 + 0.4 * i, writer.record, "orders", at(i), at(i + 1), id=f"h{i}") for i in (1, 2)
+    ]
     t0 = time.monotonic()
     keys = [f.key[11:13] for f in client.firings(rule="hourly", wait=1.5)]
     took = time.monotonic() - t0

@@ -13,9 +13,9 @@ knows a route.
 from __future__ import annotations
 
 import time
-from collections.abc import Generator, Iterable, Mapping
+from collections.abc import Callable, Generator, Iterable, Mapping
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Generic, Optional, TypeVar, Union
+from typing import Any, Generic, TypeVar
 from urllib.parse import quote
 
 from . import _models as m
@@ -31,6 +31,7 @@ from ._time import (
 )
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 #: The longest one HTTP request waits (SPEC §7): a longer wait is several requests.
 MAX_HTTP_WAIT = 20.0
@@ -47,7 +48,7 @@ class Call(Generic[T]):
     method: str
     path: str
     parse: Callable[[Any], T]
-    params: Optional[dict[str, str]] = None
+    params: dict[str, str] | None = None
     json: Any = None
     #: Safe to send again when its outcome is unknown (the connection broke
     #: or timed out after it was sent). Every call is sent again after a 503
@@ -64,7 +65,10 @@ class Item(Generic[T]):
     value: T
 
 
-Plan = Generator[Union[Call[Any], Item[T]], Any, Any]
+#: A plan that hands items to the caller (an iterator's).
+Plan = Generator[Call[Any] | Item[T], Any, None]
+#: A plan that returns one answer (several requests for one question).
+Steps = Generator[Call[Any], Any, R]
 
 
 def _query(**params: Any) -> dict[str, str]:
@@ -89,7 +93,7 @@ def _rule_path(name: str) -> str:
     return f"/v1/rules/{quote(name, safe='')}"
 
 
-def _ratio(min_ratio: Optional[float]) -> Optional[str]:
+def _ratio(min_ratio: float | None) -> str | None:
     if min_ratio is None:
         return None
     if isinstance(min_ratio, bool) or not isinstance(min_ratio, (int, float, str)):
@@ -97,17 +101,17 @@ def _ratio(min_ratio: Optional[float]) -> Optional[str]:
     return str(min_ratio)
 
 
-def _gap(max_gap: Optional[DurationLike]) -> Optional[str]:
+def _gap(max_gap: DurationLike | None) -> str | None:
     return None if max_gap is None else duration_text(max_gap, "max_gap")
 
 
 def _policy_query(
-    policy: Optional[str], min_ratio: Optional[float], max_gap: Optional[DurationLike]
+    policy: str | None, min_ratio: float | None, max_gap: DurationLike | None
 ) -> dict[str, Any]:
     return {"policy": policy, "min_ratio": _ratio(min_ratio), "max_gap": _gap(max_gap)}
 
 
-def _instant(value: Optional[InstantLike], name: str, tz: Optional[TzLike]) -> Optional[str]:
+def _instant(value: InstantLike | None, name: str, tz: TzLike | None) -> str | None:
     return None if value is None else instant_text(value, name, tz)
 
 
@@ -117,9 +121,7 @@ _EVENT_INSTANTS = ("start", "end", "produced_at")
 _EXTRA_INSTANTS = ("interval_start", "interval_end")
 
 
-def event_json(
-    event: Mapping[str, Any], name: Optional[str], tz: Optional[TzLike]
-) -> dict[str, Any]:
+def event_json(event: Mapping[str, Any], name: str | None, tz: TzLike | None) -> dict[str, Any]:
     """One event object (any form of SPEC §2) with its instants as text:
     datetimes in ``start``, ``end``, ``produced_at`` and in ``extra``'s
     ``interval_start``/``interval_end`` become RFC 3339; with ``tz``, naive
@@ -141,7 +143,7 @@ def event_json(
     return out
 
 
-def _event_instant(value: Any, name: str, tz: Optional[TzLike]) -> Any:
+def _event_instant(value: Any, name: str, tz: TzLike | None) -> Any:
     if isinstance(value, str) and tz is not None:
         # An event has no tz field; the server reads naive text as UTC, so a
         # naive text in another zone is resolved here.
@@ -159,11 +161,11 @@ def record(
     start: InstantLike,
     end: InstantLike,
     *,
-    id: Optional[str] = None,
+    id: str | None = None,
     retract: bool = False,
-    extra: Optional[Mapping[str, Any]] = None,
-    produced_at: Optional[InstantLike] = None,
-    tz: Optional[TzLike] = None,
+    extra: Mapping[str, Any] | None = None,
+    produced_at: InstantLike | None = None,
+    tz: TzLike | None = None,
 ) -> Call[m.Recorded]:
     event: dict[str, Any] = {"asset": asset, "start": start, "end": end}
     if id is not None:
@@ -179,7 +181,7 @@ def record(
 
 
 def record_many(
-    events: Iterable[Mapping[str, Any]], *, tz: Optional[TzLike] = None
+    events: Iterable[Mapping[str, Any]], *, tz: TzLike | None = None
 ) -> Call[m.Recorded]:
     if isinstance(events, Mapping):
         raise TypeError("events: expected a list of event objects, got one mapping (use record())")
@@ -196,10 +198,10 @@ def check(
     start: InstantLike,
     end: InstantLike,
     *,
-    policy: Optional[str] = None,
-    min_ratio: Optional[float] = None,
-    max_gap: Optional[DurationLike] = None,
-    tz: Optional[TzLike] = None,
+    policy: str | None = None,
+    min_ratio: float | None = None,
+    max_gap: DurationLike | None = None,
+    tz: TzLike | None = None,
 ) -> Call[m.Check]:
     params = _query(
         start=instant_text(start, "start", tz),
@@ -211,7 +213,7 @@ def check(
 
 
 def check_all(
-    assets: Iterable[str], start: InstantLike, end: InstantLike, *, tz: Optional[TzLike] = None
+    assets: Iterable[str], start: InstantLike, end: InstantLike, *, tz: TzLike | None = None
 ) -> Call[m.MultiCheck]:
     if isinstance(assets, str):
         raise TypeError("assets: expected a list of asset names, got one str")
@@ -231,12 +233,12 @@ def windows(
     end: InstantLike,
     every: str,
     *,
-    tz: Optional[TzLike] = None,
-    policy: Optional[str] = None,
-    min_ratio: Optional[float] = None,
-    max_gap: Optional[DurationLike] = None,
+    tz: TzLike | None = None,
+    policy: str | None = None,
+    min_ratio: float | None = None,
+    max_gap: DurationLike | None = None,
     incomplete: bool = False,
-    key_format: Optional[str] = None,
+    key_format: str | None = None,
 ) -> Call[m.Windows]:
     params = _query(
         start=instant_text(start, "start", tz),
@@ -255,9 +257,9 @@ def segments_page(
     start: InstantLike,
     end: InstantLike,
     *,
-    limit: Optional[int] = None,
-    after: Optional[InstantLike] = None,
-    tz: Optional[TzLike] = None,
+    limit: int | None = None,
+    after: InstantLike | None = None,
+    tz: TzLike | None = None,
 ) -> Call[m.SegmentsPage]:
     params = _query(
         start=instant_text(start, "start", tz),
@@ -271,13 +273,13 @@ def segments_page(
 
 def events_page(
     asset: str,
-    start: Optional[InstantLike] = None,
-    end: Optional[InstantLike] = None,
+    start: InstantLike | None = None,
+    end: InstantLike | None = None,
     *,
-    kind: Optional[str] = None,
-    limit: Optional[int] = None,
-    after: Optional[str] = None,
-    tz: Optional[TzLike] = None,
+    kind: str | None = None,
+    limit: int | None = None,
+    after: str | None = None,
+    tz: TzLike | None = None,
 ) -> Call[m.EventsPage]:
     params = _query(
         start=_instant(start, "start", tz),
@@ -291,7 +293,7 @@ def events_page(
 
 
 def frontier(
-    asset: str, origin: Optional[InstantLike] = None, *, tz: Optional[TzLike] = None
+    asset: str, origin: InstantLike | None = None, *, tz: TzLike | None = None
 ) -> Call[m.Frontier]:
     params = _query(origin=_instant(origin, "origin", tz), tz=tz_text(tz))
     return Call("GET", _asset_path(asset, "/frontier"), m.Frontier.from_json, params=params)
@@ -308,8 +310,8 @@ def asset(name: str) -> Call[m.Asset]:
 def declare(
     name: str,
     *,
-    key_span: Optional[DurationLike] = None,
-    tz: Optional[TzLike] = None,
+    key_span: DurationLike | None = None,
+    tz: TzLike | None = None,
 ) -> Call[m.Declaration]:
     body: dict[str, Any] = {}
     if key_span is not None:
@@ -332,14 +334,14 @@ def set_rule(
     assets: Iterable[str],
     every: str,
     from_: InstantLike,
-    until: Optional[InstantLike] = None,
-    tz: Optional[TzLike] = None,
-    policy: Optional[str] = None,
-    min_ratio: Optional[float] = None,
-    max_gap: Optional[DurationLike] = None,
-    deadline: Optional[DurationLike] = None,
-    target: Optional[str] = None,
-    key_format: Optional[str] = None,
+    until: InstantLike | None = None,
+    tz: TzLike | None = None,
+    policy: str | None = None,
+    min_ratio: float | None = None,
+    max_gap: DurationLike | None = None,
+    deadline: DurationLike | None = None,
+    target: str | None = None,
+    key_format: str | None = None,
 ) -> Call[m.RuleSet]:
     if isinstance(assets, str):
         raise TypeError("assets: expected a list of asset names, got one str")
@@ -380,7 +382,7 @@ def delete_rule(name: str) -> Call[m.RuleDeleted]:
 
 
 def _firings_call(
-    rule: Optional[str], after: Optional[int], limit: Optional[int], wait: float
+    rule: str | None, after: int | None, limit: int | None, wait: float
 ) -> Call[m.FiringsPage]:
     params = _query(
         rule=rule,
@@ -401,11 +403,11 @@ def _wait_text(left: float) -> str:
 
 def firings_page(
     *,
-    rule: Optional[str] = None,
-    after: Optional[int] = None,
-    limit: Optional[int] = None,
-    wait: Optional[DurationLike] = None,
-) -> Plan[Any]:
+    rule: str | None = None,
+    after: int | None = None,
+    limit: int | None = None,
+    wait: DurationLike | None = None,
+) -> Steps[m.FiringsPage]:
     """One page of firings; with ``wait``, as soon as one after ``after``
     exists or once ``wait`` passed (an empty page): as many requests as the
     server's 20 s per request makes it."""
@@ -413,17 +415,17 @@ def firings_page(
     give_up = time.monotonic() + total
     while True:
         left = max(0.0, give_up - time.monotonic())
-        page = yield _firings_call(rule, after, limit, min(left, MAX_HTTP_WAIT))
+        page: m.FiringsPage = yield _firings_call(rule, after, limit, min(left, MAX_HTTP_WAIT))
         if page.firings or left <= MAX_HTTP_WAIT:
             return page
 
 
 def firings(
     *,
-    rule: Optional[str] = None,
-    after: Optional[int] = None,
-    limit: Optional[int] = None,
-    wait: Optional[DurationLike] = None,
+    rule: str | None = None,
+    after: int | None = None,
+    limit: int | None = None,
+    wait: DurationLike | None = None,
 ) -> Plan[m.Firing]:
     """Every firing after ``after``, page by page; with ``wait``, then the
     ones that come, until ``wait`` passes with none."""
@@ -451,12 +453,12 @@ def wait(
     start: InstantLike,
     end: InstantLike,
     *,
-    policy: Optional[str] = None,
-    min_ratio: Optional[float] = None,
-    max_gap: Optional[DurationLike] = None,
-    tz: Optional[TzLike] = None,
-    timeout: Optional[DurationLike] = None,
-) -> Plan[Any]:
+    policy: str | None = None,
+    min_ratio: float | None = None,
+    max_gap: DurationLike | None = None,
+    tz: TzLike | None = None,
+    timeout: DurationLike | None = None,
+) -> Steps[m.Check]:
     """The check once the range is complete under the policy, or once
     ``timeout`` passed (``complete`` False): long polls of at most 20 s."""
     total = DEFAULT_WAIT_TIMEOUT if timeout is None else seconds(timeout, "timeout")
@@ -471,7 +473,7 @@ def wait(
     while True:
         left = max(0.0, give_up - time.monotonic())
         step = min(left, MAX_HTTP_WAIT)
-        answer = yield Call(
+        answer: m.Check = yield Call(
             "GET",
             path,
             m.Check.from_json,
@@ -484,15 +486,15 @@ def wait(
 
 def events(
     asset: str,
-    start: Optional[InstantLike] = None,
-    end: Optional[InstantLike] = None,
+    start: InstantLike | None = None,
+    end: InstantLike | None = None,
     *,
-    kind: Optional[str] = None,
-    limit: Optional[int] = None,
-    tz: Optional[TzLike] = None,
+    kind: str | None = None,
+    limit: int | None = None,
+    tz: TzLike | None = None,
 ) -> Plan[m.Event]:
     """Every event of every page, in sequence order."""
-    after: Optional[str] = None
+    after: str | None = None
     while True:
         page = yield events_page(asset, start, end, kind=kind, limit=limit, after=after, tz=tz)
         for e in page.events:
@@ -507,19 +509,24 @@ def segments(
     start: InstantLike,
     end: InstantLike,
     *,
-    limit: Optional[int] = None,
-    tz: Optional[TzLike] = None,
+    limit: int | None = None,
+    tz: TzLike | None = None,
 ) -> Plan[m.Segment]:
     """Every segment of every page, a segment split at a page's end joined
     again (as the command line prints them)."""
-    after: Optional[str] = None
-    held: Optional[m.Segment] = None
+    after: str | None = None
+    held: m.Segment | None = None
     while True:
         page = yield segments_page(asset, start, end, limit=limit, after=after, tz=tz)
         for s in page.segments:
-            if held is not None and held.end == s.start and (held.kind, held.event) == (
-                s.kind,
-                s.event,
+            if (
+                held is not None
+                and held.end == s.start
+                and (held.kind, held.event)
+                == (
+                    s.kind,
+                    s.event,
+                )
             ):
                 held = replace(held, end=s.end)
                 continue
@@ -531,9 +538,3 @@ def segments(
                 yield Item(held)
             return
         after = page.next
-
-
-def single(call: Call[T]) -> Plan[Any]:
-    """A plan of one call."""
-    answer = yield call
-    return answer

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping
 from types import TracebackType
-from typing import Any, Optional
+from typing import Any, cast
 
 import httpx
 
 from . import _api
 from . import _models as m
 from . import _transport as t
-from ._api import Call, Item, Plan, T
+from ._api import Call, Item, Plan, R, Steps, T
 from ._client import Client
 from ._time import DurationLike, InstantLike, TzLike
 
@@ -31,14 +31,14 @@ class AsyncClient:
 
     def __init__(
         self,
-        url: Optional[str] = None,
-        token: Optional[str] = None,
+        url: str | None = None,
+        token: str | None = None,
         *,
         timeout: float = t.DEFAULT_TIMEOUT,
         retries: int = t.DEFAULT_RETRIES,
         backoff: float = t.DEFAULT_BACKOFF,
-        headers: Optional[dict[str, str]] = None,
-        transport: Optional[httpx.AsyncBaseTransport] = None,
+        headers: dict[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         self.url = t.base_url(url)
         self.timeout = timeout
@@ -64,9 +64,9 @@ class AsyncClient:
 
     async def __aexit__(
         self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         await self.aclose()
 
@@ -95,14 +95,14 @@ class AsyncClient:
                 continue
             return t.answer(call, r.status_code, r.content)
 
-    async def _run(self, plan: Plan[Any]) -> Any:
+    async def _run(self, plan: Steps[R]) -> R:
         try:
             step = next(plan)
             while True:
                 assert isinstance(step, Call)
                 step = plan.send(await self._send(step))
         except StopIteration as stop:
-            return stop.value
+            return cast(R, stop.value)
 
     async def _iterate(self, plan: Plan[T]) -> AsyncIterator[T]:
         sent: Any = None
@@ -125,11 +125,11 @@ class AsyncClient:
         start: InstantLike,
         end: InstantLike,
         *,
-        id: Optional[str] = None,
+        id: str | None = None,
         retract: bool = False,
-        extra: Optional[Mapping[str, Any]] = None,
-        produced_at: Optional[InstantLike] = None,
-        tz: Optional[TzLike] = None,
+        extra: Mapping[str, Any] | None = None,
+        produced_at: InstantLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.Recorded:
         return await self._send(
             _api.record(
@@ -145,7 +145,7 @@ class AsyncClient:
         )
 
     async def record_many(
-        self, events: Iterable[Mapping[str, Any]], *, tz: Optional[TzLike] = None
+        self, events: Iterable[Mapping[str, Any]], *, tz: TzLike | None = None
     ) -> m.Recorded:
         return await self._send(_api.record_many(events, tz=tz))
 
@@ -155,10 +155,10 @@ class AsyncClient:
         start: InstantLike,
         end: InstantLike,
         *,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
-        tz: Optional[TzLike] = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.Check:
         return await self._send(
             _api.check(
@@ -172,7 +172,7 @@ class AsyncClient:
         start: InstantLike,
         end: InstantLike,
         *,
-        tz: Optional[TzLike] = None,
+        tz: TzLike | None = None,
     ) -> m.MultiCheck:
         return await self._send(_api.check_all(assets, start, end, tz=tz))
 
@@ -183,12 +183,12 @@ class AsyncClient:
         end: InstantLike,
         every: str,
         *,
-        tz: Optional[TzLike] = None,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
+        tz: TzLike | None = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
         incomplete: bool = False,
-        key_format: Optional[str] = None,
+        key_format: str | None = None,
     ) -> m.Windows:
         return await self._send(
             _api.windows(
@@ -211,8 +211,8 @@ class AsyncClient:
         start: InstantLike,
         end: InstantLike,
         *,
-        limit: Optional[int] = None,
-        tz: Optional[TzLike] = None,
+        limit: int | None = None,
+        tz: TzLike | None = None,
     ) -> AsyncIterator[m.Segment]:
         return self._iterate(_api.segments(asset, start, end, limit=limit, tz=tz))
 
@@ -222,9 +222,9 @@ class AsyncClient:
         start: InstantLike,
         end: InstantLike,
         *,
-        limit: Optional[int] = None,
-        after: Optional[InstantLike] = None,
-        tz: Optional[TzLike] = None,
+        limit: int | None = None,
+        after: InstantLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.SegmentsPage:
         return await self._send(
             _api.segments_page(asset, start, end, limit=limit, after=after, tz=tz)
@@ -233,32 +233,32 @@ class AsyncClient:
     def events(
         self,
         asset: str,
-        start: Optional[InstantLike] = None,
-        end: Optional[InstantLike] = None,
+        start: InstantLike | None = None,
+        end: InstantLike | None = None,
         *,
-        kind: Optional[str] = None,
-        limit: Optional[int] = None,
-        tz: Optional[TzLike] = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        tz: TzLike | None = None,
     ) -> AsyncIterator[m.Event]:
         return self._iterate(_api.events(asset, start, end, kind=kind, limit=limit, tz=tz))
 
     async def events_page(
         self,
         asset: str,
-        start: Optional[InstantLike] = None,
-        end: Optional[InstantLike] = None,
+        start: InstantLike | None = None,
+        end: InstantLike | None = None,
         *,
-        kind: Optional[str] = None,
-        limit: Optional[int] = None,
-        after: Optional[str] = None,
-        tz: Optional[TzLike] = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        tz: TzLike | None = None,
     ) -> m.EventsPage:
         return await self._send(
             _api.events_page(asset, start, end, kind=kind, limit=limit, after=after, tz=tz)
         )
 
     async def frontier(
-        self, asset: str, origin: Optional[InstantLike] = None, *, tz: Optional[TzLike] = None
+        self, asset: str, origin: InstantLike | None = None, *, tz: TzLike | None = None
     ) -> m.Frontier:
         return await self._send(_api.frontier(asset, origin, tz=tz))
 
@@ -272,8 +272,8 @@ class AsyncClient:
         self,
         asset: str,
         *,
-        key_span: Optional[DurationLike] = None,
-        tz: Optional[TzLike] = None,
+        key_span: DurationLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.Declaration:
         return await self._send(_api.declare(asset, key_span=key_span, tz=tz))
 
@@ -287,14 +287,14 @@ class AsyncClient:
         assets: Iterable[str],
         every: str,
         from_: InstantLike,
-        until: Optional[InstantLike] = None,
-        tz: Optional[TzLike] = None,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
-        deadline: Optional[DurationLike] = None,
-        target: Optional[str] = None,
-        key_format: Optional[str] = None,
+        until: InstantLike | None = None,
+        tz: TzLike | None = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
+        deadline: DurationLike | None = None,
+        target: str | None = None,
+        key_format: str | None = None,
     ) -> m.RuleSet:
         return await self._send(
             _api.set_rule(
@@ -325,20 +325,20 @@ class AsyncClient:
     async def firings_page(
         self,
         *,
-        rule: Optional[str] = None,
-        after: Optional[int] = None,
-        limit: Optional[int] = None,
-        wait: Optional[DurationLike] = None,
+        rule: str | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+        wait: DurationLike | None = None,
     ) -> m.FiringsPage:
         return await self._run(_api.firings_page(rule=rule, after=after, limit=limit, wait=wait))
 
     def firings(
         self,
         *,
-        rule: Optional[str] = None,
-        after: Optional[int] = None,
-        limit: Optional[int] = None,
-        wait: Optional[DurationLike] = None,
+        rule: str | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+        wait: DurationLike | None = None,
     ) -> AsyncIterator[m.Firing]:
         return self._iterate(_api.firings(rule=rule, after=after, limit=limit, wait=wait))
 
@@ -348,11 +348,11 @@ class AsyncClient:
         start: InstantLike,
         end: InstantLike,
         *,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
-        tz: Optional[TzLike] = None,
-        timeout: Optional[DurationLike] = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
+        tz: TzLike | None = None,
+        timeout: DurationLike | None = None,
     ) -> m.Check:
         return await self._run(
             _api.wait(

@@ -5,14 +5,14 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Optional
+from typing import Any, cast
 
 import httpx
 
 from . import _api
 from . import _models as m
 from . import _transport as t
-from ._api import Call, Item, Plan, T
+from ._api import Call, Item, Plan, R, Steps, T
 from ._time import DurationLike, InstantLike, TzLike
 
 
@@ -48,14 +48,14 @@ class Client:
 
     def __init__(
         self,
-        url: Optional[str] = None,
-        token: Optional[str] = None,
+        url: str | None = None,
+        token: str | None = None,
         *,
         timeout: float = t.DEFAULT_TIMEOUT,
         retries: int = t.DEFAULT_RETRIES,
         backoff: float = t.DEFAULT_BACKOFF,
-        headers: Optional[dict[str, str]] = None,
-        transport: Optional[httpx.BaseTransport] = None,
+        headers: dict[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         self.url = t.base_url(url)
         self.timeout = timeout
@@ -81,9 +81,9 @@ class Client:
 
     def __exit__(
         self,
-        exc_type: Optional[type[BaseException]],
-        exc: Optional[BaseException],
-        tb: Optional[TracebackType],
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -112,7 +112,7 @@ class Client:
                 continue
             return t.answer(call, r.status_code, r.content)
 
-    def _run(self, plan: Plan[Any]) -> Any:
+    def _run(self, plan: Steps[R]) -> R:
         """Drive a plan that yields calls only; its return value."""
         try:
             step = next(plan)
@@ -120,7 +120,7 @@ class Client:
                 assert isinstance(step, Call)
                 step = plan.send(self._send(step))
         except StopIteration as stop:
-            return stop.value
+            return cast(R, stop.value)
 
     def _iterate(self, plan: Plan[T]) -> Iterator[T]:
         """Drive a plan, yielding its items."""
@@ -144,11 +144,11 @@ class Client:
         start: InstantLike,
         end: InstantLike,
         *,
-        id: Optional[str] = None,
+        id: str | None = None,
         retract: bool = False,
-        extra: Optional[Mapping[str, Any]] = None,
-        produced_at: Optional[InstantLike] = None,
-        tz: Optional[TzLike] = None,
+        extra: Mapping[str, Any] | None = None,
+        produced_at: InstantLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.Recorded:
         """Record that ``[start, end)`` of ``asset`` landed (``retract=True``:
         is no longer valid), as ``gapless emit``.
@@ -180,7 +180,7 @@ class Client:
         )
 
     def record_many(
-        self, events: Iterable[Mapping[str, Any]], *, tz: Optional[TzLike] = None
+        self, events: Iterable[Mapping[str, Any]], *, tz: TzLike | None = None
     ) -> m.Recorded:
         """Record a batch of events atomically (all stored, or none), as
         ``gapless ingest``. Each event is an object in any form of SPEC §2
@@ -206,10 +206,10 @@ class Client:
         start: InstantLike,
         end: InstantLike,
         *,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
-        tz: Optional[TzLike] = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.Check:
         """Is ``[start, end)`` of ``asset`` covered, and which gaps are
         missing (``gapless check``)? ``complete`` says whether it is complete
@@ -232,7 +232,7 @@ class Client:
         start: InstantLike,
         end: InstantLike,
         *,
-        tz: Optional[TzLike] = None,
+        tz: TzLike | None = None,
     ) -> m.MultiCheck:
         """The joint coverage of several assets (``POST /v1/coverage``): an
         instant counts only where every one of them covers it.
@@ -249,12 +249,12 @@ class Client:
         end: InstantLike,
         every: str,
         *,
-        tz: Optional[TzLike] = None,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
+        tz: TzLike | None = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
         incomplete: bool = False,
-        key_format: Optional[str] = None,
+        key_format: str | None = None,
     ) -> m.Windows:
         """The calendar windows of grid ``every`` (``"1h"``, ``"1d"``,
         ``"1mo"``…) in zone ``tz`` that overlap the range, each with its
@@ -286,8 +286,8 @@ class Client:
         start: InstantLike,
         end: InstantLike,
         *,
-        limit: Optional[int] = None,
-        tz: Optional[TzLike] = None,
+        limit: int | None = None,
+        tz: TzLike | None = None,
     ) -> Iterator[m.Segment]:
         """Every effective segment of the range and the event providing it,
         across every page (``limit`` segments a request), a segment split at
@@ -304,9 +304,9 @@ class Client:
         start: InstantLike,
         end: InstantLike,
         *,
-        limit: Optional[int] = None,
-        after: Optional[InstantLike] = None,
-        tz: Optional[TzLike] = None,
+        limit: int | None = None,
+        after: InstantLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.SegmentsPage:
         """One page of segments; pass its ``next`` as ``after`` for the next."""
         return self._send(_api.segments_page(asset, start, end, limit=limit, after=after, tz=tz))
@@ -314,12 +314,12 @@ class Client:
     def events(
         self,
         asset: str,
-        start: Optional[InstantLike] = None,
-        end: Optional[InstantLike] = None,
+        start: InstantLike | None = None,
+        end: InstantLike | None = None,
         *,
-        kind: Optional[str] = None,
-        limit: Optional[int] = None,
-        tz: Optional[TzLike] = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        tz: TzLike | None = None,
     ) -> Iterator[m.Event]:
         """Every event of ``asset`` whose interval overlaps the range (all of
         them without one), in sequence order, across every page (``limit``
@@ -333,13 +333,13 @@ class Client:
     def events_page(
         self,
         asset: str,
-        start: Optional[InstantLike] = None,
-        end: Optional[InstantLike] = None,
+        start: InstantLike | None = None,
+        end: InstantLike | None = None,
         *,
-        kind: Optional[str] = None,
-        limit: Optional[int] = None,
-        after: Optional[str] = None,
-        tz: Optional[TzLike] = None,
+        kind: str | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+        tz: TzLike | None = None,
     ) -> m.EventsPage:
         """One page of events; pass its ``next`` as ``after`` for the next."""
         return self._send(
@@ -347,7 +347,7 @@ class Client:
         )
 
     def frontier(
-        self, asset: str, origin: Optional[InstantLike] = None, *, tz: Optional[TzLike] = None
+        self, asset: str, origin: InstantLike | None = None, *, tz: TzLike | None = None
     ) -> m.Frontier:
         """Complete up to when, from ``origin`` (default: the asset's first
         covered instant).
@@ -370,8 +370,8 @@ class Client:
         self,
         asset: str,
         *,
-        key_span: Optional[DurationLike] = None,
-        tz: Optional[TzLike] = None,
+        key_span: DurationLike | None = None,
+        tz: TzLike | None = None,
     ) -> m.Declaration:
         """Declare an asset's discrete key span and time zone (creating it),
         as ``gapless asset set``; an argument not given stays as it is,
@@ -395,14 +395,14 @@ class Client:
         assets: Iterable[str],
         every: str,
         from_: InstantLike,
-        until: Optional[InstantLike] = None,
-        tz: Optional[TzLike] = None,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
-        deadline: Optional[DurationLike] = None,
-        target: Optional[str] = None,
-        key_format: Optional[str] = None,
+        until: InstantLike | None = None,
+        tz: TzLike | None = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
+        deadline: DurationLike | None = None,
+        target: str | None = None,
+        key_format: str | None = None,
     ) -> m.RuleSet:
         """Create or update a rule (SPEC §7, ``gapless rule set``): fire once
         each time a window of grid ``every`` (from ``from_``, until
@@ -447,10 +447,10 @@ class Client:
     def firings_page(
         self,
         *,
-        rule: Optional[str] = None,
-        after: Optional[int] = None,
-        limit: Optional[int] = None,
-        wait: Optional[DurationLike] = None,
+        rule: str | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+        wait: DurationLike | None = None,
     ) -> m.FiringsPage:
         """One page of firings after ``after`` (a ``seq``), of one ``rule``
         or all; with ``wait`` (seconds, a timedelta or ``"5m"``) it long-polls:
@@ -462,10 +462,10 @@ class Client:
     def firings(
         self,
         *,
-        rule: Optional[str] = None,
-        after: Optional[int] = None,
-        limit: Optional[int] = None,
-        wait: Optional[DurationLike] = None,
+        rule: str | None = None,
+        after: int | None = None,
+        limit: int | None = None,
+        wait: DurationLike | None = None,
     ) -> Iterator[m.Firing]:
         """Every firing after ``after``, in ``seq`` order, following the
         pages; with ``wait``, then each new one as it is recorded, until
@@ -484,11 +484,11 @@ class Client:
         start: InstantLike,
         end: InstantLike,
         *,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
-        max_gap: Optional[DurationLike] = None,
-        tz: Optional[TzLike] = None,
-        timeout: Optional[DurationLike] = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
+        max_gap: DurationLike | None = None,
+        tz: TzLike | None = None,
+        timeout: DurationLike | None = None,
     ) -> m.Check:
         """Block until ``[start, end)`` is complete under the policy, or
         ``timeout`` passes (default 1 h), as ``gapless wait``: the last

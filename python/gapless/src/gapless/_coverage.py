@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Any
 
 from ._models import Coverage, Interval
 from ._time import InstantLike, TzLike, from_micros, micros, to_datetime
@@ -17,7 +17,7 @@ def coverage(
     start: InstantLike,
     end: InstantLike,
     *,
-    tz: Optional[TzLike] = None,
+    tz: TzLike | None = None,
 ) -> Coverage:
     """The coverage of ``[start, end)`` by ``intervals`` given in sequence
     order, as a server would answer it, for callers without one.
@@ -80,7 +80,7 @@ def coverage(
     missing: list[Interval] = []
     at = lo
     covered_us = 0
-    for s, e in zip(starts, ends):
+    for s, e in zip(starts, ends, strict=True):
         if s > at:
             missing.append(Interval(from_micros(at), from_micros(s)))
         covered_us += e - s
@@ -99,7 +99,7 @@ def coverage(
     )
 
 
-def _interval(item: Any, n: int, tz: Optional[TzLike]) -> tuple[int, int, str]:
+def _interval(item: Any, n: int, tz: TzLike | None) -> tuple[int, int, str]:
     name = f"interval {n}"
     if isinstance(item, (tuple, list)):
         if len(item) == 2:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
-from typing import Any, Optional
+from typing import Any
 
 from ._time import parse_instant
 
@@ -18,7 +18,7 @@ def _t(value: Any) -> datetime:
     return parse_instant(value)
 
 
-def _opt_t(value: Any) -> Optional[datetime]:
+def _opt_t(value: Any) -> datetime | None:
     return None if value is None else parse_instant(value)
 
 
@@ -182,7 +182,7 @@ class Windows:
 class EventRef:
     """Which event provides a segment: its id (None without one) and sequence."""
 
-    id: Optional[str]
+    id: str | None
     seq: int
 
 
@@ -211,7 +211,7 @@ class SegmentsPage:
     start: datetime
     end: datetime
     segments: list[Segment]
-    next: Optional[str]
+    next: str | None
     raw: Any = _raw()
 
     @classmethod
@@ -230,13 +230,13 @@ class SegmentsPage:
 class Event:
     """A recorded event, as ``events`` answers it."""
 
-    id: Optional[str]
+    id: str | None
     seq: int
     start: datetime
     end: datetime
     kind: str
-    extra: Optional[dict[str, Any]]
-    produced_at: Optional[datetime]
+    extra: dict[str, Any] | None
+    produced_at: datetime | None
     received_at: datetime
 
     @classmethod
@@ -260,7 +260,7 @@ class EventsPage:
 
     asset: str
     events: list[Event]
-    next: Optional[str]
+    next: str | None
     raw: Any = _raw()
 
     @classmethod
@@ -290,10 +290,10 @@ class Asset:
 
     asset: str
     events: int
-    first_covered: Optional[datetime]
-    last_covered: Optional[datetime]
-    key_span: Optional[str]
-    tz: Optional[str]
+    first_covered: datetime | None
+    last_covered: datetime | None
+    key_span: str | None
+    tz: str | None
     raw: Any = _raw()
 
     @classmethod
@@ -314,7 +314,7 @@ class Declaration:
     """An asset's declaration now in force (``asset set``)."""
 
     asset: str
-    key_span: Optional[str]
+    key_span: str | None
     tz: str
     raw: Any = _raw()
 
@@ -333,9 +333,9 @@ class Rule:
     tz: str
     policy: str
     from_: datetime
-    until: Optional[datetime]
-    deadline: Optional[str]
-    target: Optional[str]
+    until: datetime | None
+    deadline: str | None
+    target: str | None
     key_format: str
     raw: Any = _raw()
 
@@ -390,10 +390,10 @@ class Delivery:
     """Where a firing stands with its target: ``state`` is ``"none"`` (no
     target), ``"pending"``, ``"delivered"`` or ``"failed"``."""
 
-    target: Optional[str]
+    target: str | None
     state: str
     attempts: int
-    last_error: Optional[str]
+    last_error: str | None
 
 
 @dataclass(frozen=True)
@@ -435,7 +435,7 @@ class FiringsPage:
     of a full page, None when the page is not full."""
 
     firings: list[Firing]
-    next: Optional[int]
+    next: int | None
     raw: Any = _raw()
 
     @classmethod

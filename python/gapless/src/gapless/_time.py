@@ -73,9 +73,7 @@ def format_instant(value: datetime) -> str:
     """An aware datetime as the SPEC's output form: RFC 3339 UTC with ``Z``,
     a fraction only when it is not zero."""
     u = value.astimezone(timezone.utc)
-    text = (
-        f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}"
-    )
+    text = f"{u.year:04d}-{u.month:02d}-{u.day:02d}T{u.hour:02d}:{u.minute:02d}:{u.second:02d}"
     if u.microsecond:
         text += f".{u.microsecond:06d}".rstrip("0")
     return text + "Z"

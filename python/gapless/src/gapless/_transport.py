@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any, Optional
+from typing import Any
 
 import httpx
 
@@ -32,7 +32,7 @@ _NOT_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 _MAYBE_SENT = (httpx.TimeoutException, httpx.NetworkError, httpx.RemoteProtocolError)
 
 
-def base_url(url: Optional[str]) -> str:
+def base_url(url: str | None) -> str:
     url = url or os.environ.get("GAPLESS_URL")
     if not url:
         raise ValueError("url: give the server's URL (http://HOST:PORT) or set GAPLESS_URL")
@@ -41,7 +41,7 @@ def base_url(url: Optional[str]) -> str:
     return url.rstrip("/")
 
 
-def headers(token: Optional[str], extra: Optional[dict[str, str]]) -> dict[str, str]:
+def headers(token: str | None, extra: dict[str, str] | None) -> dict[str, str]:
     if token is None:
         token = os.environ.get("GAPLESS_TOKEN") or None
     h = {"Accept": "application/json", "User-Agent": f"gapless-python/{_version()}"}
@@ -57,7 +57,7 @@ def _version() -> str:
     return __version__
 
 
-def timeout_for(call: Call[Any], timeout: float) -> Optional[httpx.Timeout]:
+def timeout_for(call: Call[Any], timeout: float) -> httpx.Timeout | None:
     """The request's time limits: the client's, with room for a long poll."""
     if call.waits <= 0:
         return None  # the client's own
@@ -75,7 +75,7 @@ def retry_after(exc: Exception, call: Call[Any]) -> bool:
 
 def pause(attempt: int, backoff: float) -> float:
     """Seconds to wait before attempt ``attempt + 1`` (0-based)."""
-    return min(MAX_BACKOFF, backoff * (2**attempt))
+    return min(MAX_BACKOFF, backoff * 2.0**attempt)
 
 
 def unreachable(url: str, exc: Exception) -> Unavailable:
@@ -99,4 +99,3 @@ def answer(call: Call[T], status: int, content: bytes) -> T:
         except (KeyError, TypeError, ValueError) as e:
             raise Fault(f"the server's answer is not what was expected: {e!r}", status) from e
     raise error_for(status, body)
-
