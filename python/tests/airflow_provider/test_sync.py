@@ -118,3 +118,27 @@ def test_errors_name_the_input():
             af.get("/api/v2/assets/events")
     r = subprocess.run([sys.executable, "-m", "gapless_airflow.sync"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2 and r.stderr.strip() == "gapless-airflow-sync: --airflow-url (or AIRFLOW_URL) is required"
+
+
+def test_the_operator_keeps_its_cursor_in_a_variable(api, events, client, monkeypatch):
+    from airflow.models.variable import Variable as VariableModel
+    from airflow.models.xcom import XComModel
+    from airflow.utils.session import create_session
+    from conftest import load_dag, ti_states
+
+    monkeypatch.setenv(
+        "AIRFLOW_CONN_AIRFLOW_API",
+        json.dumps({"conn_type": "http", "host": API_URL, "login": USER, "password": api.password}),
+    )
+    results = []
+    for _ in range(2):
+        dr = load_dag("sync_dag").test()
+        assert ti_states(dr) == {"sync": "success"}, ti_states(dr)
+        with create_session() as session:
+            row = session.scalars(XComModel.get_many(run_id=dr.run_id, dag_ids="sync_dag", task_ids="sync")).first()
+            results.append(XComModel.deserialize_value(row))
+    first, second = results
+    assert first["sent"] == 4, first
+    assert second["sent"] == 4 and second["accepted"] == 0 and second["duplicates"] == 4, second  # within the overlap
+    cursor = Cursor.from_json(VariableModel.get("gapless_sync_cursor"))
+    assert cursor.last_id == first["cursor"]["last_id"] and cursor.timestamp

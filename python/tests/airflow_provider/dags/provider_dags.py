@@ -119,3 +119,9 @@ with DAG(dag_id="sync_assets", schedule=None, start_date=START, catchup=False, t
         return None
 
     produce_sync_assets()
+
+
+with DAG(dag_id="sync_dag", schedule=None, start_date=START, catchup=False, tags=["gapless-test"]):
+    from gapless_airflow.operators.sync import GaplessSyncOperator
+
+    GaplessSyncOperator(task_id="sync", airflow_conn_id="airflow_api", assets=["s3://lake/sync_extra"])
