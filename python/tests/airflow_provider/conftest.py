@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -44,7 +43,6 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 sys.path.insert(0, str(HERE.parent))
 from airflow_harness import (  # noqa: E402
-    LOGS,
     Procs,
     add_logs,
     fresh_database,

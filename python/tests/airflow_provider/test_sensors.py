@@ -126,6 +126,23 @@ def test_deferrable_timeout_names_the_gaps(airflow_db, client, capfd):
     assert "sensor timed out after" in text
 
 
+def test_reschedule_timeout_names_the_gaps(airflow_db, client, capfd):
+    text = timed_out("sensor_timeout_reschedule", client, capfd)
+    assert "Sensor has timed out" in text
+
+
+def test_joint_coverage_under_a_ratio_in_poke_mode(airflow_db, client):
+    land_hours(client, "sensor_joint_ratio_a", range(6))
+    land_hours(client, "sensor_joint_ratio_b", range(4))
+    clear_out("sensor_joint_ratio")
+    dr = load_dag("sensor_joint_ratio").test()
+    assert ti_states(dr) == {"wait": "success", "keep": "success"}
+    answer = out("sensor_joint_ratio")["wait"]
+    assert answer["assets"] == ["sensor_joint_ratio_b", "sensor_joint_ratio_a"]  # as given
+    assert answer["policy"] == "ratio>=0.5" and answer["complete"] is True and answer["covered"] is False
+    assert answer["missing"] == [{"start": f"{DAY}T04:00:00Z", "end": f"{DAY}T06:00:00Z"}]
+
+
 def test_templated_range_in_a_zone_with_a_policy(airflow_db, client):
     # A Berlin day is [22:00Z the day before, 22:00Z): one 5-minute gap, under gap<10m.
     client.record_many(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from conftest import API_URL, GAPLESS_URL, USER
@@ -77,7 +76,7 @@ def test_cursor_continues_and_pages_are_followed(api, events, client, tmp_path):
         "--password", api.password, "--gapless-url", GAPLESS_URL, "--state", str(state),
         "--asset", "s3://lake/sync_paged", "--json",
     ]
-    first = json.loads(subprocess.run(argv, capture_output=True, text=True, check=True, timeout=120).stdout)
+    subprocess.run(argv, capture_output=True, text=True, check=True, timeout=120)  # from no cursor
     cursor = Cursor.from_json(state.read_text())
     assert cursor.timestamp is not None
 

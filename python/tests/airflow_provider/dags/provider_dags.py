@@ -58,6 +58,19 @@ sensor_dag(
 # Never complete: they time out naming the gaps.
 sensor_dag("sensor_timeout_poke", start=DAY, end="2025-06-15", mode="poke", poke_interval=1, timeout=3)
 sensor_dag("sensor_timeout_deferrable", start=DAY, end="2025-06-15", deferrable=True, timeout=3)
+sensor_dag("sensor_timeout_reschedule", start=DAY, end="2025-06-15", mode="reschedule", poke_interval=1, timeout=3)
+# Two assets in poke mode under a ratio: their joint coverage, judged here.
+sensor_dag(
+    "sensor_joint_ratio",
+    asset=None,
+    assets=["sensor_joint_ratio_b", "sensor_joint_ratio_a"],
+    start=f"{DAY}T00:00:00Z",
+    end=f"{DAY}T06:00:00Z",
+    min_ratio=0.5,
+    mode="poke",
+    poke_interval=1,
+    timeout=30,
+)
 # Templated range in Berlin days, a policy.
 sensor_dag(
     "sensor_templated",
