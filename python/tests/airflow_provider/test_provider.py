@@ -164,3 +164,16 @@ def test_policies_judged_as_the_server_judges_them():
         _answer.complete_under(a, "most")
     with pytest.raises(ValueError, match=r"^policy: give at most one of policy, min_ratio and max_gap$"):
         _answer.policy_text("full", 0.5)
+
+
+@pytest.mark.parametrize(
+    "module",
+    ["_time", "_window", "_answer", "asset_events", "sync", "hooks.gapless", "triggers.coverage"],
+)
+def test_docstring_examples(module):
+    import doctest
+    import importlib
+
+    mod = importlib.import_module(f"gapless_airflow.{module}")
+    result = doctest.testmod(mod, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.failed == 0
