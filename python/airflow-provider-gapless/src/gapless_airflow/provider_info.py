@@ -1,0 +1,52 @@
+"""What Airflow's providers manager reads through the ``apache_airflow_provider``
+entry point: the connection type, hooks, sensors, triggers and operators."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def get_provider_info() -> dict[str, Any]:
+    from . import __version__
+
+    modules = lambda *names: [f"gapless_airflow.{n}" for n in names]  # noqa: E731
+    integration = "gapless"
+    return {
+        "package-name": "airflow-provider-gapless",
+        "name": "gapless",
+        "description": "Wait for exact coverage of time windows in a gapless ledger, record what tasks "
+        "wrote, and import asset events that carry intervals.",
+        "versions": [__version__],
+        "integrations": [
+            {
+                "integration-name": integration,
+                "external-doc-url": "https://pypi.org/project/airflow-provider-gapless/",
+                "tags": ["service"],
+            }
+        ],
+        "hooks": [{"integration-name": integration, "python-modules": modules("hooks.gapless")}],
+        "sensors": [
+            {"integration-name": integration, "python-modules": modules("sensors.coverage", "sensors.asset_events")}
+        ],
+        "triggers": [{"integration-name": integration, "python-modules": modules("triggers.coverage")}],
+        "operators": [
+            {"integration-name": integration, "python-modules": modules("operators.record", "operators.sync")}
+        ],
+        "connection-types": [
+            {
+                "hook-class-name": "gapless_airflow.hooks.gapless.GaplessHook",
+                "connection-type": "gapless",
+                "hook-name": "gapless",
+                "ui-field-behaviour": {
+                    "hidden-fields": ["login"],
+                    "relabeling": {"schema": "Scheme", "password": "Token"},
+                    "placeholders": {
+                        "host": "gapless.internal",
+                        "port": "8080",
+                        "schema": "http",
+                        "password": "a token of the server's tokens file (empty: none)",
+                    },
+                },
+            }
+        ],
+    }
