@@ -224,13 +224,21 @@ pub fn segment_cursor(text: &str, range: Interval) -> Result<Instant, Error> {
     Ok(t)
 }
 
-/// A wait or timeout (`30s`, `PT1M`, `2h`): a fixed, non-negative length.
+/// A wait or timeout (`30s`, `PT1M`, `2h`): a fixed, non-negative length;
+/// zero (`0s`, `PT0S`) is no wait at all (a `wait` of zero is a `check`).
 ///
 /// # Errors
 ///
 /// `BadInput` naming `name` for anything else.
 pub fn wait(name: &str, text: &str) -> Result<std::time::Duration, Error> {
-    let d = gapless_core::Duration::parse(text).map_err(|e| bad(name, e))?;
+    let d = match gapless_core::Duration::parse(text) {
+        Ok(d) => d,
+        // A duration is never zero (a window, a key span); a wait may be.
+        Err(e) if e.message().ends_with("a duration must be longer than zero") => {
+            return Ok(std::time::Duration::ZERO)
+        }
+        Err(e) => return Err(bad(name, e)),
+    };
     match d.fixed_micros() {
         Some(us) if us >= 0 => Ok(std::time::Duration::from_micros(us as u64)),
         Some(_) => Err(bad(name, format!("{text:?} is negative"))),

@@ -264,6 +264,12 @@ fn waits(g: &Gapless) {
     assert_eq!(timed_out.code, 1, "{timed_out:?}");
     assert!(t.elapsed() >= Duration::from_secs(1));
     assert!(timed_out.stdout.contains("10:30"), "{}", timed_out.stdout);
+    // A wait of zero is a check.
+    let mut now = vec!["wait", "orders", "--timeout", "0s"];
+    now.extend(range);
+    let checked = g.run(&now, None);
+    assert_eq!(checked.code, 1, "{checked:?}");
+    assert!(checked.stdout.contains("10:30"), "{}", checked.stdout);
 
     // A waiter and a firings long poll, then the missing slice.
     let mut long = vec!["wait", "orders", "--timeout", "60s", "--json"];

@@ -49,9 +49,9 @@ def _intervals(items: list[dict[str, Any]]) -> list[Interval]:
 
 @dataclass(frozen=True)
 class Recorded:
-    """The answer to recording events: how many were accepted, and how many
-    of those were duplicates of events already stored (same id, same
-    content)."""
+    """The answer to recording events: how many were stored (`accepted`),
+    and how many were duplicates of events already stored (same id, same
+    content), counted apart and not stored again."""
 
     accepted: int
     duplicates: int
