@@ -17,8 +17,9 @@
 //! the rules recorded are counted to show they did their work.
 //!
 //! Environment: `GAPLESS_RULES_SECS` (default 10) the length of each POST
-//! phase, `GAPLESS_RULES_ROUNDS` (default 3) the rounds, `GAPLESS_RULES_EVENTS` (default 10000000) N, `GAPLESS_LOAD_PG`
-//! (default `postgres://postgres@127.0.0.1:5432/test`, `off` to skip).
+//! phase, `GAPLESS_RULES_ROUNDS` (default 3) the rounds,
+//! `GAPLESS_RULES_EVENTS` (default 10000000) N, `GAPLESS_LOAD_PG` (default
+//! `postgres://postgres@127.0.0.1:5432/test`, `off` to skip).
 
 #[path = "support/mod.rs"]
 mod support;
