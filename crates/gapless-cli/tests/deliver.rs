@@ -13,20 +13,11 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use common::{Gapless, PgSchema, Server};
+use common::{ok, Gapless, PgSchema, Server};
 use receiver::{Behaviour, Receiver};
 use serde_json::Value;
 
 const SECRET: &str = "a-webhook-secret-of-some-length";
-
-fn ok(out: &common::Output) -> Value {
-    assert_eq!(
-        out.code, 0,
-        "stdout {:?} stderr {:?}",
-        out.stdout, out.stderr
-    );
-    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
-}
 
 /// A targets file in `g`'s directory.
 fn targets(g: &Gapless, name: &str, text: &str) -> PathBuf {

@@ -7,8 +7,7 @@ mod common;
 
 use std::path::PathBuf;
 
-use common::{Gapless, Server};
-use serde_json::Value;
+use common::{ok, Gapless, Server};
 
 fn capture(name: &str) -> String {
     let path: PathBuf = [
@@ -24,15 +23,6 @@ fn capture(name: &str) -> String {
     .iter()
     .collect();
     path.display().to_string()
-}
-
-fn ok(out: &common::Output) -> Value {
-    assert_eq!(
-        out.code, 0,
-        "stdout {:?} stderr {:?}",
-        out.stdout, out.stderr
-    );
-    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
 }
 
 fn segments(g: &Gapless, asset: &str, start: &str, end: &str) -> Vec<(String, String, String)> {

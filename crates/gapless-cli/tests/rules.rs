@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Gapless, Server};
+use common::{ok, Gapless, Server};
 use serde_json::{json, Value};
 
 /// `[10:00 + 15 i, +15m)` of 2025-06-14.
@@ -24,16 +24,6 @@ fn slice(g: &Gapless, i: u32, extra: &[&str]) -> common::Output {
     ];
     args.extend(extra.iter().map(|s| s.to_string()));
     g.run(&args, None)
-}
-
-/// `out` succeeded: its JSON, or null for human output.
-fn ok(out: &common::Output) -> Value {
-    assert_eq!(
-        out.code, 0,
-        "stdout {:?} stderr {:?}",
-        out.stdout, out.stderr
-    );
-    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
 }
 
 /// The firings' (kind, key, generation) after `after`.

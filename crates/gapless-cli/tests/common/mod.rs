@@ -24,6 +24,17 @@ pub struct Output {
     pub stderr: String,
 }
 
+/// `out` succeeded (exit 0, else the test fails showing both streams): its
+/// JSON, or null for human output.
+pub fn ok(out: &Output) -> Value {
+    assert_eq!(
+        out.code, 0,
+        "stdout {:?} stderr {:?}",
+        out.stdout, out.stderr
+    );
+    serde_json::from_str(&out.stdout).unwrap_or(Value::Null)
+}
+
 impl Output {
     pub fn json(&self) -> Value {
         serde_json::from_str(&self.stdout).unwrap_or_else(|e| {
