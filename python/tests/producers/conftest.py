@@ -71,6 +71,7 @@ def spark(tmp_path_factory):
         SparkSession.builder.master("local[2]")
         .appName("gapless-producers")
         .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.warehouse.dir", str(warehouse / "warehouse"))
