@@ -40,10 +40,13 @@ from ._time import DurationLike, InstantLike, format_instant, micros, from_micro
 
 try:
     from pyspark.sql.streaming import StreamingQueryListener
-except ImportError as e:  # pragma: no cover - depends on the environment
-    raise ImportError(
-        "gapless.spark needs pyspark (>= 3.5): pip install 'gapless[spark]'"
-    ) from e
+except ImportError:  # the mappings work without pyspark; the listener does not
+    StreamingQueryListener = object  # type: ignore[assignment,misc]
+    _HAVE_PYSPARK = False
+else:
+    _HAVE_PYSPARK = True
+
+_NO_PYSPARK = "gapless.spark needs pyspark (>= 3.5) for this: pip install 'gapless[spark]'"
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -203,6 +206,8 @@ class GaplessListener(StreamingQueryListener):
         retry_backoff: float = 0.5,
         max_backoff: float = 30.0,
     ) -> None:
+        if not _HAVE_PYSPARK:
+            raise ImportError(_NO_PYSPARK)
         if mode not in MODES:
             raise ValueError(
                 f"mode: {mode!r} is not one of {', '.join(MODES)} "
@@ -391,6 +396,8 @@ def record_batch(
         raise ValueError("give start and end, or column and resolution")
     body: dict[str, Any] = {"source": "spark", "batch_id": int(batch_id)}
     if column is not None:
+        if not _HAVE_PYSPARK:
+            raise ImportError(_NO_PYSPARK)
         from pyspark.sql import functions as F
 
         row = batch_df.agg(
