@@ -220,3 +220,13 @@ def test_listener_never_blocks_and_retries_while_the_server_is_down(server, capl
 def test_listener_mode_is_checked(client):
     with pytest.raises(ValueError, match="record_batch"):
         gs.GaplessListener(client, "clicks", mode="event_time")
+
+
+def test_listener_drops_and_logs_what_the_server_refuses(client, caplog):
+    client.record("clicks", "2026-11-30T11:00Z", "2026-11-30T11:01Z", id=f"{QID}:3")  # another interval
+    listener = gs.GaplessListener(client, "clicks")
+    with caplog.at_level(logging.ERROR, logger="gapless.spark"):
+        feed(listener, load("spark_progress_all.json"))
+    listener.close()
+    assert (listener.recorded, listener.dropped) == (3, 1)
+    assert any(f"batch 3 of query {QID} not recorded" in r.getMessage() for r in caplog.records)

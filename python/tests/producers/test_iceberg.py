@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 import pyarrow as pa
 import pytest
 
+import gapless
 from gapless import iceberg
 
 T0 = datetime(2025, 6, 1, 10, tzinfo=timezone.utc)
@@ -74,3 +75,24 @@ def test_snapshots_without_an_interval_are_skipped_and_counted(client, table):
     [event] = client.events("clicks")
     assert event.extra["sequence_number"] == 2 and event.extra["operation"] == "append"
     assert event.extra["snapshot_id"] == str(table.metadata.snapshots[1].snapshot_id)
+
+
+def test_a_delete_alone_retracts_and_a_later_append_completes_again(client, table):
+    client.declare("clicks")
+    client.set_rule("clicks_hourly", assets=["clicks"], every="1h", from_="2025-06-01")
+    for i in range(12):
+        s = T0 + timedelta(minutes=5 * i)
+        table.append(rows(s, 5), snapshot_properties=iceberg.write_properties(s, s + timedelta(minutes=5)))
+    assert iceberg.sync(client, table, "clicks").recorded == 12  # twelve snapshots in one sync
+    half, end = T0 + timedelta(minutes=30), T0 + timedelta(hours=1)
+    table.delete(
+        delete_filter=f"event_ts >= '{half.isoformat()}'",
+        snapshot_properties=iceberg.write_properties(half, end),
+    )
+    assert table.metadata.snapshots[-1].summary.operation.value == "delete"
+    assert iceberg.sync(client, table, "clicks").recorded == 1
+    assert client.check("clicks", T0, end).missing == [gapless.Interval(half, end)]
+    table.append(rows(half, 30), snapshot_properties=iceberg.write_properties(half, end))
+    assert iceberg.sync(client, table, "clicks").recorded == 1
+    firings = [(f.kind, f.generation) for f in client.firings(rule="clicks_hourly")]
+    assert firings == [("complete", 1), ("incomplete", 1), ("complete", 2)]
