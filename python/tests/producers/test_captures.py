@@ -230,3 +230,13 @@ def test_listener_drops_and_logs_what_the_server_refuses(client, caplog):
     listener.close()
     assert (listener.recorded, listener.dropped) == (3, 1)
     assert any(f"batch 3 of query {QID} not recorded" in r.getMessage() for r in caplog.records)
+
+
+def test_listener_warns_once_for_a_query_without_a_watermark(client, caplog):
+    listener = gs.GaplessListener(client, "clicks")
+    plain = [{k: v for k, v in p.items() if k != "eventTime"} for p in load("spark_progress_all.json")]
+    with caplog.at_level(logging.WARNING, logger="gapless.spark"):
+        feed(listener, plain)
+    listener.close()
+    assert listener.recorded == 0
+    assert sum("reports no watermark" in r.getMessage() for r in caplog.records) == 1

@@ -225,6 +225,7 @@ class GaplessListener(StreamingQueryListener):
         self.dropped = 0
         #: query id -> the newest batch id whose progress was queued
         self.last_batch: dict[str, int] = {}
+        self._warned: set[str] = set()
         self._last: dict[str, tuple[int, datetime]] = {}  # query id -> (batch, real watermark)
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._closed = False
@@ -297,6 +298,13 @@ class GaplessListener(StreamingQueryListener):
     def _handle(self, p: dict[str, Any]) -> None:
         qid, b = p["id"], int(p["batchId"])
         w = watermark(p)
+        if "watermark" not in (p.get("eventTime") or {}) and qid not in self._warned:
+            self._warned.add(qid)
+            log.warning(
+                "gapless: query %s reports no watermark (no withWatermark?): "
+                "watermark mode records nothing for it",
+                qid,
+            )
         known = self._last.get(qid)
         if known is not None and b > known[0]:
             prev = known[1]
