@@ -27,7 +27,15 @@ from ._time import InstantLike, TzLike, format_instant, to_datetime
 if TYPE_CHECKING:
     from ._client import Client
 
-__all__ = ["Plan", "Synced", "cursor", "snapshot_batches", "sync", "write_properties"]
+__all__ = [
+    "Plan",
+    "Synced",
+    "cursor",
+    "snapshot_batches",
+    "sync",
+    "table_metadata",
+    "write_properties",
+]
 
 START = "interval_start"
 END = "interval_end"

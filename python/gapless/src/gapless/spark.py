@@ -32,11 +32,11 @@ import queue
 import threading
 import time
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from . import _errors
-from ._time import DurationLike, InstantLike, format_instant, micros, from_micros, seconds, to_datetime
+from ._time import DurationLike, InstantLike, format_instant, from_micros, seconds, to_datetime
 
 try:
     from pyspark.sql.streaming import StreamingQueryListener
@@ -51,7 +51,14 @@ _NO_PYSPARK = "gapless.spark needs pyspark (>= 3.5) for this: pip install 'gaple
 if TYPE_CHECKING:
     from ._client import Client
 
-__all__ = ["GaplessListener", "progress_events", "record_batch", "watermark"]
+__all__ = [
+    "GaplessListener",
+    "last_watermark",
+    "progress_events",
+    "record_batch",
+    "snap",
+    "watermark",
+]
 
 log = logging.getLogger("gapless.spark")
 
@@ -393,7 +400,8 @@ def record_batch(
 
     The id is ``id``, else ``<query id>:<batch_id>`` (``query_id``, else the
     running query's id, which Spark sets on the batch's thread), so a batch
-    run again after a restart is a duplicate. ``extra`` is kept with
+    run again after a restart is a duplicate (the listener's ids have the
+    same form: record the two into different assets). ``extra`` is kept with
     ``{"source": "spark", "batch_id": ..., "rows": ...}``.
     """
     if (start is None) != (end is None):
