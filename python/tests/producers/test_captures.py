@@ -124,6 +124,7 @@ def test_iceberg_snapshots_map_to_appends_and_one_overwrite_pair():
         "sequence_number": 5,
     }
     assert (pair[0]["start"], pair[0]["end"]) == ("2025-06-01T10:00:00Z", "2025-06-01T11:00:00Z")
+    assert pair[1]["produced_at"] == "2026-11-30T11:30:08.004Z"  # timestamp-ms 1796038208004
     assert iceberg.snapshot_batches(meta, "clicks", table_uuid=UUID, after=5).batches == []
     assert len(iceberg.snapshot_batches(meta, "clicks", table_uuid=UUID, after=3).batches) == 1
 
@@ -138,9 +139,13 @@ def test_iceberg_other_snapshots_are_skipped_and_counted():
     plan = iceberg.snapshot_batches(meta, "clicks", table_uuid=UUID)
     assert plan.skipped == 2
     assert [[e["kind"] for e in b] for b in plan.batches] == [["landed"], ["retracted"], ["landed"]]
-    with pytest.raises(ValueError, match="snapshot 6796531857542665520"):
-        snaps[0]["summary"]["interval_start"] = "2025-06-01T10:00:00Z"
-        iceberg.snapshot_batches(meta, "clicks", table_uuid=UUID)
+    snaps[0]["summary"]["interval_start"] = "2025-06-01T10:00:00Z"  # one property alone
+    assert iceberg.snapshot_batches(meta, "clicks", table_uuid=UUID).skipped == 2
+    # without sequence numbers (a format-1 table): file order, every snapshot each time
+    for snap in snaps:
+        del snap["sequence-number"]
+    plan = iceberg.snapshot_batches(meta, "clicks", table_uuid=UUID, after=5)
+    assert [[e["extra"]["sequence_number"] for e in b] for b in plan.batches] == [[None]] * 3
 
 
 def test_iceberg_capture_recorded(client):
@@ -240,3 +245,24 @@ def test_listener_warns_once_for_a_query_without_a_watermark(client, caplog):
     listener.close()
     assert listener.recorded == 0
     assert sum("reports no watermark" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_gapless_ingest_format_maps_the_captures_event_for_event(ledger, make_server):
+    """The shared mappings: what `gapless ingest --format` stored from a
+    capture, the adapters' events of the same capture duplicate exactly
+    (same ids, same content; a difference would be a conflict)."""
+    from conftest import DATA, shared
+
+    for args in (
+        ["spark_progress_all.json", "--format", "spark-progress", "--asset", "clicks"],
+        ["iceberg_snapshots.json", "--format", "iceberg-snapshots", "--asset", "orders",
+         "--table-uuid", UUID],
+    ):
+        r = shared.run("ingest", str(DATA / args[0]), *args[1:], "--json", db=ledger.db)
+        assert r.returncode == 0, r.stderr
+    spark_events, _ = gs.progress_events(load("spark_progress_all.json"), "clicks")
+    plan = iceberg.snapshot_batches(load("iceberg_snapshots.json"), "orders", table_uuid=UUID)
+    with gapless.Client(make_server().url) as c:
+        assert c.record_many(spark_events) == gapless.Recorded(0, 4)
+        assert c.record_many([e for b in plan.batches for e in b]) == gapless.Recorded(0, 5)
+        assert iceberg.cursor(c, "orders", UUID) == 5

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from . import _errors
-from ._time import InstantLike, TzLike, format_instant, to_datetime
+from ._time import InstantLike, TzLike, format_instant, from_micros, to_datetime
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -83,13 +83,16 @@ class Synced:
     cursor: int
 
 
-def _interval(summary: Mapping[str, Any], sp: str, ep: str, sid: int) -> tuple[Any, Any] | None:
+def _interval(summary: Mapping[str, Any], sp: str, ep: str) -> tuple[Any, Any] | None:
     s, e = summary.get(sp), summary.get(ep)
-    if s is None and e is None:
-        return None
     if s is None or e is None:
-        raise ValueError(f"snapshot {sid}: has {sp if s is not None else ep} but not the other")
+        return None  # without both properties a snapshot says nothing about time
     return s, e
+
+
+def _seq(s: Mapping[str, Any]) -> int | None:
+    n = s.get("sequence-number")
+    return None if n is None else int(n)
 
 
 def _same(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
@@ -117,17 +120,20 @@ def snapshot_batches(
     uuid = table_uuid or metadata.get("table-uuid")
     if not uuid:
         raise ValueError("table_uuid: the metadata has no table-uuid; pass table_uuid=")
-    snaps = sorted(
-        (s for s in metadata.get("snapshots") or [] if int(s["sequence-number"]) > after),
-        key=lambda s: int(s["sequence-number"]),
+    # commit order: the sequence number where there is one, else file order
+    # (a format-1 table has none: then every snapshot is looked at each time)
+    ordered = sorted(
+        enumerate(metadata.get("snapshots") or []),
+        key=lambda item: (_seq(item[1]) if _seq(item[1]) is not None else 2**63, item[0]),
     )
+    snaps = [s for _, s in ordered if _seq(s) is None or _seq(s) > after]
     batches: list[list[dict[str, Any]]] = []
     skipped = 0
     cursor = after
 
     def event(s: Mapping[str, Any], kind: str, iv: tuple[Any, Any]) -> dict[str, Any]:
         sid = int(s["snapshot-id"])
-        return {
+        out: dict[str, Any] = {
             "asset": asset,
             "id": f"iceberg:{uuid}:{sid}",
             "start": iv[0],
@@ -137,18 +143,22 @@ def snapshot_batches(
                 "source": "iceberg",
                 "snapshot_id": str(sid),
                 "operation": s["summary"].get("operation"),
-                "sequence_number": int(s["sequence-number"]),
+                "sequence_number": _seq(s),
             },
         }
+        ms = s.get("timestamp-ms")
+        if ms is not None:
+            out["produced_at"] = format_instant(from_micros(int(ms) * 1000))
+        return out
 
     i = 0
     while i < len(snaps):
         s = snaps[i]
         i += 1
-        cursor = int(s["sequence-number"])
+        cursor = max(cursor, _seq(s) or 0)
         summary = s.get("summary") or {}
         op = summary.get("operation")
-        iv = _interval(summary, start_property, end_property, int(s["snapshot-id"]))
+        iv = _interval(summary, start_property, end_property)
         if iv is None or op not in ("append", "delete", "overwrite"):
             skipped += 1
             continue
@@ -157,7 +167,7 @@ def snapshot_batches(
             if i < len(snaps):
                 n = snaps[i]
                 nsum = n.get("summary") or {}
-                niv = _interval(nsum, start_property, end_property, int(n["snapshot-id"]))
+                niv = _interval(nsum, start_property, end_property)
                 if (
                     nsum.get("operation") == "append"
                     and n.get("parent-snapshot-id") is not None
@@ -166,7 +176,7 @@ def snapshot_batches(
                     and _same(iv, niv)
                 ):
                     batch.append(event(n, "landed", niv))
-                    cursor = int(n["sequence-number"])
+                    cursor = max(cursor, _seq(n) or 0)
                     i += 1
             batches.append(batch)
         else:
