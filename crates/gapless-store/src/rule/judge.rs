@@ -99,13 +99,7 @@ impl Plan {
         let windows: Vec<Vec<Interval>> = watches
             .iter()
             .map(|w| {
-                let mut on = IntervalSet::new();
-                for a in &w.assets {
-                    if let Some(set) = touched.get(a) {
-                        on.extend(set.runs());
-                    }
-                }
-                let windows = w.rule.def.windows_touched(&on);
+                let windows = w.rule.def.windows_touched(&touched_by(w, &touched));
                 if let (Some(first), Some(last)) = (windows.first(), windows.last()) {
                     for a in &w.assets {
                         let h = hull.entry(*a).or_insert((first.start(), last.end()));
