@@ -405,8 +405,12 @@ fn producer_events(
         .map_err(|e| Error::bad_input(format!("cannot read {name}: {e}")))?;
     let mut converted = gapless_core::convert(format, &text, name, &producer.options())
         .map_err(|e| Error::bad_input(e.to_string()))?;
-    if format == gapless_core::ProducerFormat::AirflowAssetEvents {
-        drop_keys_without_span(ledger, &mut converted)?;
+    match format {
+        gapless_core::ProducerFormat::AirflowAssetEvents => {
+            drop_keys_without_span(ledger, &mut converted)?;
+        }
+        gapless_core::ProducerFormat::SparkProgress => drop_reruns(ledger, &mut converted)?,
+        gapless_core::ProducerFormat::IcebergSnapshots => {}
     }
     if !converted.skipped.is_empty() {
         let reasons: Vec<String> = converted
@@ -474,6 +478,78 @@ fn drop_keys_without_span(
         converted
             .skipped
             .push(("discrete keys of assets without a key span".into(), dropped));
+    }
+    Ok(())
+}
+
+/// Leave out the Spark batches the ledger already holds from another run
+/// of the query (a batch re-run after a restart has the same id and
+/// interval but its own `run_id`, which would make it a conflict rather
+/// than a duplicate).
+fn drop_reruns(ledger: &dyn Ask, converted: &mut gapless_core::Converted) -> Result<(), Error> {
+    let interval = |e: &serde_json::Value| {
+        let at = |f: &str| {
+            e[f].as_str()
+                .and_then(|t| gapless_core::parse_instant(t, None).ok())
+        };
+        at("start").zip(at("end"))
+    };
+    let spans: Vec<_> = converted.events.iter().filter_map(interval).collect();
+    let (Some(first), Some(last)) = (
+        spans.iter().map(|s| s.0).min(),
+        spans.iter().map(|s| s.1).max(),
+    ) else {
+        return Ok(());
+    };
+    let asset = converted.events[0]["asset"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    // The stored runs' batches in the file's span: id -> (interval, run id).
+    let mut stored = std::collections::HashMap::new();
+    let mut after = None;
+    loop {
+        let page = match ledger.events(&gapless_api::EventsRequest {
+            asset: asset.clone(),
+            start: Some(first.to_string()),
+            end: Some(last.to_string()),
+            after,
+            ..gapless_api::EventsRequest::default()
+        }) {
+            Ok(page) => page,
+            Err(e) if e.kind() == gapless_api::ErrorKind::NotFound => return Ok(()),
+            Err(e) => return Err(e),
+        };
+        for ev in page.events {
+            let run = ev
+                .extra
+                .and_then(|x| serde_json::from_str::<serde_json::Value>(x.get()).ok())
+                .map(|x| x["run_id"].clone());
+            if let Some(id) = ev.id {
+                stored.insert(id, ((ev.start, ev.end), run));
+            }
+        }
+        match page.next {
+            Some(next) => after = Some(next),
+            None => break,
+        }
+    }
+    let before = converted.events.len();
+    converted.events.retain(|e| {
+        let id = e["id"].as_str().unwrap_or_default();
+        match stored.get(id) {
+            Some((span, run)) => {
+                Some(*span) != interval(e) || run.as_ref() == Some(&e["extra"]["run_id"])
+            }
+            None => true,
+        }
+    });
+    let dropped = before - converted.events.len();
+    if dropped > 0 {
+        converted.skipped.push((
+            "batches another run of the query recorded (re-run after a restart)".into(),
+            dropped,
+        ));
     }
     Ok(())
 }

@@ -93,6 +93,53 @@ fn spark(g: &Gapless) {
         ok(&g.run(&args, None)),
         serde_json::json!({"accepted": 0, "duplicates": 4})
     );
+    // The log of a restarted run: batches 5 and 6 again (a new runId), then
+    // batch 7. The re-run of 6 is what the first run recorded (left out,
+    // not a conflict); 7 continues the time line.
+    let all: Vec<serde_json::Value> =
+        serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let mut restarted: Vec<serde_json::Value> = all[5..7].to_vec();
+    let mut seventh = all[6].clone();
+    seventh["batchId"] = 7.into();
+    seventh["eventTime"]["watermark"] = "2026-11-30T11:31:14.416Z".into();
+    restarted.push(seventh);
+    for p in &mut restarted {
+        p["runId"] = "a-later-run".into();
+    }
+    let log = g.dir.path().join("restarted.json");
+    std::fs::write(&log, serde_json::to_string(&restarted).unwrap()).unwrap();
+    let log = log.display().to_string();
+    let out = g.run(
+        &[
+            "ingest",
+            &log,
+            "--format",
+            "spark-progress",
+            "--asset",
+            "clicks",
+            "--json",
+        ],
+        None,
+    );
+    assert_eq!(
+        ok(&out),
+        serde_json::json!({"accepted": 1, "duplicates": 0})
+    );
+    assert!(
+        out.stderr
+            .contains("1 batches another run of the query recorded"),
+        "{}",
+        out.stderr
+    );
+    let segs = segments(g, "clicks", "2026-11-30T11:31Z", "2026-11-30T11:32Z");
+    assert_eq!(
+        segs.last().unwrap(),
+        &(
+            "2026-11-30T11:31:09.416Z".to_string(),
+            "2026-11-30T11:31:14.416Z".to_string(),
+            format!("{q}:7")
+        )
+    );
     // The extra keeps what the progress said.
     let events = ok(&g.run(
         &[
