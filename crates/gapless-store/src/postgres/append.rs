@@ -398,21 +398,13 @@ fn walk<'b>(
     Ok(p)
 }
 
-/// The stored runs that touch each asset's hull (adjacent ones included),
-/// for all assets in one statement: per asset the run with the greatest
-/// start at or before the hull when it reaches the hull, then every run
-/// starting inside it.
-const RUNS_TOUCHING: &str = "SELECT u.a, r.start_us, r.end_us \
-     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
-     CROSS JOIN LATERAL ( \
-       (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
-         WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
-        WHERE b.end_us >= u.lo) \
-       UNION ALL \
-       (SELECT start_us, end_us FROM coverage_runs \
-         WHERE asset_id = u.a AND start_us > u.lo AND start_us <= u.hi) \
-     ) AS r \
-     ORDER BY u.a, r.start_us";
+/// The stored runs that touch each asset's hull, for all assets in one
+/// statement ([`runs_touching_from`]).
+const RUNS_TOUCHING: &str = concat!(
+    "SELECT u.a, r.start_us, r.end_us ",
+    runs_touching_from!(),
+    " ORDER BY u.a, r.start_us"
+);
 
 /// Everything a group writes, in one statement: the events (sequence
 /// numbers drawn in array order), the coverage runs (deleted, changed and

@@ -62,6 +62,26 @@
 //! of space (SQLSTATE class 53) is [`StoreError::Full`](crate::StoreError::Full):
 //! fixed messages without connection details, which are logged instead.
 
+/// The stored coverage runs that touch each `(asset, lo, hi)` of the
+/// arrays $1..$3, adjacent ones included, as rows `u.a` (the asset) and
+/// `r.start_us`, `r.end_us`: per asset the run with the greatest start at
+/// or before `lo` when it reaches `lo`, then every run starting in
+/// `(lo, hi]`. The append's read of the runs it changes and judging's read
+/// of coverage both select from it.
+macro_rules! runs_touching_from {
+    () => {
+        "FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
+         CROSS JOIN LATERAL ( \
+           (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
+             WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
+            WHERE b.end_us >= u.lo) \
+           UNION ALL \
+           (SELECT start_us, end_us FROM coverage_runs \
+             WHERE asset_id = u.a AND start_us > u.lo AND start_us <= u.hi) \
+         ) AS r"
+    };
+}
+
 mod append;
 mod error;
 mod pool;

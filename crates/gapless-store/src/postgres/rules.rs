@@ -58,22 +58,16 @@ const ASSETS_OF_RULES: &str =
 /// end), and the recorded states of each `(rule, lo, hi)` of $4..$6, the
 /// windows starting in [lo, hi) (part 1: rule, start, end, complete,
 /// generation, late).
-const JUDGING_READS: &str = "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
-       NULL::boolean, NULL::bigint, NULL::boolean \
-     FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
-     CROSS JOIN LATERAL ( \
-       (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
-         WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
-        WHERE b.end_us >= u.lo) \
-       UNION ALL \
-       (SELECT start_us, end_us FROM coverage_runs \
-         WHERE asset_id = u.a AND start_us > u.lo AND start_us <= u.hi) \
-     ) AS r \
-     UNION ALL \
+const JUDGING_READS: &str = concat!(
+    "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
+       NULL::boolean, NULL::bigint, NULL::boolean ",
+    runs_touching_from!(),
+    " UNION ALL \
      SELECT 1::smallint, w.rule_id, w.start_us, w.end_us, w.complete, w.generation, w.late \
      FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS v(r, lo, hi) \
      JOIN rule_windows w ON w.rule_id = v.r AND w.start_us >= v.lo AND w.start_us < v.hi \
-     ORDER BY 1, 2, 3";
+     ORDER BY 1, 2, 3"
+);
 /// What judging changed, as data-modifying CTEs over $1..$17: the window
 /// states upserted, $7 firing numbers drawn under the firing clock's lock
 /// (not taken when there is no firing), the firings inserted with them in
@@ -449,7 +443,8 @@ fn read_for_judging(
         if part == 0 {
             let v = by_asset.entry(row.get(1)).or_default();
             let run: (i64, i64) = (row.get(2), row.get(3));
-            // A run can be both the one before a range and in it.
+            // Rows come in start order per asset: a run met twice (an
+            // asset asked for over two ranges) counts once.
             if v.last() != Some(&run) {
                 v.push(run);
             }
