@@ -17,7 +17,7 @@ use utoipa_axum::routes;
 
 use crate::error::log_faults;
 use crate::openapi::ApiDoc;
-use crate::routes::{assets, events, ops, questions, rules};
+use crate::routes::{assets, events, ops, page, questions, rules};
 use crate::{metrics, ApiError, AppState};
 
 /// The routes with their OpenAPI document.
@@ -46,7 +46,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
     documented().into_openapi()
 }
 
-/// The whole service over `state`: the routes of SPEC §4, JSON errors for
+/// The whole service over `state`: the routes of SPEC §4, the web page of
+/// §11 (outside the OpenAPI document: it is not API), JSON errors for
 /// unknown routes and methods, and the layers: tokens stay out of logs,
 /// tracing, faults logged with their cause, per-route metrics, the request
 /// timeout and the body limit.
@@ -54,6 +55,7 @@ pub fn app(state: AppState) -> Router {
     let (router, doc) = documented().split_for_parts();
     let doc = doc.to_json().expect("the OpenAPI document serializes");
     router
+        .merge(page::router())
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(Extension(ops::OpenApiJson(Arc::from(doc))))

@@ -37,7 +37,10 @@
 //!   events, frontier, `POST /v1/coverage`), `assets.rs` (listing,
 //!   declaring), `rules.rs` (rules, firings, the long polls `firings?wait=`
 //!   and `wait`, woken by this server's commits), `ops.rs` (`/healthz`,
-//!   `/metrics`, `/openapi.json`).
+//!   `/metrics`, `/openapi.json`), `page.rs` (the web page of SPEC §11:
+//!   `GET /` and its files under `/ui/`, from `web/` compiled in with
+//!   `include_bytes!`, served without a token under a strict
+//!   Content-Security-Policy; not in the OpenAPI document).
 //! - `deadlines.rs`: the task that judges rules' deadlines every second.
 //! - [`Tokens`], [`Scope`]: bearer tokens with scopes (`auth.rs`).
 //! - [`ApiError`]: the one error answer, `{"error", "detail"}`, from the
@@ -55,7 +58,7 @@
 //!
 //! Without tokens every route is open and the server listens only on a
 //! loopback address. With tokens (see [`Tokens`]) every route but
-//! `/healthz` needs `Authorization: Bearer TOKEN`: 401 without a valid
+//! `/healthz` and the web page's files needs `Authorization: Bearer TOKEN`: 401 without a valid
 //! one, 403 when its scopes do not allow the request.
 
 mod app;

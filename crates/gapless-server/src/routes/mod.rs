@@ -3,5 +3,6 @@
 pub(crate) mod assets;
 pub(crate) mod events;
 pub(crate) mod ops;
+pub(crate) mod page;
 pub(crate) mod questions;
 pub(crate) mod rules;

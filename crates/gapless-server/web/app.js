@@ -1,0 +1,767 @@
+"use strict";
+// The gapless web page (SPEC §11): four views over the HTTP API, drawn
+// with plain DOM and SVG. Coverage is always drawn from the buckets route,
+// one request per redraw, never from events.
+
+const SVG_NS = "http://www.w3.org/2000/svg";
+const TOKEN_KEY = "gapless.token";
+const FIRST_INSTANT = Date.parse("0001-01-01T00:00:00Z");
+const LAST_INSTANT = Date.parse("9999-12-30T22:00:00Z");
+const MIN_SPAN = 1000; // one second: the finest zoom
+const MAX_BUCKETS = 10000;
+const FINE_SEGMENTS = 200; // at most this many segments in view: draw them
+const DAY = 864e5;
+const FIRINGS_SHOWN = 100;
+const FIRINGS_PAGES = 10;
+const COLORS = { covered: "#0072B2", missing: "#D55E00", retracted: "#CC79A7" };
+const FILLS = { covered: COLORS.covered, missing: "url(#p-missing)", retracted: "url(#p-retracted)" };
+
+// ---- DOM helpers
+
+function h(tag, attrs, ...kids) {
+  const el = tag.startsWith("svg:")
+    ? document.createElementNS(SVG_NS, tag.slice(4))
+    : document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v == null || v === false) continue;
+    if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+    else if (k === "text") el.textContent = v;
+    else el.setAttribute(k, v === true ? "" : String(v));
+  }
+  for (const kid of kids.flat()) if (kid != null) el.append(kid);
+  return el;
+}
+
+const $ = (sel, root = document) => root.querySelector(sel);
+const enc = encodeURIComponent;
+
+// ---- time
+
+const ms = (text) => Date.parse(text);
+
+/** RFC 3339 UTC, with a fraction only when it is not zero (as the API). */
+function iso(t) {
+  return new Date(t).toISOString().replace(".000Z", "Z");
+}
+
+const UNITS = [["d", DAY], ["h", 36e5], ["min", 6e4], ["s", 1e3], ["ms", 1]];
+
+/** A length for people: its two largest units ("1 h 30 min", "10 min"). */
+function length(d) {
+  const parts = [];
+  let rest = Math.round(d);
+  for (const [name, unit] of UNITS) {
+    const n = Math.floor(rest / unit);
+    if (n > 0) parts.push(`${n} ${name}`);
+    rest -= n * unit;
+    if (parts.length === 2 || (parts.length === 1 && n === 0)) break;
+  }
+  return parts.length ? parts.join(" ") : "0 s";
+}
+
+/** A length with its exact seconds: "10 min (600 s)". */
+function lengthLabel(d) {
+  return `${length(d)} (${+(d / 1000).toFixed(3)} s)`;
+}
+
+function percent(ratio) {
+  return `${(ratio * 100).toFixed(ratio === 1 || ratio === 0 ? 0 : 2)}%`;
+}
+
+function clampRange(start, end) {
+  let span = Math.min(Math.max(end - start, MIN_SPAN), LAST_INSTANT - FIRST_INSTANT);
+  start = Math.min(Math.max(start, FIRST_INSTANT), LAST_INSTANT - span);
+  return [Math.round(start), Math.round(start + span)];
+}
+
+// ---- the API
+
+class NeedToken extends Error {}
+
+async function api(path, params) {
+  const query = params
+    ? "?" + new URLSearchParams(Object.entries(params).filter(([, v]) => v != null && v !== ""))
+    : "";
+  const headers = { Accept: "application/json" };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const res = await fetch(path + query, { headers, credentials: "omit" });
+  let body = null;
+  try {
+    body = await res.json();
+  } catch (_) {
+    body = null;
+  }
+  if (res.status === 401) {
+    askToken(token
+      ? `The server refused the token (${body && body.error}): give a read token.`
+      : "This server needs a read token.");
+    throw new NeedToken();
+  }
+  if (!res.ok) throw new Error(body && body.error ? body.error : `HTTP ${res.status} from ${path}`);
+  return body;
+}
+
+function askToken(reason) {
+  sessionStorage.removeItem(TOKEN_KEY);
+  $("#token-reason").textContent = reason;
+  $("#token-form").hidden = false;
+  $("#token-input").focus();
+}
+
+$("#token-form").addEventListener("submit", (e) => {
+  e.preventDefault();
+  sessionStorage.setItem(TOKEN_KEY, $("#token-input").value.trim());
+  $("#token-input").value = "";
+  $("#token-form").hidden = true;
+  route();
+});
+
+/** One line on the page for an API error (or any failure of a view). */
+function fail(e) {
+  if (e instanceof NeedToken) return;
+  const line = $("#error");
+  line.textContent = e && e.message ? e.message : String(e);
+  line.title = line.textContent;
+  line.hidden = false;
+}
+
+// ---- the tooltip: what a hovered or focused part's aria-label says
+
+const tooltip = $("#tooltip");
+function showTip(el, x, y) {
+  tooltip.textContent = el.getAttribute("aria-label");
+  tooltip.hidden = false;
+  if (x == null) {
+    const r = el.getBoundingClientRect();
+    x = r.left + r.width / 2;
+    y = r.bottom;
+  }
+  const w = tooltip.offsetWidth;
+  tooltip.style.left = `${Math.max(4, Math.min(x + 12, window.innerWidth - w - 4))}px`;
+  tooltip.style.top = `${y + 14}px`;
+}
+function hideTip() {
+  tooltip.hidden = true;
+}
+document.addEventListener("pointerover", (e) => {
+  const el = e.target.closest && e.target.closest("[data-tip]");
+  if (el) showTip(el, e.clientX, e.clientY);
+  else hideTip();
+});
+document.addEventListener("pointermove", (e) => {
+  const el = e.target.closest && e.target.closest("[data-tip]");
+  if (el && !tooltip.hidden) showTip(el, e.clientX, e.clientY);
+});
+document.addEventListener("focusin", (e) => {
+  if (e.target.hasAttribute && e.target.hasAttribute("data-tip")) showTip(e.target);
+  else hideTip();
+});
+
+// ---- drawing coverage from buckets
+
+function svgDefs() {
+  return h("svg:defs", {},
+    h("svg:pattern", { id: "p-missing", patternUnits: "userSpaceOnUse", width: 8, height: 8 },
+      h("svg:rect", { width: 8, height: 8, fill: COLORS.missing }),
+      h("svg:circle", { cx: 4, cy: 4, r: 1.4, fill: "#fff" })),
+    h("svg:pattern", { id: "p-retracted", patternUnits: "userSpaceOnUse", width: 6, height: 6,
+      patternTransform: "rotate(45)" },
+      h("svg:rect", { width: 6, height: 6, fill: "#fff" }),
+      h("svg:rect", { width: 3, height: 6, fill: COLORS.retracted })));
+}
+
+function partLabel(state, start, end, more) {
+  const d = ms(end) - ms(start);
+  return `${state} from ${start} to ${end}, length ${lengthLabel(d)}${more ? `; ${more}` : ""}`;
+}
+
+function part(state, start, end, x, y, w, hgt, { focusable = true, label, extraAttrs } = {}) {
+  return h("svg:rect", {
+    class: `part part-${state}`, x, y, width: Math.max(w, 0.5), height: hgt, fill: FILLS[state],
+    "data-state": state, "data-start": start, "data-end": end,
+    "aria-label": label || partLabel(state, start, end), "data-tip": true,
+    role: "img", tabindex: focusable ? 0 : null, ...extraAttrs,
+  });
+}
+
+const STATES = ["covered", "missing", "retracted"];
+
+/** The buckets as parts: runs of buckets wholly in one state become one
+ * part; a bucket of mixed states is a column split by its shares. */
+function bucketParts(answer, width, y, hgt, focusable) {
+  const g = h("svg:g", { class: "lane buckets" });
+  const b = answer.buckets;
+  const step = width / b.length;
+  const stateOf = (k) => STATES.find((s) => k[`${s}_us`] > 0 && k[`${s}_us`] ===
+    k.covered_us + k.missing_us + k.retracted_us);
+  for (let i = 0; i < b.length;) {
+    const s = stateOf(b[i]);
+    if (s) {
+      let j = i + 1;
+      while (j < b.length && stateOf(b[j]) === s) j++;
+      g.append(part(s, b[i].start, b[j - 1].end, i * step, y, (j - i) * step, hgt, { focusable }));
+      i = j;
+      continue;
+    }
+    const total = b[i].covered_us + b[i].missing_us + b[i].retracted_us;
+    let top = y;
+    for (const st of STATES) {
+      const share = b[i][`${st}_us`] / total;
+      if (share <= 0) continue;
+      const label = `partly ${st}: ${percent(share)} of ${b[i].start} to ${b[i].end} ` +
+        `(length ${lengthLabel(ms(b[i].end) - ms(b[i].start))})`;
+      g.append(part(st, b[i].start, b[i].end, i * step, top, step, share * hgt,
+        { focusable: false, label, extraAttrs: { "data-mixed": true } }));
+      top += share * hgt;
+    }
+    i++;
+  }
+  return g;
+}
+
+function totalsText(answer) {
+  const total = answer.covered_us + answer.missing_us + answer.retracted_us;
+  if (!total) return "";
+  return STATES.map((s) => `${s} ${percent(answer[`${s}_us`] / total)} ` +
+    `(${length(answer[`${s}_us`] / 1000)})`).join(", ");
+}
+
+function bucketsParams(start, end, n) {
+  return { start: iso(start), end: iso(end), buckets: Math.max(1, Math.min(MAX_BUCKETS, n)) };
+}
+
+// ---- the time axis
+
+const TICKS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,
+  43200, 86400, 172800, 604800].map((s) => s * 1000);
+
+function ticks(start, end, width) {
+  const span = end - start;
+  const wanted = Math.max(2, Math.floor(width / 110));
+  const out = [];
+  const step = TICKS.find((t) => span / t <= wanted);
+  if (step) {
+    for (let t = Math.ceil(start / step) * step; t <= end; t += step) {
+      const s = iso(t);
+      let label = step < 60e3 ? s.slice(11, 19) : s.slice(11, 16);
+      if (step >= DAY) label = s.slice(0, 10);
+      else if (t % DAY === 0) label = s.slice(5, 10);
+      out.push([t, label]);
+    }
+    return out;
+  }
+  // Months and years: calendar steps (UTC).
+  const months = [1, 2, 3, 6, 12, 24, 60, 120, 240, 600, 1200, 2400, 6000]
+    .find((m) => span / (m * 30.44 * DAY) <= wanted) || 12000;
+  const d = new Date(start);
+  let y = d.getUTCFullYear();
+  let m = Math.ceil(d.getUTCMonth() / months) * months;
+  if (months >= 12) { y = Math.ceil(y / (months / 12)) * (months / 12); m = 0; }
+  for (;;) {
+    const t = new Date(0);
+    t.setUTCFullYear(y, m, 1);
+    t.setUTCHours(0, 0, 0, 0);
+    if (t.getTime() > end) break;
+    if (t.getTime() >= start) out.push([t.getTime(), months >= 12 ? iso(t).slice(0, 4) : iso(t).slice(0, 7)]);
+    m += months;
+    y += Math.floor(m / 12);
+    m %= 12;
+  }
+  return out;
+}
+
+function axis(start, end, width, y) {
+  const g = h("svg:g", { class: "axis", "aria-hidden": "true" });
+  for (const [t, label] of ticks(start, end, width)) {
+    const x = ((t - start) / (end - start)) * width;
+    g.append(h("svg:line", { x1: x, x2: x, y1: y, y2: y + 5 }),
+      h("svg:text", { x: x + 2, y: y + 16, text: label }));
+  }
+  return g;
+}
+
+// ---- router
+
+function parseHash() {
+  const raw = location.hash.replace(/^#\/?/, "");
+  const [path, query] = raw.split("?");
+  const [view, arg] = path.split("/");
+  return { view: view || "assets", arg: arg ? decodeURIComponent(arg) : null,
+    params: Object.fromEntries(new URLSearchParams(query || "")) };
+}
+
+const VIEWS = { assets: assetsView, asset: timelineView, windows: windowsView, rules: rulesView };
+let currentView = null; // the live view's teardown
+
+async function route() {
+  $("#error").hidden = true;
+  hideTip();
+  if (currentView) currentView();
+  currentView = null;
+  const { view, arg, params } = parseHash();
+  const main = $("#view");
+  main.replaceChildren();
+  main.setAttribute("aria-busy", "true");
+  try {
+    await (VIEWS[view] || assetsView)(main, arg, params);
+  } catch (e) {
+    fail(e);
+  } finally {
+    main.setAttribute("aria-busy", "false");
+  }
+}
+
+// ---- view 1: assets
+
+async function assetsView(main) {
+  const { assets } = await api("/v1/assets");
+  const filter = h("input", { type: "search", id: "asset-filter", placeholder: "part of a name" });
+  const rows = h("tbody");
+  main.append(h("h2", { text: "Assets" }),
+    h("div", { class: "controls" }, h("label", {}, "Filter by name", filter)),
+    h("table", { id: "assets" },
+      h("thead", {}, h("tr", {}, ["Asset", "Events", "Frontier", "Last covered", "Last day",
+        "Last week", "Covered history", ""].map((t) => h("th", { scope: "col", text: t })))),
+      rows),
+    h("p", { class: "keys", text: "Last day and last week: the covered share of the day and the week " +
+      "that end at the asset's last covered instant. The bar: its history from first to last covered." }));
+  filter.addEventListener("input", () => {
+    const q = filter.value.toLowerCase();
+    for (const tr of rows.children) tr.hidden = !tr.dataset.asset.toLowerCase().includes(q);
+  });
+  const work = assets.map((a) => {
+    const cell = (name) => h("td", { class: "num", "data-field": name, text: "…" });
+    const tr = h("tr", { "data-asset": a.asset },
+      h("th", { scope: "row" }, h("a", { href: `#/asset/${enc(a.asset)}`, text: a.asset })),
+      h("td", { class: "num", "data-field": "events", text: String(a.events) }),
+      cell("frontier"),
+      h("td", { "data-field": "last_covered", text: a.last_covered || "never" }),
+      cell("day"), cell("week"),
+      h("td", { class: "bar", "data-field": "bar" }),
+      h("td", {}, h("a", { href: `#/windows/${enc(a.asset)}`, text: "windows" })));
+    rows.append(tr);
+    return () => fillAsset(a, tr);
+  });
+  // A few at a time: a ledger may have many assets.
+  const next = async () => { while (work.length) await work.shift()().catch(fail); };
+  await Promise.all([next(), next(), next(), next()]);
+}
+
+async function fillAsset(a, tr) {
+  const put = (field, text, attrs) => {
+    const td = $(`[data-field="${field}"]`, tr);
+    td.textContent = text;
+    for (const [k, v] of Object.entries(attrs || {})) td.setAttribute(k, v);
+  };
+  if (!a.last_covered) {
+    for (const f of ["frontier", "day", "week"]) put(f, "—");
+    return;
+  }
+  const end = ms(a.last_covered);
+  const path = `/v1/assets/${enc(a.asset)}`;
+  const ratio = (days) => api(`${path}/coverage`, { start: iso(Math.max(FIRST_INSTANT, end - days * DAY)), end: iso(end) });
+  const [frontier, day, week, bar] = await Promise.all([
+    api(`${path}/frontier`), ratio(1), ratio(7),
+    api(`${path}/buckets`, bucketsParams(ms(a.first_covered), end, 160))]);
+  put("frontier", frontier.frontier);
+  put("day", percent(day.covered_ratio), { "data-ratio": day.covered_ratio });
+  put("week", percent(week.covered_ratio), { "data-ratio": week.covered_ratio });
+  const svg = h("svg:svg", { width: 160, height: 14, viewBox: "0 0 160 14", role: "img",
+    "aria-label": `${a.asset} from ${bar.start} to ${bar.end}: ${totalsText(bar)}` }, svgDefs());
+  svg.append(bucketParts(bar, 160, 0, 14, false));
+  $(`[data-field="bar"]`, tr).replaceChildren(svg);
+}
+
+// ---- view 2: an asset's timeline
+
+const KEYS_HELP = "Keys, with the timeline focused: + or = zoom in (half the span, around the " +
+  "centre), - zoom out (twice the span), ← and → pan a quarter of the view (with Shift: a whole " +
+  "view), 0 fit the asset's covered extent, Tab steps through the parts. Mouse: the wheel zooms " +
+  "around the pointer, dragging pans.";
+
+async function timelineView(main, asset, params) {
+  const path = `/v1/assets/${enc(asset)}`;
+  const info = await api(path);
+  const fit = info.first_covered
+    ? [ms(info.first_covered), ms(info.last_covered)]
+    : [Date.now() - DAY, Date.now()];
+  let [start, end] = params.start && params.end ? [ms(params.start), ms(params.end)] : fit;
+  if (!(start < end)) [start, end] = fit;
+  [start, end] = clampRange(start, end);
+
+  const startIn = h("input", { id: "range-start", size: 24 });
+  const endIn = h("input", { id: "range-end", size: 24 });
+  const svg = h("svg:svg", { height: 104, "aria-hidden": null });
+  const box = h("div", { id: "timeline", tabindex: 0, role: "group", "aria-roledescription": "timeline",
+    "aria-describedby": "timeline-keys", "data-asset": asset }, svg);
+  const summary = h("p", { id: "timeline-summary" });
+  const gaps = h("div", { id: "gaps" });
+  const button = (text, label, action) =>
+    h("button", { type: "button", "aria-label": label, text, onclick: action });
+  const swatch = (state) => h("span", {},
+    h("svg:svg", { width: 22, height: 12, "aria-hidden": "true" }, svgDefs(),
+      h("svg:rect", { width: 22, height: 12, fill: FILLS[state], stroke: "#888" })), state);
+
+  main.append(
+    h("h2", {}, `Timeline of ${asset} `, h("small", {},
+      h("a", { href: `#/windows/${enc(asset)}`, text: "(windows)" }))),
+    h("form", { class: "controls", onsubmit: (e) => {
+      e.preventDefault();
+      const [s, t] = [ms(startIn.value), ms(endIn.value)];
+      if (!(s < t)) return fail(new Error("the range needs a start before its end (RFC 3339)"));
+      setRange(s, t);
+    } },
+      h("label", {}, "Start", startIn), h("label", {}, "End", endIn),
+      h("button", { type: "submit", text: "Show" }),
+      button("+", "Zoom in", () => zoom(0.5, 0.5)),
+      button("−", "Zoom out", () => zoom(2, 0.5)),
+      button("←", "Pan left", () => pan(-0.25)),
+      button("→", "Pan right", () => pan(0.25)),
+      button("Fit", "Fit the covered extent", () => setRange(...fit))),
+    h("p", { id: "timeline-keys", class: "keys", text: KEYS_HELP }),
+    h("div", { class: "legend", "aria-hidden": "true" }, STATES.map(swatch)),
+    box, summary, gaps);
+
+  let generation = 0;
+  let timer = null;
+
+  function setRange(s, t, delay = 0) {
+    [start, end] = clampRange(s, t);
+    box.dataset.start = iso(start);
+    box.dataset.end = iso(end);
+    box.setAttribute("aria-busy", "true");
+    box.setAttribute("aria-label", `coverage of ${asset} from ${iso(start)} to ${iso(end)} ` +
+      `(${length(end - start)})`);
+    startIn.value = iso(start);
+    endIn.value = iso(end);
+    history.replaceState(null, "", `#/asset/${enc(asset)}?start=${iso(start)}&end=${iso(end)}`);
+    clearTimeout(timer);
+    timer = setTimeout(redraw, delay);
+  }
+  function zoom(factor, at) {
+    const span = end - start;
+    const t = start + at * span;
+    setRange(t - at * span * factor, t + (1 - at) * span * factor, 120);
+  }
+  function pan(share) {
+    const d = (end - start) * share;
+    setRange(start + d, end + d, 120);
+  }
+
+  async function redraw() {
+    const gen = ++generation;
+    const width = Math.max(1, Math.min(MAX_BUCKETS, Math.floor(box.clientWidth)));
+    const range = { start: iso(start), end: iso(end) };
+    const [s, t] = [start, end];
+    try {
+      const [buckets, segments, coverage] = await Promise.all([
+        api(`${path}/buckets`, bucketsParams(s, t, width)),
+        api(`${path}/segments`, { ...range, limit: FINE_SEGMENTS + 1 }),
+        api(`${path}/coverage`, range)]);
+      const fine = segments.next == null && segments.segments.length <= FINE_SEGMENTS;
+      let events = new Map();
+      if (fine && segments.segments.length) {
+        const answer = await api(`${path}/events`, { ...range, limit: 1000 });
+        events = new Map(answer.events.map((e) => [e.seq, e]));
+      }
+      if (gen !== generation) return;
+      const keep = document.activeElement && document.activeElement.closest("#timeline") ? box : null;
+      svg.replaceChildren(svgDefs());
+      svg.setAttribute("viewBox", `0 0 ${width} 104`);
+      svg.append(h("svg:text", { class: "note", x: 2, y: 10, text: "coverage" }),
+        bucketParts(buckets, width, 14, 36, true));
+      if (fine) svg.append(h("svg:text", { class: "note", x: 2, y: 62, text: "segments: the event that provides each part" }),
+        segmentParts(segments, events, s, t, width, 66, 18));
+      else svg.append(h("svg:text", { class: "note", x: 2, y: 72,
+        text: `more than ${FINE_SEGMENTS} segments in view: zoom in to see which event provides each part` }));
+      svg.append(axis(s, t, width, 86));
+      if (keep) keep.focus();
+      summary.textContent = `From ${buckets.start} to ${buckets.end} (${length(t - s)}): ${totalsText(buckets)}.`;
+      gaps.replaceChildren(gapTable(coverage));
+    } catch (e) {
+      if (gen === generation) fail(e);
+    } finally {
+      if (gen === generation) box.setAttribute("aria-busy", "false");
+    }
+  }
+
+  box.addEventListener("keydown", (e) => {
+    const keys = {
+      "+": () => zoom(0.5, 0.5), "=": () => zoom(0.5, 0.5), "-": () => zoom(2, 0.5),
+      ArrowLeft: () => pan(e.shiftKey ? -1 : -0.25), ArrowRight: () => pan(e.shiftKey ? 1 : 0.25),
+      0: () => setRange(...fit),
+    };
+    if (keys[e.key] && !e.ctrlKey && !e.metaKey && !e.altKey) {
+      e.preventDefault();
+      keys[e.key]();
+    }
+  });
+  box.addEventListener("wheel", (e) => {
+    e.preventDefault();
+    const r = svg.getBoundingClientRect();
+    const at = Math.min(1, Math.max(0, (e.clientX - r.left) / r.width));
+    zoom(Math.exp(e.deltaY * 0.002), at);
+  }, { passive: false });
+  let drag = null;
+  box.addEventListener("pointerdown", (e) => {
+    if (e.button !== 0) return;
+    drag = { x: e.clientX, start, end, moved: false };
+    box.setPointerCapture(e.pointerId);
+  });
+  box.addEventListener("pointermove", (e) => {
+    if (!drag) return;
+    const dx = e.clientX - drag.x;
+    if (!drag.moved && Math.abs(dx) < 3) return;
+    drag.moved = true;
+    box.classList.add("dragging");
+    const d = (-dx / svg.getBoundingClientRect().width) * (drag.end - drag.start);
+    setRange(drag.start + d, drag.end + d, 60);
+  });
+  const endDrag = () => { drag = null; box.classList.remove("dragging"); };
+  box.addEventListener("pointerup", endDrag);
+  box.addEventListener("pointercancel", endDrag);
+  const onResize = () => setRange(start, end, 150);
+  window.addEventListener("resize", onResize);
+  currentView = () => { clearTimeout(timer); generation++; window.removeEventListener("resize", onResize); };
+  setRange(start, end);
+}
+
+/** The segments of the view and the holes between them, each part naming
+ * the event that provides it. */
+function segmentParts(answer, events, start, end, width, y, hgt) {
+  const g = h("svg:g", { class: "lane segments" });
+  const x = (text) => ((ms(text) - start) / (end - start)) * width;
+  const add = (state, s, t, more, attrs) => {
+    const w = x(t) - x(s);
+    g.append(part(state, s, t, x(s), y, w, hgt, { label: partLabel(state, s, t, more), extraAttrs: attrs }));
+    if (w > 70 && more) {
+      g.append(h("svg:text", { class: `part-label${state === "covered" ? " on-dark" : ""}`,
+        x: x(s) + 3, y: y + hgt - 5, text: more.split(";")[0] }));
+    }
+  };
+  let at = iso(start);
+  for (const seg of answer.segments) {
+    if (ms(seg.start) > ms(at)) add("missing", at, seg.start, "no event covers it");
+    const ev = events.get(seg.event.seq);
+    const name = `event ${seg.event.id == null ? "(no id)" : seg.event.id} (seq ${seg.event.seq})`;
+    const extra = ev && ev.extra != null ? `; extra ${JSON.stringify(ev.extra)}` : "";
+    add(seg.kind === "retracted" ? "retracted" : "covered", seg.start, seg.end, name + extra,
+      { "data-event-id": seg.event.id, "data-event-seq": seg.event.seq });
+    at = seg.end;
+  }
+  if (ms(at) < end) add("missing", at, iso(end), "no event covers it");
+  return g;
+}
+
+function gapTable(coverage) {
+  const shown = coverage.missing.slice(0, 500);
+  const rows = shown.map((gap) => {
+    const text = `${gap.start}/${gap.end}`;
+    const copy = h("button", { type: "button", class: "copy", "aria-label": `copy ${text}`, text: "Copy" });
+    copy.addEventListener("click", () => copyText(text, copy));
+    return h("tr", { "data-start": gap.start, "data-end": gap.end },
+      h("td", { text: gap.start }), h("td", { text: gap.end }),
+      h("td", { class: "num", text: length(ms(gap.end) - ms(gap.start)) }),
+      h("td", {}, h("code", { text })), h("td", {}, copy));
+  });
+  const more = coverage.missing_count > shown.length ? ` (the first ${shown.length} shown)` : "";
+  return h("table", { id: "gap-table" },
+    h("caption", { text: `${coverage.missing_count} gap${coverage.missing_count === 1 ? "" : "s"} in view${more}; ` +
+      `covered ${percent(coverage.covered_ratio)}` }),
+    h("thead", {}, h("tr", {}, ["Start", "End", "Length", "ISO range", ""].map((t) => h("th", { scope: "col", text: t })))),
+    h("tbody", {}, rows));
+}
+
+async function copyText(text, button) {
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch (_) {
+    // Without the clipboard API (an insecure origin): the old way.
+    const area = h("textarea", { readonly: true });
+    area.value = text;
+    document.body.append(area);
+    area.select();
+    document.execCommand("copy");
+    area.remove();
+  }
+  button.textContent = "Copied";
+  setTimeout(() => { button.textContent = "Copy"; }, 1500);
+}
+
+// ---- view 3: windows as a calendar heat map
+
+function localParts(tz) {
+  const f = new Intl.DateTimeFormat("en-GB", { timeZone: tz, year: "numeric", month: "2-digit",
+    day: "2-digit", hour: "2-digit", minute: "2-digit", weekday: "short", hourCycle: "h23" });
+  return (t) => Object.fromEntries(f.formatToParts(new Date(t)).map((p) => [p.type, p.value]));
+}
+
+/** Rows and cell labels by the grid's unit: sub-day grids one row per
+ * local day, day grids one per month, longer ones one per year. */
+function layout(every) {
+  const unit = (/^\d+(mo|m|h|d|w|y)$/.exec(every) || [])[1] || "h";
+  if (unit === "m" || unit === "h") {
+    return { unit, row: (p) => `${p.weekday} ${p.year}-${p.month}-${p.day}`, cell: (p) => `${p.hour}:${p.minute}` };
+  }
+  if (unit === "d") return { unit, row: (p) => `${p.year}-${p.month}`, cell: (p) => p.day };
+  return { unit, row: (p) => p.year, cell: (p) => `${p.month}-${p.day}` };
+}
+
+function heatmap(answer) {
+  const local = localParts(answer.tz);
+  const { row, cell } = layout(answer.every);
+  const rows = new Map();
+  for (const w of answer.windows) {
+    const p = local(ms(w.start));
+    const key = row(p);
+    if (!rows.has(key)) rows.set(key, { cells: [], seen: new Map() });
+    const r = rows.get(key);
+    const base = cell(p);
+    // A fold repeats a local time: the second one says so.
+    const n = (r.seen.get(base) || 0) + 1;
+    r.seen.set(base, n);
+    const label = n === 1 ? base : `${base} (${n === 2 ? "2nd" : `${n}th`})`;
+    const state = w.complete ? "complete" : w.covered_ratio === 0 ? "empty" : "partial";
+    // Rounded down: a window not complete never reads 100%.
+    const mark = w.complete ? "✓" : w.covered_ratio === 0 ? "✗" : `${Math.floor(w.covered_ratio * 100)}%`;
+    const words = `${label} (${answer.tz}), key ${w.key}, ${w.start} to ${w.end}, covered ` +
+      `${percent(w.covered_ratio)}, ${w.complete ? "complete" : "not complete"}` +
+      (w.missing_count ? `, ${w.missing_count} gap${w.missing_count === 1 ? "" : "s"}` : "");
+    r.cells.push(h("td", { class: `cell ${state}`, tabindex: 0, role: "gridcell", "data-tip": true,
+      "data-key": w.key, "data-start": w.start, "data-end": w.end, "data-complete": String(w.complete),
+      "data-ratio": w.covered_ratio, "data-label": label, "aria-label": words,
+      onclick: () => { location.hash = `#/asset/${enc(answer.asset || answer.assets[0])}?start=${w.start}&end=${w.end}`; } },
+      label, h("span", { class: "mark", "aria-hidden": "true", text: mark })));
+  }
+  return h("table", { class: "heatmap", role: "grid", "aria-label": `windows of ${answer.every} in ${answer.tz}, policy ${answer.policy}` },
+    h("tbody", {}, [...rows].map(([key, r]) => h("tr", { "data-row": key },
+      h("th", { scope: "row", role: "rowheader", text: key }), r.cells))));
+}
+
+const HEAT_HELP = "Each cell is a window: ✓ complete (blue), ✗ nothing covered (vermillion), " +
+  "a percentage: partly covered, not complete (striped). Hover or focus a cell for its key, " +
+  "start, end and ratio; Enter or a click opens it on the timeline.";
+
+async function windowsView(main, asset, params) {
+  const { assets } = await api("/v1/assets");
+  if (!asset && assets.length) asset = assets[0].asset;
+  const info = assets.find((a) => a.asset === asset);
+  const day = (t) => iso(t).slice(0, 10);
+  const defStart = info && info.first_covered ? day(ms(info.first_covered)) : day(Date.now() - DAY);
+  const defEnd = info && info.last_covered ? day(ms(info.last_covered) + DAY - 1) : day(Date.now() + DAY);
+  const v = { start: defStart, end: defEnd, every: "1h", tz: "UTC", policy: "full", ...params };
+  const input = (name, size) => h("input", { name, id: `w-${name}`, value: v[name], size });
+  const fields = { start: input("start", 22), end: input("end", 22), every: input("every", 5),
+    tz: input("tz", 16), policy: input("policy", 12) };
+  const select = h("select", { name: "asset", id: "w-asset" },
+    assets.map((a) => h("option", { value: a.asset, selected: a.asset === asset, text: a.asset })));
+  const form = h("form", { class: "controls", onsubmit: (e) => {
+    e.preventDefault();
+    const q = new URLSearchParams(Object.entries(fields).map(([k, el]) => [k, el.value]));
+    location.hash = `#/windows/${enc(select.value)}?${q}`;
+  } },
+    h("label", {}, "Asset", select),
+    h("label", {}, "Start", fields.start), h("label", {}, "End", fields.end),
+    h("label", {}, "Grid", fields.every), h("label", {}, "Zone", fields.tz),
+    h("label", {}, "Policy", fields.policy), h("button", { type: "submit", text: "Show" }));
+  main.append(h("h2", { text: "Windows" }), form, h("p", { class: "keys", text: HEAT_HELP }));
+  if (!asset) return;
+  const answer = await api(`/v1/assets/${enc(asset)}/windows`,
+    { start: v.start, end: v.end, every: v.every, tz: v.tz, policy: v.policy });
+  main.append(h("div", { id: "heatmap", "data-asset": asset }, heatmap(answer)));
+}
+
+document.addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && e.target.classList && e.target.classList.contains("cell")) e.target.click();
+});
+
+// ---- view 4: rules and firings
+
+const GRID_MS = { m: 6e4, h: 36e5, d: DAY, w: 7 * DAY, mo: 30.44 * DAY, y: 365.25 * DAY };
+
+function gridLength(every) {
+  const m = /^(\d+)(mo|m|h|d|w|y)$/.exec(every);
+  return m ? Number(m[1]) * GRID_MS[m[2]] : 36e5;
+}
+
+/** The newest firings of a rule: the API pages upwards from a cursor, so
+ * read forward (bounded) and keep the last ones. */
+async function recentFirings(rule) {
+  let after = null;
+  let kept = [];
+  let complete = false;
+  for (let page = 0; page < FIRINGS_PAGES; page++) {
+    const answer = await api("/v1/firings", { rule, limit: 1000, after });
+    kept = kept.concat(answer.firings).slice(-FIRINGS_SHOWN);
+    if (answer.next == null) { complete = true; break; }
+    after = answer.next;
+  }
+  return { firings: kept.reverse(), complete };
+}
+
+async function rulesView(main, _arg, params) {
+  const { rules } = await api("/v1/rules");
+  const startIn = h("input", { id: "r-start", name: "start", value: params.start || "", size: 22 });
+  const endIn = h("input", { id: "r-end", name: "end", value: params.end || "", size: 22 });
+  main.append(h("h2", { text: "Rules and firings" }),
+    h("form", { class: "controls", onsubmit: (e) => {
+      e.preventDefault();
+      location.hash = `#/rules?${new URLSearchParams({ start: startIn.value, end: endIn.value })}`;
+    } },
+      h("label", {}, "Windows from", startIn), h("label", {}, "to", endIn),
+      h("button", { type: "submit", text: "Show" })),
+    h("p", { class: "keys", text: "Without a range: the 48 windows up to the latest firing's window. " +
+      `Firings: the newest ${FIRINGS_SHOWN}, newest first.` }));
+  if (!rules.length) main.append(h("p", { text: "No rules." }));
+  for (const rule of rules) {
+    const section = h("section", { class: "rule", "data-rule": rule.rule, "aria-label": `rule ${rule.rule}` });
+    main.append(section);
+    await ruleSection(section, rule, params).catch((e) => {
+      fail(e);
+      section.append(h("p", { class: "error", text: e.message }));
+    });
+  }
+}
+
+async function ruleSection(section, rule, params) {
+  const def = ["assets", "every", "tz", "policy", "from", "until", "deadline", "target", "key_format"];
+  section.append(h("h3", { text: rule.rule }),
+    h("dl", {}, def.map((k) => [h("dt", { text: k }),
+      h("dd", { text: Array.isArray(rule[k]) ? rule[k].join(", ") : rule[k] == null ? "—" : String(rule[k]) })])));
+  const { firings, complete } = await recentFirings(rule.rule);
+  let end = params.end ? params.end : null;
+  let start = params.start ? params.start : null;
+  if (!end) {
+    const latest = firings.reduce((m, f) => Math.max(m, ms(f.window.end)), -Infinity);
+    const stop = rule.until ? ms(rule.until) : Infinity;
+    end = iso(Math.min(stop, Number.isFinite(latest) ? latest : ms(rule.from) + DAY));
+  }
+  if (!start) start = iso(Math.max(ms(rule.from), ms(end) - 48 * gridLength(rule.every)));
+  const windows = h("div", { class: "rule-windows" }, h("h4", { text: `Windows from ${start} to ${end}` }));
+  section.append(windows);
+  try {
+    const answer = await api(`/v1/rules/${enc(rule.rule)}/windows`, { start, end });
+    windows.append(heatmap(answer));
+  } catch (e) {
+    if (e instanceof NeedToken) throw e;
+    fail(e);
+    windows.append(h("p", { class: "error", text: e.message }));
+  }
+  const cols = ["Seq", "Kind", "Window", "Key", "Generation", "Covered", "Delivery", "Attempts", "Last error", "Recorded"];
+  section.append(h("h4", { text: `Recent firings (${firings.length}${complete ? "" : `; read the first ${FIRINGS_PAGES * 1000} only`})` }),
+    h("table", { class: "firings" },
+      h("thead", {}, h("tr", {}, cols.map((t) => h("th", { scope: "col", text: t })))),
+      h("tbody", {}, firings.map((f) => h("tr", { "data-seq": f.seq, "data-kind": f.kind, "data-key": f.key,
+        "data-generation": f.generation, "data-delivery": f.delivery.state,
+        "data-start": f.window.start, "data-end": f.window.end },
+        h("td", { class: "num", text: String(f.seq) }), h("td", { text: f.kind }),
+        h("td", { text: `${f.window.start} – ${f.window.end}` }), h("td", {}, h("code", { text: f.key })),
+        h("td", { class: "num", text: String(f.generation) }), h("td", { class: "num", text: percent(f.covered_ratio) }),
+        h("td", { class: `state-${f.delivery.state}`, text: f.delivery.target ? `${f.delivery.state} → ${f.delivery.target}` : f.delivery.state }),
+        h("td", { class: "num", text: String(f.delivery.attempts) }),
+        h("td", { text: f.delivery.last_error || "" }), h("td", { text: f.recorded_at }))))));
+}
+
+window.addEventListener("hashchange", route);
+route();
