@@ -156,7 +156,7 @@ mod tests {
             let mut coverage = Coverage::new();
             let mut retractions = IntervalSet::new();
             // 0: never, 1: covered, 2: retracted.
-            let mut paint = vec![0u8; 130];
+            let mut paint = [0u8; 130];
             for &(s, l, landed) in &events {
                 let kind = if landed { EventKind::Landed } else { EventKind::Retracted };
                 coverage.apply(kind, iv(s, s + l));
