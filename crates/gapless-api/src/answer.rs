@@ -89,6 +89,46 @@ pub struct WindowsAnswer {
     pub windows: Vec<WindowAnswer>,
 }
 
+/// One part of `buckets`: its covered, retracted and missing
+/// microseconds add up to its length.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct BucketAnswer {
+    /// The part's start.
+    #[schema(value_type = String, format = DateTime)]
+    pub start: Instant,
+    /// The part's end (the next part's start).
+    #[schema(value_type = String, format = DateTime)]
+    pub end: Instant,
+    /// Covered microseconds.
+    pub covered_us: i64,
+    /// Microseconds no event has ever covered.
+    pub missing_us: i64,
+    /// Microseconds whose latest event is a retraction.
+    pub retracted_us: i64,
+}
+
+/// `buckets`: a range in equal parts, and the sums over all of them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+pub struct BucketsAnswer {
+    /// The asset asked about.
+    pub asset: String,
+    /// The range's start.
+    #[schema(value_type = String, format = DateTime)]
+    pub start: Instant,
+    /// The range's end.
+    #[schema(value_type = String, format = DateTime)]
+    pub end: Instant,
+    /// Covered microseconds of the range.
+    pub covered_us: i64,
+    /// Microseconds of the range no event has ever covered.
+    pub missing_us: i64,
+    /// Microseconds of the range whose latest event is a retraction.
+    pub retracted_us: i64,
+    /// The parts in time order, as many as asked (one per microsecond of
+    /// a shorter range).
+    pub buckets: Vec<BucketAnswer>,
+}
+
 /// Which event provides a segment.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 pub struct EventRef {

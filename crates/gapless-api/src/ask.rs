@@ -6,6 +6,7 @@ use crate::{
     MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest,
     WindowsAnswer, WindowsRequest,
 };
+use crate::{BucketsAnswer, BucketsRequest};
 use crate::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
@@ -56,6 +57,15 @@ pub trait Ask {
     ///
     /// `BadInput` for a bad range or zone.
     fn segments(&self, request: &SegmentsRequest) -> Result<SegmentsAnswer>;
+
+    /// A range cut into equal parts, each with its covered, retracted and
+    /// missing microseconds.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad range, count or zone; `NotFound` for an asset
+    /// the ledger has never seen.
+    fn buckets(&self, request: &BucketsRequest) -> Result<BucketsAnswer>;
 
     /// One page of events.
     ///

@@ -42,8 +42,9 @@ pub use answer::*;
 pub use ask::Ask;
 pub use error::{Error, ErrorKind, Position, Result, Unit};
 pub use request::{
-    AssetRequest, BodyFormat, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest,
-    FrontierRequest, MultiCoverageRequest, RecordRequest, SegmentsRequest, WindowsRequest,
+    AssetRequest, BodyFormat, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest,
+    EventsRequest, FrontierRequest, MultiCoverageRequest, RecordRequest, SegmentsRequest,
+    WindowsRequest,
 };
 pub use rule::{
     DeliveryAnswer, FiringAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer,

@@ -22,6 +22,13 @@ pub const MAX_PAGE: usize = 10_000;
 /// so that no request can make an answer without bound.
 pub const MAX_WINDOWS: usize = 10_000;
 
+/// The most parts one `buckets` answer holds: more than a screen has
+/// pixels across, and an answer under a megabyte.
+pub const MAX_BUCKETS: usize = 10_000;
+
+/// Parts of a `buckets` answer when not told: a small bar.
+pub const DEFAULT_BUCKETS: usize = 100;
+
 /// The most gaps one `missing` list holds; the rest are counted in
 /// `missing_count`. Enough for every gap of a month of five-minute slices.
 pub const MAX_GAPS: usize = 10_000;
@@ -257,6 +264,29 @@ pub fn wait(name: &str, text: &str) -> Result<std::time::Duration, Error> {
 pub fn deadline(text: &str) -> Result<gapless_core::Duration, Error> {
     wait("deadline", text)?;
     gapless_core::Duration::parse(text).map_err(|e| bad("deadline", e))
+}
+
+/// How many parts `buckets` cuts a range into: 1 to [`MAX_BUCKETS`],
+/// [`DEFAULT_BUCKETS`] when not given.
+///
+/// # Errors
+///
+/// `BadInput` for anything else.
+pub fn bucket_count(text: Option<&str>) -> Result<usize, Error> {
+    let Some(t) = text else {
+        return Ok(DEFAULT_BUCKETS);
+    };
+    match t.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_BUCKETS).contains(&n) => Ok(n),
+        Ok(n) => Err(bad(
+            "buckets",
+            format!("{n} is out of range: give 1 to {MAX_BUCKETS}"),
+        )),
+        Err(_) => Err(bad(
+            "buckets",
+            format!("{t:?} is not a number: give 1 to {MAX_BUCKETS}"),
+        )),
+    }
 }
 
 /// A page size (`limit`): 1 to [`MAX_PAGE`], [`DEFAULT_PAGE`] when not

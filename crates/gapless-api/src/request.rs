@@ -136,6 +136,35 @@ pub struct SegmentsRequest {
     pub tz: Option<String>,
 }
 
+/// `gapless buckets` · `GET /v1/assets/{asset}/buckets`: a range cut into
+/// equal parts, each with its covered, retracted and missing microseconds
+/// (for a picture: never the events themselves).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct BucketsRequest {
+    /// The asset.
+    #[serde(skip)]
+    #[arg(value_name = "ASSET")]
+    pub asset: String,
+    /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
+    #[arg(long)]
+    pub start: String,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    pub end: String,
+    /// How many equal parts, 1 to 10000 (default 100; one per microsecond
+    /// of a shorter range).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
+    pub buckets: Option<String>,
+    /// IANA time zone of bare dates (default UTC).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
 /// `gapless events` · `GET /v1/assets/{asset}/events`: one page of the
 /// events whose interval overlaps a range, in sequence order.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]

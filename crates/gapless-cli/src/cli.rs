@@ -6,8 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gapless_api::{
-    AssetRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest, FiringsRequest,
-    FrontierRequest, RuleRequest, RuleSetRequest, SegmentsRequest, WaitRequest, WindowsRequest,
+    AssetRequest, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest,
+    FiringsRequest, FrontierRequest, RuleRequest, RuleSetRequest, SegmentsRequest, WaitRequest,
+    WindowsRequest,
 };
 
 /// What `gapless --help` says after the commands.
@@ -137,6 +138,19 @@ pub enum Command {
     Segments {
         #[command(flatten)]
         request: SegmentsRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
+    /// The range cut into equal parts, each with its covered, retracted and
+    /// missing time: a picture of a long range in a few lines.
+    #[command(
+        after_help = "Example:\n  gapless buckets orders --start 2025-06-14 --end 2025-06-15 --buckets 24"
+    )]
+    Buckets {
+        #[command(flatten)]
+        request: BucketsRequest,
         #[command(flatten)]
         output: Output,
         #[command(flatten)]
@@ -358,6 +372,7 @@ impl Command {
             | Command::Check { remote, .. }
             | Command::Windows { remote, .. }
             | Command::Segments { remote, .. }
+            | Command::Buckets { remote, .. }
             | Command::Events { remote, .. }
             | Command::Frontier { remote, .. }
             | Command::Assets { remote, .. }

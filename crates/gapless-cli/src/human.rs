@@ -4,8 +4,8 @@
 use std::fmt::Write;
 
 use gapless_api::{
-    AssetAnswer, AssetsAnswer, CheckAnswer, DeclAnswer, EventsAnswer, FrontierAnswer, IngestAnswer,
-    SegmentAnswer, SegmentsAnswer, WindowsAnswer,
+    AssetAnswer, AssetsAnswer, BucketsAnswer, CheckAnswer, DeclAnswer, EventsAnswer,
+    FrontierAnswer, IngestAnswer, SegmentAnswer, SegmentsAnswer, WindowsAnswer,
 };
 use gapless_core::{Instant, Interval};
 
@@ -260,6 +260,37 @@ pub fn window_keys(a: &WindowsAnswer) -> String {
     for w in &a.windows {
         let _ = writeln!(out, "{}", w.key);
     }
+    out
+}
+
+/// `buckets`: a row per part with its shares, then the sums.
+pub fn buckets(a: &BucketsAnswer) -> String {
+    let pct = |us: i64, start: Instant, end: Instant| {
+        100.0 * us as f64 / (end.as_micros() - start.as_micros()) as f64
+    };
+    let mut out = format!(
+        "{} [{}, {})\n{:<27} {:<27} {:>8} {:>8} {:>10}\n",
+        a.asset, a.start, a.end, "start", "end", "covered", "missing", "retracted"
+    );
+    for b in &a.buckets {
+        let _ = writeln!(
+            out,
+            "{:<27} {:<27} {:>7.2}% {:>7.2}% {:>9.2}%",
+            b.start.to_string(),
+            b.end.to_string(),
+            pct(b.covered_us, b.start, b.end),
+            pct(b.missing_us, b.start, b.end),
+            pct(b.retracted_us, b.start, b.end),
+        );
+    }
+    let _ = writeln!(
+        out,
+        "{} parts: {:.2}% covered, {:.2}% missing, {:.2}% retracted",
+        a.buckets.len(),
+        pct(a.covered_us, a.start, a.end),
+        pct(a.missing_us, a.start, a.end),
+        pct(a.retracted_us, a.start, a.end),
+    );
     out
 }
 

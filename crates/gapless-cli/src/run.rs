@@ -162,6 +162,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
                 segments_all(ledger.as_ref(), request, output)?;
             }
         }
+        Command::Buckets {
+            request, output, ..
+        } => {
+            print(output, &ledger.buckets(&request)?, human::buckets)?;
+        }
         Command::Events {
             request, output, ..
         } => {

@@ -48,6 +48,7 @@ use gapless_api::{
     IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
     SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
+use gapless_api::{BucketsAnswer, BucketsRequest};
 use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
@@ -294,6 +295,10 @@ impl Ask for Client {
 
     fn segments(&self, request: &SegmentsRequest) -> Result<SegmentsAnswer> {
         self.get(&Self::asset_path(&request.asset, "/segments"), request)
+    }
+
+    fn buckets(&self, request: &BucketsRequest) -> Result<BucketsAnswer> {
+        self.get(&Self::asset_path(&request.asset, "/buckets"), request)
     }
 
     fn events(&self, request: &EventsRequest) -> Result<EventsAnswer> {

@@ -16,6 +16,8 @@
 //! - [`Coverage`], [`CoverageReport`]: latest-wins ledger state: events applied
 //!   in sequence order, then coverage, gaps, covered ratio and frontier
 //!   (`coverage.rs`).
+//! - [`buckets`]: coverage summarised to equal parts of a range (covered,
+//!   retracted, missing microseconds), for pictures (`buckets.rs`).
 //! - [`segments`]: which event is the latest on each maximal part of a range
 //!   (`segments.rs`).
 //! - [`Grid`]: calendar windows in an IANA time zone (`grid.rs`).
@@ -41,6 +43,7 @@
 //!   (`units.rs`).
 //! - [`Error`]: the one error type, a one-line message naming input and reason.
 
+mod buckets;
 mod coverage;
 mod duration;
 mod error;
@@ -55,6 +58,7 @@ mod segments;
 mod set;
 mod units;
 
+pub use buckets::{bucket_bounds, buckets, Bucket};
 pub use coverage::{Coverage, CoverageReport};
 pub use duration::Duration;
 pub use error::{Error, Result};

@@ -10,6 +10,7 @@ use gapless_api::{
     FrontierRequest, IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result,
     SegmentsAnswer, SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
+use gapless_api::{BucketsAnswer, BucketsRequest};
 use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
@@ -105,6 +106,14 @@ impl Ask for Ledger {
             .map(|c| params::segment_cursor(c, range))
             .transpose()?;
         self.segments_in(&q.asset, range, limit, after)
+    }
+
+    fn buckets(&self, q: &BucketsRequest) -> Result<BucketsAnswer> {
+        asset_name("asset", &q.asset)?;
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let range = params::range(&q.start, &q.end, &zone)?;
+        let n = params::bucket_count(q.buckets.as_deref())?;
+        self.buckets_in(&q.asset, range, n)
     }
 
     fn events(&self, q: &EventsRequest) -> Result<EventsAnswer> {

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use gapless_api::{
-    BodyFormat, CheckAnswer, Error, EventAnswer, EventRef, EventsAnswer, FrontierAnswer,
-    IngestAnswer, MultiCheckAnswer, Result, SegmentAnswer, SegmentsAnswer, Unit, WindowAnswer,
-    WindowsAnswer,
+    BodyFormat, BucketAnswer, BucketsAnswer, CheckAnswer, Error, EventAnswer, EventRef,
+    EventsAnswer, FrontierAnswer, IngestAnswer, MultiCheckAnswer, Result, SegmentAnswer,
+    SegmentsAnswer, Unit, WindowAnswer, WindowsAnswer,
 };
 use gapless_core::{
     CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, PagedSegments, Policy,
@@ -371,6 +371,46 @@ impl Ledger {
             tz: q.zone_name.to_string(),
             policy: q.policy,
             windows: answers,
+        })
+    }
+
+    /// `buckets`: `range` cut into `n` equal parts (at most one per
+    /// microsecond), each with its covered, retracted and missing
+    /// microseconds, from the asset's coverage runs and its retractions:
+    /// the cost grows with the runs and retractions in the range and with
+    /// `n`, never with the events.
+    ///
+    /// The two are read one after the other; an append in between moves a
+    /// part between covered and retracted, and the parts still add up.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an asset the ledger has never seen; storage faults.
+    pub fn buckets_in(&self, asset: &str, range: Interval, n: usize) -> Result<BucketsAnswer> {
+        let covered = self.store.coverage(asset, range).map_err(from_store)?;
+        let retractions = self.store.retractions(asset, range).map_err(from_store)?;
+        if covered.is_empty() && retractions.is_empty() {
+            self.known(asset)?;
+        }
+        let buckets: Vec<BucketAnswer> = gapless_core::buckets(&covered, &retractions, range, n)
+            .into_iter()
+            .map(|b| BucketAnswer {
+                start: b.range.start(),
+                end: b.range.end(),
+                covered_us: b.covered_us,
+                missing_us: b.missing_us(),
+                retracted_us: b.retracted_us,
+            })
+            .collect();
+        let sum = |f: fn(&BucketAnswer) -> i64| buckets.iter().map(f).sum();
+        Ok(BucketsAnswer {
+            asset: asset.to_string(),
+            start: range.start(),
+            end: range.end(),
+            covered_us: sum(|b| b.covered_us),
+            missing_us: sum(|b| b.missing_us),
+            retracted_us: sum(|b| b.retracted_us),
+            buckets,
         })
     }
 

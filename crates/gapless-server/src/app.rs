@@ -29,6 +29,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(questions::coverage))
         .routes(routes!(questions::windows))
         .routes(routes!(questions::segments))
+        .routes(routes!(questions::buckets))
         .routes(routes!(questions::events))
         .routes(routes!(questions::frontier))
         .routes(routes!(questions::coverage_all))

@@ -193,6 +193,9 @@ mod tests {
         fn coverage(&self, asset: &str, range: Interval) -> R<IntervalSet> {
             self.inner.coverage(asset, range)
         }
+        fn retractions(&self, asset: &str, range: Interval) -> R<IntervalSet> {
+            self.inner.retractions(asset, range)
+        }
         fn run_containing(&self, asset: &str, t: Instant) -> R<Option<Interval>> {
             self.inner.run_containing(asset, t)
         }

@@ -39,6 +39,9 @@ impl Store for Broken {
     fn coverage(&self, _: &str, _: Interval) -> Result<IntervalSet> {
         self.fail()
     }
+    fn retractions(&self, _: &str, _: Interval) -> Result<IntervalSet> {
+        self.fail()
+    }
     fn run_containing(&self, _: &str, _: Instant) -> Result<Option<Interval>> {
         self.fail()
     }

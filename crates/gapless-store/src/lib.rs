@@ -132,6 +132,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// (unclipped). Empty for an unknown asset.
     fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet>;
 
+    /// The union of the intervals of `asset`'s retracted events that
+    /// overlap `range` (unclipped); empty for an unknown asset. Where it is
+    /// not covered, the latest event is a retraction: with
+    /// [`Store::coverage`], what is withdrawn rather than never recorded.
+    /// Read from an index of the retractions alone (they are few), never by
+    /// a walk of the events.
+    fn retractions(&self, asset: &str, range: Interval) -> Result<IntervalSet>;
+
     /// The covered run that contains `t`, if any.
     fn run_containing(&self, asset: &str, t: Instant) -> Result<Option<Interval>>;
 

@@ -9,6 +9,7 @@ use gapless_api::{
     FrontierRequest, MultiCheckAnswer, MultiCoverageRequest, SegmentsAnswer, SegmentsRequest,
     WindowsAnswer, WindowsRequest,
 };
+use gapless_api::{BucketsAnswer, BucketsRequest};
 
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, AssetPath, Query};
@@ -96,6 +97,36 @@ pub(crate) async fn segments(
     caller.require(Scope::Read)?;
     q.asset = asset;
     Ok(Json(state.ask(move |l| l.segments(&q)).await?))
+}
+
+/// A range cut into equal parts, each with its covered, retracted and
+/// missing microseconds (as `buckets`): what a picture draws, read from the
+/// coverage runs and the retractions, never the events.
+#[utoipa::path(
+    get,
+    path = "/v1/assets/{asset}/buckets",
+    tag = "questions",
+    params(("asset" = String, Path, description = "The asset, percent-encoded"), BucketsRequest),
+    responses(
+        (status = 200, description = "The parts in time order, and their sums", body = BucketsAnswer),
+        (status = 400, description = "Bad range, count or zone", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 404, description = "An asset the ledger has never seen (the message names the nearest one)", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn buckets(
+    State(state): State<AppState>,
+    caller: Caller,
+    AssetPath(asset): AssetPath,
+    Query(mut q): Query<BucketsRequest>,
+) -> Result<Json<BucketsAnswer>, ApiError> {
+    caller.require(Scope::Read)?;
+    q.asset = asset;
+    Ok(Json(state.ask(move |l| l.buckets(&q)).await?))
 }
 
 /// One page of events in sequence order (as `events`).

@@ -238,6 +238,10 @@ impl crate::Store for PostgresStore {
         self.pool.run(|c| read::coverage(c, asset, range))
     }
 
+    fn retractions(&self, asset: &str, range: Interval) -> Result<IntervalSet> {
+        self.pool.run(|c| read::retractions(c, asset, range))
+    }
+
     fn run_containing(&self, asset: &str, t: Instant) -> Result<Option<Interval>> {
         self.pool.run(|c| read::run_containing(c, asset, t))
     }

@@ -25,6 +25,13 @@ const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage_runs \
           ORDER BY start_us DESC LIMIT 1), $2) \
      ORDER BY start_us";
 
+/// The intervals of asset $1's retractions that overlap [$2, $3), from
+/// their own partial index: the range index would walk every event of the
+/// range.
+const RETRACTIONS: &str = "SELECT start_us, end_us FROM events \
+     WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND kind = 1 \
+     AND start_us < $3 AND end_us > $2";
+
 const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_runs \
      WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND start_us <= $2 \
      ORDER BY start_us DESC LIMIT 1";
@@ -100,6 +107,20 @@ pub(crate) fn coverage(conn: &mut Conn, asset: &str, range: Interval) -> Result<
         .map(|r| interval(r.get(0), r.get(1), "coverage run"))
         .collect::<Result<Vec<_>>>()?;
     Ok(codec::run_set(runs)?)
+}
+
+pub(crate) fn retractions(
+    conn: &mut Conn,
+    asset: &str,
+    range: Interval,
+) -> Result<IntervalSet, Fail> {
+    let (start, end) = (range.start().as_micros(), range.end().as_micros());
+    let s = conn.stmts.get(&mut conn.client, RETRACTIONS)?;
+    let mut out = IntervalSet::new();
+    for r in conn.client.query(&s, &[&asset, &start, &end])? {
+        out.insert(interval(r.get(0), r.get(1), "retracted event")?);
+    }
+    Ok(out)
 }
 
 pub(crate) fn run_containing(

@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 2)
+//! # Schema (version 3)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -60,6 +60,8 @@
 //!     lease_owner text, lease_until_us bigint);
 //! CREATE INDEX firings_rule ON firings (rule_id, seq);
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
+//! -- version 3: retractions are few: the buckets' seek, not a walk of the range
+//! CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
 //! ```
 //!
 //! Instants are microseconds since the Unix epoch, as in the SQLite backend.
@@ -78,7 +80,7 @@ use super::error::{open_error, open_failed};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 2;
+pub(crate) const SCHEMA_VERSION: i32 = 3;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -95,7 +97,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 2] = [
+const MIGRATIONS: [&str; 3] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -190,6 +192,7 @@ CREATE TABLE firings (
 CREATE INDEX firings_rule ON firings (rule_id, seq);
 CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 ",
+    "CREATE INDEX IF NOT EXISTS events_retracted ON events (asset_id, start_us) WHERE kind = 1;",
 ];
 
 /// Create the schema `schema` and its tables when missing, migrate an older

@@ -255,6 +255,10 @@ impl crate::Store for SqliteStore {
         self.read(|c| read::coverage(c, asset, range))
     }
 
+    fn retractions(&self, asset: &str, range: Interval) -> Result<IntervalSet> {
+        self.read(|c| read::retractions(c, asset, range))
+    }
+
     fn run_containing(&self, asset: &str, t: Instant) -> Result<Option<Interval>> {
         self.read(|c| read::run_containing(c, asset, t))
     }

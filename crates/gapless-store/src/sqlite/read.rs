@@ -25,6 +25,12 @@ pub(super) const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage
           ORDER BY start_us DESC LIMIT 1), ?2) \
      ORDER BY start_us";
 
+/// The intervals of asset ?1's retractions that overlap [?2, ?3), from
+/// their own index: the range index would walk every event of the range.
+const RETRACTIONS: &str = "SELECT start_us, end_us FROM events INDEXED BY events_retracted \
+     WHERE asset_id = (SELECT id FROM assets WHERE name = ?1) AND kind = 1 \
+     AND start_us < ?3 AND end_us > ?2";
+
 /// The run of asset ?1 (by id) starting at or before ?2.
 pub(super) const RUN_AT_OR_BEFORE_ID: &str = "SELECT start_us, end_us FROM coverage_runs \
      WHERE asset_id = ?1 AND start_us <= ?2 ORDER BY start_us DESC LIMIT 1";
@@ -138,6 +144,24 @@ pub(crate) fn coverage(conn: &mut Connection, asset: &str, range: Interval) -> R
     let runs = runs_overlapping(&tx, id, range)?;
     drop(tx);
     codec::run_set(runs)
+}
+
+pub(crate) fn retractions(
+    conn: &mut Connection,
+    asset: &str,
+    range: Interval,
+) -> Result<IntervalSet> {
+    let mut stmt = conn.prepare_cached(RETRACTIONS)?;
+    let mut rows = stmt.query(params![
+        asset,
+        range.start().as_micros(),
+        range.end().as_micros()
+    ])?;
+    let mut out = IntervalSet::new();
+    while let Some(r) = rows.next()? {
+        out.insert(interval(r.get(0)?, r.get(1)?, "retracted event")?);
+    }
+    Ok(out)
 }
 
 pub(crate) fn run_containing(

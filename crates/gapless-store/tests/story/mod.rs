@@ -254,6 +254,16 @@ pub fn check_invariants(store: &dyn Store) {
             runs(&replay(&log)),
             "{asset}: coverage is not the replay of the events"
         );
+        let retracted = IntervalSet::from_intervals(
+            log.iter()
+                .filter(|e| e.kind == EventKind::Retracted)
+                .map(|e| e.interval),
+        );
+        assert_eq!(
+            runs(&store.retractions(asset, all_time()).unwrap()),
+            runs(&retracted),
+            "{asset}: retractions are not the union of the retracted events"
+        );
         assert_eq!(
             (summary.first_covered, summary.last_covered),
             (
@@ -816,6 +826,17 @@ fn check_replay(store: &dyn Store, assets: &[&str], rng: &mut Rng) {
                 store.run_containing(asset, p).unwrap(),
                 want.run_containing(p),
                 "run containing {p}"
+            );
+            // Retractions: the union of the retracted events overlapping.
+            let exp = IntervalSet::from_intervals(
+                log.iter()
+                    .filter(|e| e.kind == EventKind::Retracted && e.interval.overlaps(range))
+                    .map(|e| e.interval),
+            );
+            assert_eq!(
+                runs(&store.retractions(asset, range).unwrap()),
+                runs(&exp),
+                "retractions of {asset} in {range}"
             );
             // Range filter: exactly the overlapping events, in order.
             let overlapping = store.events_overlapping(asset, range).unwrap();
