@@ -28,7 +28,7 @@ function h(tag, attrs, ...kids) {
     else if (k === "text") el.textContent = v;
     else el.setAttribute(k, v === true ? "" : String(v));
   }
-  for (const kid of kids.flat()) if (kid != null) el.append(kid);
+  for (const kid of kids.flat(Infinity)) if (kid != null) el.append(kid);
   return el;
 }
 
@@ -760,7 +760,7 @@ async function ruleSection(section, rule, params) {
         h("td", { class: "num", text: String(f.generation) }), h("td", { class: "num", text: percent(f.covered_ratio) }),
         h("td", { class: `state-${f.delivery.state}`, text: f.delivery.target ? `${f.delivery.state} → ${f.delivery.target}` : f.delivery.state }),
         h("td", { class: "num", text: String(f.delivery.attempts) }),
-        h("td", { text: f.delivery.last_error || "" }), h("td", { text: f.recorded_at }))))));
+        h("td", { class: "wrap", text: f.delivery.last_error || "" }), h("td", { text: f.recorded_at }))))));
 }
 
 window.addEventListener("hashchange", route);
