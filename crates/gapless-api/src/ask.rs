@@ -6,7 +6,7 @@ use crate::{
     MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest,
     WindowsAnswer, WindowsRequest,
 };
-use crate::{BucketsAnswer, BucketsRequest};
+use crate::{BucketsAnswer, BucketsRequest, RuleWindowsAnswer, RuleWindowsRequest};
 use crate::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
@@ -117,6 +117,15 @@ pub trait Ask {
     ///
     /// `NotFound` for an unknown rule.
     fn rule(&self, request: &RuleRequest) -> Result<RuleAnswer>;
+
+    /// A rule's windows that overlap a range, judged now on the joint
+    /// coverage of its assets.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown rule, `BadInput` for a bad range or zone
+    /// or more windows than [`crate::params::MAX_WINDOWS`].
+    fn rule_windows(&self, request: &RuleWindowsRequest) -> Result<RuleWindowsAnswer>;
 
     /// Every rule.
     ///

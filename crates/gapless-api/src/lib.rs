@@ -48,6 +48,7 @@ pub use request::{
 };
 pub use rule::{
     DeliveryAnswer, FiringAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer,
-    RuleOutcome, RuleRequest, RuleSetAnswer, RuleSetRequest, RulesAnswer, WaitRequest, WindowRef,
+    RuleOutcome, RuleRequest, RuleSetAnswer, RuleSetRequest, RuleWindowsAnswer, RuleWindowsRequest,
+    RulesAnswer, WaitRequest, WindowRef,
 };
 pub use schema::{ErrorBody, EventInputSchema, EventsBodySchema, IntervalSchema};

@@ -69,6 +69,48 @@ pub struct RuleRequest {
     pub name: String,
 }
 
+/// `gapless rule windows` · `GET /v1/rules/{name}/windows`: the rule's
+/// windows that overlap a range, each judged now as the rule judges it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct RuleWindowsRequest {
+    /// The rule's name.
+    #[serde(skip)]
+    #[arg(value_name = "NAME")]
+    pub name: String,
+    /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
+    #[arg(long)]
+    pub start: String,
+    /// End of the range, exclusive.
+    #[arg(long)]
+    pub end: String,
+    /// IANA time zone of bare dates (default UTC; the windows follow the
+    /// rule's own zone).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
+/// `rule windows`: a rule's windows in a range, judged on the joint
+/// coverage of its assets under its policy.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+pub struct RuleWindowsAnswer {
+    /// The rule.
+    pub rule: String,
+    /// Its assets, in name order.
+    pub assets: Vec<String>,
+    /// Its grid, canonical.
+    pub every: String,
+    /// Its calendar's zone.
+    pub tz: String,
+    /// Its policy, canonical.
+    pub policy: String,
+    /// The windows in time order (keys in the rule's key format); a window
+    /// with nothing covered is never complete.
+    pub windows: Vec<crate::WindowAnswer>,
+}
+
 /// `gapless firings` · `GET /v1/firings`: one page of firings in ledger
 /// order, optionally waiting for the first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]

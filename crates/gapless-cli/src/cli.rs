@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use gapless_api::{
     AssetRequest, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest,
-    FiringsRequest, FrontierRequest, RuleRequest, RuleSetRequest, SegmentsRequest, WaitRequest,
-    WindowsRequest,
+    FiringsRequest, FrontierRequest, RuleRequest, RuleSetRequest, RuleWindowsRequest,
+    SegmentsRequest, WaitRequest, WindowsRequest,
 };
 
 /// What `gapless --help` says after the commands.
@@ -343,6 +343,19 @@ pub enum RuleCommand {
         #[command(flatten)]
         remote: Remote,
     },
+    /// The rule's windows that overlap the range, each judged now on the
+    /// joint coverage of its assets.
+    #[command(
+        after_help = "Example:\n  gapless rule windows orders_hourly --start 2025-06-14 --end 2025-06-15"
+    )]
+    Windows {
+        #[command(flatten)]
+        request: RuleWindowsRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
+    },
     /// Remove a rule and its firings.
     #[command(after_help = "Example:\n  gapless rule delete orders_hourly")]
     Delete {
@@ -382,6 +395,7 @@ impl Command {
             | Command::Rule(
                 RuleCommand::Set { remote, .. }
                 | RuleCommand::Show { remote, .. }
+                | RuleCommand::Windows { remote, .. }
                 | RuleCommand::Delete { remote, .. }
                 | RuleCommand::List { remote, .. },
             )

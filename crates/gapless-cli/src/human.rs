@@ -5,7 +5,7 @@ use std::fmt::Write;
 
 use gapless_api::{
     AssetAnswer, AssetsAnswer, BucketsAnswer, CheckAnswer, DeclAnswer, EventsAnswer,
-    FrontierAnswer, IngestAnswer, SegmentAnswer, SegmentsAnswer, WindowsAnswer,
+    FrontierAnswer, IngestAnswer, SegmentAnswer, SegmentsAnswer, WindowAnswer, WindowsAnswer,
 };
 use gapless_core::{Instant, Interval};
 
@@ -189,22 +189,35 @@ pub fn check(a: &CheckAnswer, all: bool) -> String {
 
 /// `windows`.
 pub fn windows(a: &WindowsAnswer) -> String {
+    windows_table(
+        &a.asset,
+        &a.every.to_string(),
+        &a.tz,
+        &a.policy.to_string(),
+        &a.windows,
+    )
+}
+
+/// The table of `windows` and `rule windows`: a line on what was judged
+/// (`subject`: an asset, a rule), then one row per window.
+pub fn windows_table(
+    subject: &str,
+    every: &str,
+    tz: &str,
+    policy: &str,
+    windows: &[WindowAnswer],
+) -> String {
     let mut out = String::new();
-    let complete = a.windows.iter().filter(|w| w.complete).count();
+    let complete = windows.iter().filter(|w| w.complete).count();
     let _ = writeln!(
         out,
-        "{}: every {} in {}, policy {}: {} of {} complete",
-        a.asset,
-        a.every,
-        a.tz,
-        a.policy,
-        complete,
-        plural(a.windows.len(), "window", "windows")
+        "{subject}: every {every} in {tz}, policy {policy}: {complete} of {} complete",
+        plural(windows.len(), "window", "windows")
     );
     // Outside UTC, the local start with its offset, so that the two 02:00
     // hours of a fall-back night can be told apart.
-    let zone = (a.tz != "UTC")
-        .then(|| gapless_core::parse_time_zone(&a.tz).ok())
+    let zone = (tz != "UTC")
+        .then(|| gapless_core::parse_time_zone(tz).ok())
         .flatten();
     let local = |t: Instant| match &zone {
         Some(z) => format!(
@@ -229,7 +242,7 @@ pub fn windows(a: &WindowsAnswer) -> String {
         "covered",
         "status"
     );
-    for w in &a.windows {
+    for w in windows {
         let status = if w.complete { "complete" } else { "missing" };
         let gaps = if w.missing_count == 0 {
             String::new()

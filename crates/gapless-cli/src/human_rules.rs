@@ -4,7 +4,8 @@
 use std::fmt::Write;
 
 use gapless_api::{
-    FiringsAnswer, RuleAnswer, RuleDeletedAnswer, RuleOutcome, RuleSetAnswer, RulesAnswer,
+    FiringsAnswer, RuleAnswer, RuleDeletedAnswer, RuleOutcome, RuleSetAnswer, RuleWindowsAnswer,
+    RulesAnswer,
 };
 
 fn describe(out: &mut String, r: &RuleAnswer) {
@@ -97,4 +98,10 @@ pub fn firings(a: &FiringsAnswer) -> String {
         let _ = writeln!(out, "more: --after {next}");
     }
     out
+}
+
+/// `rule windows`: the rule's windows as `windows` shows an asset's.
+pub fn rule_windows(a: &RuleWindowsAnswer) -> String {
+    let subject = format!("rule {} ({})", a.rule, a.assets.join(", "));
+    crate::human::windows_table(&subject, &a.every, &a.tz, &a.policy, &a.windows)
 }

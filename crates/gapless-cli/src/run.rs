@@ -200,6 +200,15 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         }) => {
             print(output, &ledger.rule(&request)?, human_rules::rule)?;
         }
+        Command::Rule(RuleCommand::Windows {
+            request, output, ..
+        }) => {
+            print(
+                output,
+                &ledger.rule_windows(&request)?,
+                human_rules::rule_windows,
+            )?;
+        }
         Command::Rule(RuleCommand::Delete {
             request, output, ..
         }) => {

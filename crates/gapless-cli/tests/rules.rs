@@ -43,6 +43,57 @@ fn firings(g: &Gapless, after: i64) -> Vec<(String, String, u64)> {
         .collect()
 }
 
+/// `rule windows` of orders_hourly over 10:00 to 13:00 agrees with its
+/// firings (a window is complete where its latest `complete` firing was
+/// not withdrawn since) and with `windows` of its one asset (the same
+/// starts, ends, ratios and gaps; complete only where something is covered).
+fn rule_windows_follow_firings(g: &Gapless) {
+    let range = [
+        "--start",
+        "2025-06-14T10:00Z",
+        "--end",
+        "2025-06-14T13:00Z",
+        "--json",
+    ];
+    let mut args = vec!["rule", "windows", "orders_hourly"];
+    args.extend(range);
+    let got = ok(&g.run(&args, None));
+    let mut args = vec!["windows", "orders", "--every", "1h"];
+    args.extend(range);
+    let asset = ok(&g.run(&args, None));
+    let mut state = std::collections::HashMap::new();
+    let page = ok(&g.run(&["firings", "--rule", "orders_hourly", "--json"], None));
+    for f in page["firings"].as_array().unwrap() {
+        let start = f["window"]["start"].as_str().unwrap().to_string();
+        match f["kind"].as_str().unwrap() {
+            "complete" => state.insert(start, true),
+            "incomplete" => state.insert(start, false),
+            _ => None,
+        };
+    }
+    let (ws, want) = (
+        got["windows"].as_array().unwrap(),
+        asset["windows"].as_array().unwrap(),
+    );
+    assert_eq!(ws.len(), 3, "{got}");
+    for (w, a) in ws.iter().zip(want) {
+        for field in ["start", "end", "covered_ratio", "missing", "missing_count"] {
+            assert_eq!(w[field], a[field], "{field} of {w}");
+        }
+        let fired = state
+            .get(w["start"].as_str().unwrap())
+            .copied()
+            .unwrap_or(false);
+        assert_eq!(w["complete"], fired, "{w} against the firings {page}");
+        assert_eq!(
+            w["complete"],
+            a["complete"].as_bool().unwrap() && a["covered_ratio"] != 0.0
+        );
+    }
+    assert_eq!(got["rule"], "orders_hourly");
+    assert_eq!(got["assets"], json!(["orders"]));
+}
+
 fn scenario(g: &Gapless) {
     // Three of the four slices of 10:00; 11:00 whole.
     for i in [0, 2, 3, 4, 5, 6, 7] {
@@ -92,6 +143,7 @@ fn scenario(g: &Gapless) {
     keys.extend(["--key-format", "%Y%m%d%H", "--json"]);
     assert_eq!(ok(&g.run(&keys, None))["outcome"], "updated");
 
+    rule_windows_follow_firings(g);
     let first = firings(g, 0);
     assert_eq!(
         first,
@@ -142,9 +194,50 @@ fn scenario(g: &Gapless) {
             ("complete".into(), "2025061410".into(), 2)
         ]
     );
+    rule_windows_follow_firings(g);
+    ok(&slice(g, 1, &["--retract"]));
+    rule_windows_follow_firings(g);
+    ok(&slice(g, 1, &[]));
+    rule_windows_follow_firings(g);
     // The same slice again changes nothing.
     ok(&slice(g, 1, &[]));
-    assert_eq!(firings(g, seen).len(), 3);
+    assert_eq!(firings(g, seen).len(), 5);
+    let keys = g.run(
+        &[
+            "rule",
+            "windows",
+            "orders_hourly",
+            "--start",
+            "2025-06-14T10:00Z",
+            "--end",
+            "2025-06-14T11:00Z",
+        ],
+        None,
+    );
+    assert!(
+        keys.stdout
+            .contains("rule orders_hourly (orders): every 1h in UTC"),
+        "{}",
+        keys.stdout
+    );
+    let long = g.run(
+        &[
+            "rule",
+            "windows",
+            "orders_hourly",
+            "--start",
+            "2025-06-14",
+            "--end",
+            "2030-01-01",
+        ],
+        None,
+    );
+    assert_eq!(long.code, 2);
+    assert!(
+        long.stderr.contains("more than the limit of 10000"),
+        "{}",
+        long.stderr
+    );
     // Human output.
     let human = g.run(&["firings", "--rule", "orders_hourly"], None);
     assert_eq!(human.code, 0);

@@ -48,7 +48,7 @@ use gapless_api::{
     IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
     SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
-use gapless_api::{BucketsAnswer, BucketsRequest};
+use gapless_api::{BucketsAnswer, BucketsRequest, RuleWindowsAnswer, RuleWindowsRequest};
 use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
@@ -331,6 +331,11 @@ impl Ask for Client {
 
     fn rules(&self) -> Result<RulesAnswer> {
         self.get("/v1/rules", &())
+    }
+
+    fn rule_windows(&self, request: &RuleWindowsRequest) -> Result<RuleWindowsAnswer> {
+        let path = format!("{}/windows", Self::rule_path(&request.name));
+        self.get(&path, request)
     }
 
     fn delete_rule(&self, request: &RuleRequest) -> Result<RuleDeletedAnswer> {

@@ -233,17 +233,33 @@ impl RuleDef {
     /// # Ok::<(), gapless_core::Error>(())
     /// ```
     pub fn windows(&self, range: Interval) -> Vec<Interval> {
+        self.windows_at_most(range, usize::MAX)
+            .unwrap_or_else(|_| unreachable!("no grid has usize::MAX windows"))
+    }
+
+    /// The rule's windows that overlap `range`, in order, unless there are
+    /// more than `max` of them.
+    ///
+    /// # Errors
+    ///
+    /// About how many windows there are (more than `max`), with none of
+    /// them made: a question on a long range is refused, not allocated.
+    pub fn windows_at_most(
+        &self,
+        range: Interval,
+        max: usize,
+    ) -> std::result::Result<Vec<Interval>, u64> {
         let lo = range.start().max(self.from);
         let hi = match self.until {
             Some(u) => range.end().min(u),
             None => range.end(),
         };
         let Ok(range) = Interval::new(lo, hi) else {
-            return Vec::new();
+            return Ok(Vec::new());
         };
-        let mut out = self.grid.windows(range, &self.tz);
+        let mut out = self.grid.windows_at_most(range, &self.tz, max)?;
         out.retain(|&w| self.holds(w));
-        out
+        Ok(out)
     }
 
     /// The rule's windows that overlap any run of `touched` (the intervals

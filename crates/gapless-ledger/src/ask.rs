@@ -10,7 +10,7 @@ use gapless_api::{
     FrontierRequest, IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result,
     SegmentsAnswer, SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
-use gapless_api::{BucketsAnswer, BucketsRequest};
+use gapless_api::{BucketsAnswer, BucketsRequest, RuleWindowsAnswer, RuleWindowsRequest};
 use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
@@ -211,6 +211,12 @@ impl Ask for Ledger {
 
     fn rule(&self, q: &RuleRequest) -> Result<RuleAnswer> {
         Ok(crate::rule_answer(&self.stored_rule(&q.name)?))
+    }
+
+    fn rule_windows(&self, q: &RuleWindowsRequest) -> Result<RuleWindowsAnswer> {
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let range = params::range(&q.start, &q.end, &zone)?;
+        self.rule_windows_in(&q.name, range)
     }
 
     fn rules(&self) -> Result<RulesAnswer> {

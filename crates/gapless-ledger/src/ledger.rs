@@ -279,6 +279,26 @@ impl Ledger {
                 assets.len()
             )));
         }
+        let both = self.joint_coverage(assets, range)?;
+        let report = CoverageReport::of(&both, range);
+        Ok(MultiCheckAnswer {
+            assets: assets.to_vec(),
+            start: range.start(),
+            end: range.end(),
+            covered: report.covered,
+            covered_ratio: report.covered_ratio,
+            missing_count: report.missing.len(),
+            missing: cut(report.missing),
+        })
+    }
+
+    /// The joint coverage of `assets` over `range`: the instants every one
+    /// of them covers (exact within `range`).
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an asset the ledger has never seen; storage faults.
+    pub(crate) fn joint_coverage(&self, assets: &[String], range: Interval) -> Result<IntervalSet> {
         // Intersected one asset at a time, so that two coverages are in
         // memory, not all; each asset is read only within the hull of what
         // the ones before it cover together (nothing, once that is empty:
@@ -308,16 +328,7 @@ impl Ledger {
                 Some(so_far) => IntervalSet::intersection([&so_far, &covered]),
             });
         }
-        let report = CoverageReport::of(&both.unwrap_or_default(), range);
-        Ok(MultiCheckAnswer {
-            assets: assets.to_vec(),
-            start: range.start(),
-            end: range.end(),
-            covered: report.covered,
-            covered_ratio: report.covered_ratio,
-            missing_count: report.missing.len(),
-            missing: cut(report.missing),
-        })
+        Ok(both.unwrap_or_default())
     }
 
     /// `windows`: the windows of `q.grid` in `q.zone` that overlap
@@ -611,7 +622,7 @@ pub(crate) fn nearest<'a>(name: &str, names: &'a [String]) -> Option<&'a String>
 }
 
 /// The first [`MAX_GAPS`] of `missing` (the answer says how many there are).
-fn cut(mut missing: Vec<Interval>) -> Vec<Interval> {
+pub(crate) fn cut(mut missing: Vec<Interval>) -> Vec<Interval> {
     missing.truncate(MAX_GAPS);
     missing
 }

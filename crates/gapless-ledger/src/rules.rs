@@ -7,11 +7,12 @@
 
 use std::time::Duration as StdDuration;
 
+use gapless_api::params::MAX_WINDOWS;
 use gapless_api::{
     CheckAnswer, DeliveryAnswer, Error, FiringAnswer, FiringsAnswer, Result, RuleAnswer,
-    RuleDeletedAnswer, RuleOutcome, RuleSetAnswer, RulesAnswer,
+    RuleDeletedAnswer, RuleOutcome, RuleSetAnswer, RuleWindowsAnswer, RulesAnswer, WindowAnswer,
 };
-use gapless_core::{Interval, Policy, Rule};
+use gapless_core::{CoverageReport, Interval, IntervalSet, Policy, Rule};
 use gapless_store::{Firing, FiringQuery, RulePut, StoredRule};
 
 use crate::error::from_store;
@@ -92,6 +93,56 @@ impl Ledger {
             Some(r) => Ok(r),
             None => Err(self.unknown_rule(name)?),
         }
+    }
+
+    /// `rule windows`: the windows of rule `name` that overlap `range`,
+    /// each judged now as the rule judges it (on the joint coverage of its
+    /// assets; nothing covered is never complete), keyed in its format.
+    ///
+    /// # Errors
+    ///
+    /// `NotFound` for an unknown rule; `BadInput` for more than
+    /// [`MAX_WINDOWS`] windows; storage faults.
+    pub fn rule_windows_in(&self, name: &str, range: Interval) -> Result<RuleWindowsAnswer> {
+        let stored = self.stored_rule(name)?;
+        let (def, settings) = (&stored.rule.def, &stored.rule.settings);
+        let windows = def.windows_at_most(range, MAX_WINDOWS).map_err(|n| {
+            Error::bad_input(format!(
+                "the range holds about {n} windows of rule {name:?} ({}), more than the limit \
+                 of {MAX_WINDOWS}: ask for a shorter range",
+                def.grid()
+            ))
+        })?;
+        let joint = match (windows.first(), windows.last()) {
+            (Some(f), Some(l)) => {
+                self.joint_coverage(def.assets(), Interval::new(f.start(), l.end())?)?
+            }
+            _ => IntervalSet::new(),
+        };
+        let windows = windows
+            .into_iter()
+            .map(|w| {
+                let report = CoverageReport::of(&joint, w);
+                WindowAnswer {
+                    key: def.key(w.start(), &settings.key_format),
+                    start: w.start(),
+                    end: w.end(),
+                    covered_ratio: report.covered_ratio,
+                    complete: def.judge(w, &joint).complete,
+                    missing_count: report.missing.len(),
+                    missing: crate::ledger::cut(report.missing),
+                }
+            })
+            .collect();
+        let rule = rule_answer(&stored);
+        Ok(RuleWindowsAnswer {
+            rule: rule.rule,
+            assets: rule.assets,
+            every: rule.every,
+            tz: rule.tz,
+            policy: rule.policy,
+            windows,
+        })
     }
 
     /// `unknown rule "x"`, naming the nearest rule.

@@ -35,6 +35,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(questions::coverage_all))
         .routes(routes!(rules::list))
         .routes(routes!(rules::show, rules::put, rules::delete))
+        .routes(routes!(rules::windows))
         .routes(routes!(rules::firings))
         .routes(routes!(rules::wait))
         .routes(routes!(ops::healthz))

@@ -14,7 +14,7 @@ use axum::Json;
 use gapless_api::params::{self, MAX_HTTP_WAIT};
 use gapless_api::{
     Ask, CheckAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest,
-    RuleSetAnswer, RuleSetRequest, RulesAnswer, WaitRequest,
+    RuleSetAnswer, RuleSetRequest, RuleWindowsAnswer, RuleWindowsRequest, RulesAnswer, WaitRequest,
 };
 
 use crate::auth::{Caller, Scope};
@@ -107,6 +107,35 @@ pub(crate) async fn show(
     Ok(Json(
         state.ask(move |l| l.rule(&RuleRequest { name })).await?,
     ))
+}
+
+/// A rule's windows that overlap a range, each judged now on the joint
+/// coverage of its assets (as `rule windows`).
+#[utoipa::path(
+    get,
+    path = "/v1/rules/{name}/windows",
+    tag = "rules",
+    params(("name" = String, Path, description = "The rule's name"), RuleWindowsRequest),
+    responses(
+        (status = 200, description = "The rule's windows in time order", body = RuleWindowsAnswer),
+        (status = 400, description = "Bad range or zone, or more windows than the limit", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 404, description = "An unknown rule (the message names the nearest one)", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn windows(
+    State(state): State<AppState>,
+    caller: Caller,
+    NamePath(name): NamePath,
+    Query(mut q): Query<RuleWindowsRequest>,
+) -> Result<Json<RuleWindowsAnswer>, ApiError> {
+    caller.require(Scope::Read)?;
+    q.name = name;
+    Ok(Json(state.ask(move |l| l.rule_windows(&q)).await?))
 }
 
 /// Remove a rule and its firings (as `rule delete`); needs the admin scope.
