@@ -331,12 +331,18 @@ def test_the_rules_view_shows_a_rules_windows(demo, demo_db, page):
     page.goto(f"{demo.url}/#/rules?start={DAY_START}&end={DAY_END}")
     section = page.locator(f"section.rule[data-rule='{rule['rule']}']")
     section.locator("table.firings").wait_for()
-    # One asset: the rule's windows are the asset's on the rule's grid.
-    answer = gapless_json(demo_db, "windows", rule["assets"][0], "--start", DAY_START, "--end", DAY_END,
-                          "--every", rule["every"], "--tz", rule["tz"], "--policy", rule["policy"])
+    answer = gapless_json(demo_db, "rule", "windows", rule["rule"], "--start", DAY_START, "--end", DAY_END)
+    assert answer["windows"], "the rule has windows in the range"
     cells = section.locator("td.cell").evaluate_all(
         "els => els.map(e => [e.dataset.key, e.dataset.start, e.dataset.end, e.dataset.complete === 'true'])")
     assert [tuple(c) for c in cells] == expected_cells(answer)
+    # Without a range: the windows up to the latest firing's window.
+    page.goto(f"{demo.url}/#/rules")
+    section.locator("td.cell").first.wait_for()
+    firings = gapless_json(demo_db, "firings", "--rule", rule["rule"])["firings"]
+    latest = max(t(f["window"]["end"]) for f in firings)
+    ends = section.locator("td.cell").evaluate_all("els => els.map(e => e.dataset.end)")
+    assert t(ends[-1]) == latest
 
 
 def test_an_api_error_is_one_line_on_the_page(demo, demo_db, page):
