@@ -58,8 +58,9 @@
 //!
 //! Without tokens every route is open and the server listens only on a
 //! loopback address. With tokens (see [`Tokens`]) every route but
-//! `/healthz` and the web page's files needs `Authorization: Bearer TOKEN`: 401 without a valid
-//! one, 403 when its scopes do not allow the request.
+//! `/healthz` and the web page's files needs `Authorization: Bearer
+//! TOKEN`: 401 without a valid one, 403 when its scopes do not allow the
+//! request.
 
 mod app;
 pub mod auth;

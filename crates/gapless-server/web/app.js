@@ -117,6 +117,12 @@ $("#token-form").addEventListener("submit", (e) => {
   route();
 });
 
+/** Show a view: a hash already in place is not a change, so route by hand. */
+function go(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
 /** One line on the page for an API error (or any failure of a view). */
 function fail(e) {
   if (e instanceof NeedToken) return;
@@ -324,8 +330,9 @@ async function assetsView(main) {
       h("thead", {}, h("tr", {}, ["Asset", "Events", "Frontier", "Last covered", "Last day",
         "Last week", "Covered history", ""].map((t) => h("th", { scope: "col", text: t })))),
       rows),
-    h("p", { class: "keys", text: "Last day and last week: the covered share of the day and the week " +
-      "that end at the asset's last covered instant. The bar: its history from first to last covered." }));
+    h("p", { class: "keys", text: "Last day and last week: the covered share of the 24 hours and the " +
+      "7 days up to now (a producer that stopped shows here). The bar: the asset's history from its " +
+      "first to its last covered instant." }));
   filter.addEventListener("input", () => {
     const q = filter.value.toLowerCase();
     for (const tr of rows.children) tr.hidden = !tr.dataset.asset.toLowerCase().includes(q);
@@ -354,19 +361,24 @@ async function fillAsset(a, tr) {
     td.textContent = text;
     for (const [k, v] of Object.entries(attrs || {})) td.setAttribute(k, v);
   };
+  const path = `/v1/assets/${enc(a.asset)}`;
+  const now = Math.min(Date.now(), LAST_INSTANT);
+  const share = async (field, days) => {
+    const range = { start: iso(Math.max(FIRST_INSTANT, now - days * DAY)), end: iso(now) };
+    const answer = await api(`${path}/coverage`, range);
+    put(field, percent(answer.covered_ratio), { "data-ratio": answer.covered_ratio,
+      "data-start": range.start, "data-end": range.end,
+      title: `covered ${percent(answer.covered_ratio)} from ${range.start} to ${range.end}` });
+  };
+  await Promise.all([share("day", 1), share("week", 7)]);
   if (!a.last_covered) {
-    for (const f of ["frontier", "day", "week"]) put(f, "—");
+    put("frontier", "—");
     return;
   }
   const end = ms(a.last_covered);
-  const path = `/v1/assets/${enc(a.asset)}`;
-  const ratio = (days) => api(`${path}/coverage`, { start: iso(Math.max(FIRST_INSTANT, end - days * DAY)), end: iso(end) });
-  const [frontier, day, week, bar] = await Promise.all([
-    api(`${path}/frontier`), ratio(1), ratio(7),
-    api(`${path}/buckets`, bucketsParams(ms(a.first_covered), end, 160))]);
+  const [frontier, bar] = await Promise.all([
+    api(`${path}/frontier`), api(`${path}/buckets`, bucketsParams(ms(a.first_covered), end, 160))]);
   put("frontier", frontier.frontier);
-  put("day", percent(day.covered_ratio), { "data-ratio": day.covered_ratio });
-  put("week", percent(week.covered_ratio), { "data-ratio": week.covered_ratio });
   const svg = h("svg:svg", { width: 160, height: 14, viewBox: "0 0 160 14", role: "img",
     "aria-label": `${a.asset} from ${bar.start} to ${bar.end}: ${totalsText(bar)}` }, svgDefs());
   svg.append(bucketParts(bar, 160, 0, 14, false));
@@ -631,7 +643,7 @@ function heatmap(answer) {
     r.cells.push(h("td", { class: `cell ${state}`, tabindex: 0, role: "gridcell", "data-tip": true,
       "data-key": w.key, "data-start": w.start, "data-end": w.end, "data-complete": String(w.complete),
       "data-ratio": w.covered_ratio, "data-label": label, "aria-label": words,
-      onclick: () => { location.hash = `#/asset/${enc(answer.asset || answer.assets[0])}?start=${w.start}&end=${w.end}`; } },
+      onclick: () => go(`#/asset/${enc(answer.asset || answer.assets[0])}?start=${w.start}&end=${w.end}`) },
       label, h("span", { class: "mark", "aria-hidden": "true", text: mark })));
   }
   return h("table", { class: "heatmap", role: "grid", "aria-label": `windows of ${answer.every} in ${answer.tz}, policy ${answer.policy}` },
@@ -659,7 +671,7 @@ async function windowsView(main, asset, params) {
   const form = h("form", { class: "controls", onsubmit: (e) => {
     e.preventDefault();
     const q = new URLSearchParams(Object.entries(fields).map(([k, el]) => [k, el.value]));
-    location.hash = `#/windows/${enc(select.value)}?${q}`;
+    go(`#/windows/${enc(select.value)}?${q}`);
   } },
     h("label", {}, "Asset", select),
     h("label", {}, "Start", fields.start), h("label", {}, "End", fields.end),
@@ -707,7 +719,7 @@ async function rulesView(main, _arg, params) {
   main.append(h("h2", { text: "Rules and firings" }),
     h("form", { class: "controls", onsubmit: (e) => {
       e.preventDefault();
-      location.hash = `#/rules?${new URLSearchParams({ start: startIn.value, end: endIn.value })}`;
+      go(`#/rules?${new URLSearchParams({ start: startIn.value, end: endIn.value })}`);
     } },
       h("label", {}, "Windows from", startIn), h("label", {}, "to", endIn),
       h("button", { type: "submit", text: "Show" })),

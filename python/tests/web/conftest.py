@@ -8,7 +8,8 @@ headless Chromium driven by Playwright.
   browser Playwright downloads).
 - `demo`: the ledger of scripts/demo (a day of 5-minute batches of `orders`
   on 2025-06-14, 03:10-03:20 lost, 17:00-17:30 retracted) plus `clicks`,
-  hours around Europe/Berlin's DST days, and `orders_hourly`, a rule on
+  hours around Europe/Berlin's DST days, `live`, the last three days but
+  two hours, and `orders_hourly`, a rule on
   `orders` with one `incomplete` firing; one server on it for the session
   (the tests only read it).
 - `page`: a fresh browser context and page per test (1280x800).
@@ -27,6 +28,7 @@ import subprocess
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -92,8 +94,18 @@ def berlin_hours() -> str:
     return "".join(json.dumps({"asset": "clicks", **e}) + "\n" for e in lines)
 
 
+def recent(now: datetime) -> str:
+    """`live`: the last three days up to five minutes ago but two hours of
+    yesterday, so that its shares of the last day and week are not 0."""
+    def at(hours: float) -> str:
+        return (now - timedelta(hours=hours)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    lines = [{"start": at(72), "end": at(20)}, {"start": at(18), "end": at(1 / 12)}]
+    return "".join(json.dumps({"asset": "live", **e}) + "\n" for e in lines)
+
+
 def make_demo(db: str) -> None:
     gapless(db, "ingest", "-", input=demo_batches())
+    gapless(db, "ingest", "-", input=recent(datetime.now(timezone.utc).replace(microsecond=0)))
     gapless(db, "emit", "orders", "--start", "2025-06-14T17:00Z", "--end", "2025-06-14T17:30Z",
             "--retract", "--id", "bad-slice")
     gapless(db, "ingest", "-", input=berlin_hours())

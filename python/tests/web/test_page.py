@@ -231,12 +231,16 @@ def test_assets_show_frontier_ratios_and_filter(demo, demo_db, page):
         frontier = gapless_json(demo_db, "frontier", a["asset"])["frontier"]
         expect(row.locator("[data-field=frontier]")).to_have_text(frontier)
         expect(row.locator("[data-field=last_covered]")).to_have_text(a["last_covered"])
-        end = t(a["last_covered"])
+        # The shares of the day and the week up to now: the page's "now"
+        # is read from the cell, the share asked of the command line.
         for field, days in (("day", 1), ("week", 7)):
-            ratio = gapless_json(demo_db, "check", a["asset"], "--start", z(end - timedelta(days=days)),
-                                 "--end", a["last_covered"], ok=(0, 1))["covered_ratio"]
             cell = row.locator(f"[data-field={field}]")
             expect(cell).to_have_attribute("data-ratio", re.compile(r"."))
+            start, end = t(cell.get_attribute("data-start")), t(cell.get_attribute("data-end"))
+            assert end - start == timedelta(days=days)
+            assert abs(end - datetime.now(timezone.utc)) < timedelta(minutes=5)
+            ratio = gapless_json(demo_db, "check", a["asset"], "--start", z(start), "--end", z(end),
+                                 ok=(0, 1))["covered_ratio"]
             assert float(cell.get_attribute("data-ratio")) == ratio
         bar = row.locator("[data-field=bar] svg")
         expect(bar).to_have_count(1)
