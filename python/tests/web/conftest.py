@@ -190,9 +190,12 @@ def page(browser) -> Iterator[Page]:
     pg = context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda e: errors.append(str(e)))
+    # The page must live within its own Content-Security-Policy: Chromium
+    # reports each thing it blocked on the console.
+    pg.on("console", lambda m: "Content Security Policy" in m.text and errors.append(m.text))
     yield pg
     context.close()
-    assert not errors, f"errors in the page's script: {errors}"
+    assert not errors, f"errors in the page: {errors}"
 
 
 def shot(page: Page, name: str) -> Path:

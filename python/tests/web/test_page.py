@@ -358,13 +358,16 @@ def test_an_api_error_is_one_line_on_the_page(demo, demo_db, page):
     assert "\n" not in message and message in said, (message, said)
 
 
+READ_TOKEN = "page-reader-0123456789abcdef"
+
+
 @pytest.fixture
 def guarded(tmp_path) -> Server:
+    """A server with one read token, on a ledger of its own."""
     db = str(tmp_path / "guarded.db")
     make_demo(db)
-    secret = "page-reader-0123456789abcdef"
-    server = Server(db, env={"GAPLESS_TOKENS": f'[[token]]\nsecret = "{secret}"\nscopes = ["read"]\n'}).start()
-    server.secret = secret
+    tokens = f'[[token]]\nsecret = "{READ_TOKEN}"\nscopes = ["read"]\n'
+    server = Server(db, env={"GAPLESS_TOKENS": tokens}).start()
     yield server
     server.stop()
 
@@ -379,16 +382,16 @@ def test_with_tokens_the_page_asks_for_one_and_keeps_it_in_the_tab(guarded, brow
     expect(form).to_be_visible()
     expect(page.locator("#assets")).to_have_count(0)
 
-    page.get_by_label("Read token").fill(guarded.secret)
+    page.get_by_label("Read token").fill(READ_TOKEN)
     page.get_by_role("button", name="Use this token").click()
     expect(page.locator("#assets tbody tr[data-asset='orders']")).to_have_count(1)
     expect(form).to_be_hidden()
-    assert page.evaluate("sessionStorage.getItem('gapless.token')") == guarded.secret
+    assert page.evaluate("sessionStorage.getItem('gapless.token')") == READ_TOKEN
     assert page.evaluate("localStorage.length") == 0
     assert page.evaluate("document.cookie") == ""
     assert context.cookies() == []
     api_calls = [(u, a) for u, a in sent if "/v1/" in u]
-    assert api_calls and api_calls[-1][1] == f"Bearer {guarded.secret}"
+    assert api_calls and api_calls[-1][1] == f"Bearer {READ_TOKEN}"
 
     # The tab keeps it across a reload; another tab (a new context) asks again.
     page.reload()
