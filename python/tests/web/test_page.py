@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import datetime, timedelta, timezone
-from urllib.parse import quote
+from urllib.parse import parse_qsl, quote, urlsplit
 
 import pytest
 from conftest import Server, gapless, gapless_json, make_demo, shot
@@ -407,3 +407,30 @@ def test_with_tokens_the_page_asks_for_one_and_keeps_it_in_the_tab(guarded, brow
     assert page.evaluate("sessionStorage.getItem('gapless.token')") is None
     context.close()
     other.context.close()
+
+
+def test_coverage_is_drawn_from_one_buckets_request_a_redraw(demo, page):
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url))
+    open_timeline(page, demo, "orders", DAY_START, DAY_END)
+    width = page.evaluate("Math.floor(document.querySelector('#timeline').clientWidth)")
+
+    def asked(route: str) -> list[dict]:
+        return [dict(parse_qsl(urlsplit(u).query)) for u in sent if urlsplit(u).path.endswith(f"/{route}")]
+
+    assert [q["buckets"] for q in asked("buckets")] == [str(width)]
+    # The day holds more than 200 segments: no event is read.
+    assert asked("events") == []
+
+    sent.clear()
+    page.focus("#timeline")
+    page.keyboard.press("+")
+    settle(page)
+    start, end = visible_range(page)
+    assert [(q["start"], q["end"], q["buckets"]) for q in asked("buckets")] == [(z(start), z(end), str(width))]
+
+    # At fine zoom the events of the visible range only, for their names.
+    sent.clear()
+    open_timeline(page, demo, "orders", "2025-06-14T03:00:00Z", "2025-06-14T03:30:00Z")
+    assert len(asked("buckets")) == 1
+    assert [(q["start"], q["end"]) for q in asked("events")] == [("2025-06-14T03:00:00Z", "2025-06-14T03:30:00Z")]
