@@ -156,23 +156,6 @@ fn posts(label: &str, db: &dyn Fn(usize) -> String, secs: u64, rounds: usize) ->
     ratio
 }
 
-/// `total` three-second slices of one asset from 2025-01-01, in order.
-fn generate(path: &Path, total: u64) {
-    use std::io::Write;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
-    let t0 = 1_735_689_600_i64;
-    for i in 0..total as i64 {
-        let (s, e) = (t0 + 3 * i, t0 + 3 * i + 3);
-        writeln!(
-            out,
-            r#"{{"asset":"stream","id":"s{i}","start":"{}","end":"{}"}}"#,
-            ts(s),
-            ts(e)
-        )
-        .unwrap();
-    }
-}
-
 fn gapless(db: &Path, args: &[&str]) -> std::process::Output {
     let out = Command::new(env!("CARGO_BIN_EXE_gapless"))
         .arg("--db")
@@ -271,7 +254,7 @@ fn main() {
 
     println!("\n== ingest of {events} events, one asset, one batch ==");
     let file = dir.path().join("events.ndjson");
-    generate(&file, events);
+    three_second_slices(&file, events, Holes::None);
     let (mut without, mut with) = (Vec::new(), Vec::new());
     for round in 0..2 {
         let (t, _) = ingest(dir.path(), &file, false, 2 * round);

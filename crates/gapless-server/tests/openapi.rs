@@ -18,6 +18,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/assets/{asset}/coverage"),
     ("get", "/v1/assets/{asset}/windows"),
     ("get", "/v1/assets/{asset}/segments"),
+    ("get", "/v1/assets/{asset}/buckets"),
     ("get", "/v1/assets/{asset}/events"),
     ("get", "/v1/assets/{asset}/frontier"),
     ("post", "/v1/coverage"),
@@ -25,6 +26,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/rules/{name}"),
     ("put", "/v1/rules/{name}"),
     ("delete", "/v1/rules/{name}"),
+    ("get", "/v1/rules/{name}/windows"),
     ("get", "/v1/firings"),
     ("get", "/v1/assets/{asset}/wait"),
     ("get", "/healthz"),
@@ -156,6 +158,8 @@ fn answer_schemas_have_exactly_the_answers_fields() {
     let rule = c.get("/v1/rules/r").json();
     let rules = c.get("/v1/rules").json();
     let firings = c.get("/v1/firings").json();
+    let rule_windows = c.get(&format!("/v1/rules/r/windows?{range}")).json();
+    let buckets = c.get(&format!("/v1/assets/a/buckets?{range}")).json();
     let waited = c
         .get(&format!("/v1/assets/a/wait?{range}&timeout=1s"))
         .json();
@@ -186,6 +190,10 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         ("FiringAnswer", &firings["firings"][0]),
         ("WindowRef", &firings["firings"][0]["window"]),
         ("DeliveryAnswer", &firings["firings"][0]["delivery"]),
+        ("RuleWindowsAnswer", &rule_windows),
+        ("WindowAnswer", &rule_windows["windows"][0]),
+        ("BucketsAnswer", &buckets),
+        ("BucketAnswer", &buckets["buckets"][0]),
         ("CheckAnswer", &waited),
         ("RuleDeletedAnswer", &deleted),
     ];

@@ -25,6 +25,43 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// Which slices [`three_second_slices`] leaves out or withdraws.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Holes {
+    /// Every slice lands.
+    None,
+    /// Every 2,000th slice is lost, and every 5,000th event withdraws the
+    /// slice a hundred before it instead of landing its own: a year with
+    /// thousands of gaps, some missing, some retracted.
+    LostAndRetracted,
+}
+
+/// `total` three-second slices of asset `stream` from 2025-01-01, in
+/// order, as NDJSON with ids (ten million are 347 days).
+pub fn three_second_slices(path: &std::path::Path, total: u64, holes: Holes) {
+    use std::io::Write;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(path).unwrap());
+    let t0 = 1_735_689_600_i64;
+    for i in 0..total as i64 {
+        let (mut s, mut kind) = (t0 + 3 * i, "landed");
+        if holes == Holes::LostAndRetracted {
+            if i % 2_000 == 1_999 {
+                continue;
+            }
+            if i % 5_000 == 4_999 {
+                (s, kind) = (s - 300, "retracted");
+            }
+        }
+        writeln!(
+            out,
+            r#"{{"asset":"stream","id":"s{i}","start":"{}","end":"{}","kind":"{kind}"}}"#,
+            ts(s),
+            ts(s + 3)
+        )
+        .unwrap();
+    }
+}
+
 /// A small deterministic generator.
 pub struct Rng(pub u64);
 
