@@ -404,7 +404,7 @@ async function timelineView(main, asset, params) {
 
   const startIn = h("input", { id: "range-start", size: 24 });
   const endIn = h("input", { id: "range-end", size: 24 });
-  const svg = h("svg:svg", { height: 104, "aria-hidden": null });
+  const svg = h("svg:svg", { height: 104 });
   const box = h("div", { id: "timeline", tabindex: 0, role: "group", "aria-roledescription": "timeline",
     "aria-describedby": "timeline-keys", "data-asset": asset }, svg);
   const summary = h("p", { id: "timeline-summary" });
