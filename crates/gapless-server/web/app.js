@@ -640,20 +640,59 @@ function heatmap(answer) {
     const words = `${label} (${answer.tz}), key ${w.key}, ${w.start} to ${w.end}, covered ` +
       `${percent(w.covered_ratio)}, ${w.complete ? "complete" : "not complete"}` +
       (w.missing_count ? `, ${w.missing_count} gap${w.missing_count === 1 ? "" : "s"}` : "");
-    r.cells.push(h("td", { class: `cell ${state}`, tabindex: 0, role: "gridcell", "data-tip": true,
+    r.cells.push(h("td", { class: `cell ${state}`, tabindex: -1, role: "gridcell", "data-tip": true,
       "data-key": w.key, "data-start": w.start, "data-end": w.end, "data-complete": String(w.complete),
       "data-ratio": w.covered_ratio, "data-label": label, "aria-label": words,
       onclick: () => go(`#/asset/${enc(answer.asset || answer.assets[0])}?start=${w.start}&end=${w.end}`) },
       label, h("span", { class: "mark", "aria-hidden": "true", text: mark })));
   }
-  return h("table", { class: "heatmap", role: "grid", "aria-label": `windows of ${answer.every} in ${answer.tz}, policy ${answer.policy}` },
+  const table = h("table", { class: "heatmap", role: "grid", "aria-label": `windows of ${answer.every} in ${answer.tz}, policy ${answer.policy}`,
+    onkeydown: gridKeys },
     h("tbody", {}, [...rows].map(([key, r]) => h("tr", { "data-row": key },
       h("th", { scope: "row", role: "rowheader", text: key }), r.cells))));
+  const first = $("td.cell", table);
+  if (first) first.tabIndex = 0;
+  return table;
+}
+
+/** The heat map is one tab stop: the arrow keys move between its cells
+ * (left and right through the windows in order, up and down to the same
+ * place of the row above or below), Home and End to a row's ends, Enter
+ * opens the window. */
+function gridKeys(e) {
+  const cell = e.target.closest("td.cell");
+  if (!cell) return;
+  if (e.key === "Enter") {
+    cell.click();
+    return;
+  }
+  const table = cell.closest("table");
+  const all = [...table.querySelectorAll("td.cell")];
+  const row = [...cell.parentElement.querySelectorAll("td.cell")];
+  const i = row.indexOf(cell);
+  const rowAt = (tr) => (tr ? [...tr.querySelectorAll("td.cell")] : []);
+  const vertical = (tr) => { const r = rowAt(tr); return r[Math.min(i, r.length - 1)]; };
+  const next = {
+    ArrowRight: () => all[all.indexOf(cell) + 1],
+    ArrowLeft: () => all[all.indexOf(cell) - 1],
+    ArrowDown: () => vertical(cell.parentElement.nextElementSibling),
+    ArrowUp: () => vertical(cell.parentElement.previousElementSibling),
+    Home: () => row[0],
+    End: () => row[row.length - 1],
+  }[e.key];
+  if (!next) return;
+  e.preventDefault();
+  const target = next();
+  if (!target) return;
+  cell.tabIndex = -1;
+  target.tabIndex = 0;
+  target.focus();
 }
 
 const HEAT_HELP = "Each cell is a window: ✓ complete (blue), ✗ nothing covered (vermillion), " +
   "a percentage: partly covered, not complete (striped). Hover or focus a cell for its key, " +
-  "start, end and ratio; Enter or a click opens it on the timeline.";
+  "start, end and ratio. Tab into the map, then the arrow keys move between cells (Home, End: a " +
+  "row's ends); Enter or a click opens the window on the timeline.";
 
 async function windowsView(main, asset, params) {
   const { assets } = await api("/v1/assets");
@@ -683,10 +722,6 @@ async function windowsView(main, asset, params) {
     { start: v.start, end: v.end, every: v.every, tz: v.tz, policy: v.policy });
   main.append(h("div", { id: "heatmap", "data-asset": asset }, heatmap(answer)));
 }
-
-document.addEventListener("keydown", (e) => {
-  if (e.key === "Enter" && e.target.classList && e.target.classList.contains("cell")) e.target.click();
-});
 
 // ---- view 4: rules and firings
 

@@ -86,6 +86,17 @@ def test_the_timeline_shows_the_demo_gaps_where_check_finds_them(demo, demo_db, 
         assert abs(t(whole[0]["end"]) - t(gap["end"])) <= bucket
     assert {"missing", "retracted"} == {p["state"] for p in drawn if not p["mixed"]} - {"covered"}
 
+    # A bucket of mixed states is a column of its shares, each named.
+    answer = gapless_json(demo_db, "buckets", "orders", "--start", DAY_START, "--end", DAY_END, "--buckets", str(n))
+    by_start = {b["start"]: b for b in answer["buckets"]}
+    mixed = [p for p in drawn if p["mixed"]]
+    assert mixed, "the gaps' ends fall inside buckets at this width"
+    for p in mixed:
+        b = by_start[p["start"]]
+        assert b["end"] == p["end"]
+        share = b[f"{p['state']}_us"] / (t(b["end"]) - t(b["start"])).total_seconds() / 1e6
+        assert p["label"].startswith(f"partly {p['state']}: {100 * share:.2f}% of {b['start']} to {b['end']}")
+
     # The totals are the buckets route's (the command line's) for the range.
     totals = gapless_json(demo_db, "buckets", "orders", "--start", DAY_START, "--end", DAY_END, "--buckets", "1")
     summary = page.locator("#timeline-summary").inner_text()
@@ -119,7 +130,7 @@ def test_at_fine_zoom_each_part_names_its_segment_and_event(demo, demo_db, page)
     assert exact == missing
 
 
-def test_keys_zoom_around_the_centre_and_pan(demo, page):
+def test_keys_zoom_around_the_centre_and_pan(demo, demo_db, page):
     open_timeline(page, demo, "orders", DAY_START, DAY_END)
     page.focus("#timeline")
     s0, e0 = visible_range(page)
@@ -143,6 +154,12 @@ def test_keys_zoom_around_the_centre_and_pan(demo, page):
     assert visible_range(page) == (s0 - span, e0 - span)
     # The visible range is in the address too (a link to this view).
     assert z(s0 - span) in page.url and z(e0 - span) in page.url
+
+    # 0 fits the asset's covered extent, as `asset show` gives it.
+    shown = gapless_json(demo_db, "asset", "show", "orders")
+    page.keyboard.press("0")
+    settle(page)
+    assert visible_range(page) == (t(shown["first_covered"]), t(shown["last_covered"]))
 
 
 def test_the_wheel_zooms_around_the_pointer_and_dragging_pans(demo, page):
@@ -285,6 +302,20 @@ def test_the_heat_map_is_the_windows_answer_with_berlin_folds(demo, demo_db, pag
     for words in (second["key"], second["start"], second["end"], "not complete" if not second["complete"] else "complete"):
         expect(page.locator("#tooltip")).to_contain_text(words)
     shot(page, "windows")
+
+    # The keyboard: one tab stop, the arrows move, Enter opens the window.
+    page.locator("#heatmap td.cell").first.focus()
+    focused = "document.activeElement.dataset.key"
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(focused) == cells[1]["key"]
+    page.keyboard.press("ArrowDown")
+    assert page.evaluate(focused) == [c for c in cells if c["row"] == cells[24]["row"]][1]["key"]
+    page.keyboard.press("End")
+    assert page.evaluate(focused) == fall[-1]["key"]
+    assert page.locator("#heatmap td.cell[tabindex='0']").count() == 1
+    page.keyboard.press("Enter")
+    settle(page)
+    assert visible_range(page) == (t(fall[-1]["start"]), t(fall[-1]["end"]))
 
 
 def test_the_heat_map_of_spring_forward_and_of_a_day_grid(demo, demo_db, page):
