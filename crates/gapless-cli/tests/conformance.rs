@@ -10,15 +10,15 @@ use std::sync::Arc;
 
 use common::{conformance_cases, subset_mismatch, Gapless, PgSchema, Server};
 use gapless_api::{
-    Ask, BodyFormat, CoverageRequest, DeclareRequest, Error, FrontierRequest, RecordRequest,
-    SegmentsRequest, WindowsRequest,
+    Ask, BodyFormat, BucketsRequest, CoverageRequest, DeclareRequest, Error, FrontierRequest,
+    RecordRequest, SegmentsRequest, WindowsRequest,
 };
 use serde_json::Value;
 
 fn query_args(q: &Value) -> Vec<String> {
     let s = |k: &str| q[k].as_str().map(str::to_string);
     let mut args = vec![s("command").expect("command"), s("asset").expect("asset")];
-    for flag in ["start", "end", "origin", "every", "tz", "policy"] {
+    for flag in ["start", "end", "origin", "every", "tz", "policy", "buckets"] {
         if let Some(v) = s(flag) {
             args.push(format!("--{flag}"));
             args.push(v);
@@ -153,6 +153,16 @@ impl Runner for InProcess {
                     end: end.expect("end"),
                     tz,
                     ..Default::default()
+                }),
+                |_| 0,
+            ),
+            "buckets" => answered(
+                self.0.buckets(&BucketsRequest {
+                    asset,
+                    start: start.expect("start"),
+                    end: end.expect("end"),
+                    buckets: text("buckets"),
+                    tz,
                 }),
                 |_| 0,
             ),

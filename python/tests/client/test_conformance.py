@@ -82,6 +82,9 @@ def ask(client: gapless.Client, q: dict[str, Any]) -> tuple[int, Any]:
     if cmd == "segments":
         segs = list(client.segments(asset, q["start"], q["end"], **kw))
         return 0, {"asset": asset, "segments": as_json(segs), "next": None}
+    if cmd == "buckets":
+        a = client.buckets(asset, q["start"], q["end"], buckets=int(q["buckets"]), **kw)
+        return 0, as_json(a)
     if cmd == "frontier":
         a = client.frontier(asset, q.get("origin"), **kw)
         return 0, as_json(a)

@@ -139,6 +139,41 @@ def test_windows(client):
     assert [(x.start, x.end) for x in day.windows] == [(at(22, day=13), at(22))]
 
 
+def test_buckets(client):
+    client.record("orders", at(0), at(2), id="a")
+    client.record("orders", at(1), at(1, 30), id="b", retract=True)
+    b = client.buckets("orders", at(0), at(4), buckets=4)
+    assert isinstance(b, gapless.Buckets) and (b.asset, b.start, b.end) == ("orders", at(0), at(4))
+    hour = 3_600_000_000
+    assert [(x.start, x.covered_us, x.retracted_us, x.missing_us) for x in b.buckets] == [
+        (at(0), hour, 0, 0),
+        (at(1), hour // 2, hour // 2, 0),
+        (at(2), 0, 0, hour),
+        (at(3), 0, 0, hour),
+    ]
+    assert (b.covered_us, b.retracted_us, b.missing_us) == (3 * hour // 2, hour // 2, 2 * hour)
+    assert len(client.buckets("orders", at(0), at(4)).buckets) == 100
+    with pytest.raises(gapless.BadInput, match="give 1 to 10000"):
+        client.buckets("orders", at(0), at(4), buckets=0)
+    with pytest.raises(gapless.NotFound, match="ordres"):
+        client.buckets("ordres", at(0), at(4))
+
+
+def test_rule_windows(client):
+    client.record("orders", at(0), at(1, 30), id="a")
+    client.set_rule("orders_hourly", assets=["orders"], every="1h", from_=at(0))
+    w = client.rule_windows("orders_hourly", at(0), at(3))
+    assert isinstance(w, gapless.RuleWindows)
+    assert (w.rule, w.assets, w.every, w.policy) == ("orders_hourly", ["orders"], "1h", "full")
+    assert [(x.key, x.complete, x.covered_ratio) for x in w.windows] == [
+        ("2025-06-14T00:00:00", True, 1.0),
+        ("2025-06-14T01:00:00", False, 0.5),
+        ("2025-06-14T02:00:00", False, 0.0),
+    ]
+    with pytest.raises(gapless.NotFound, match="orders_hourly"):
+        client.rule_windows("orders_hourli", at(0), at(3))
+
+
 def test_segments_every_page(client):
     client.record("orders", at(0), at(1), id="a")
     client.record("orders", at(0, 30), at(2), id="b")

@@ -29,6 +29,8 @@ from ._errors import (
 )
 from ._models import (
     Asset,
+    Bucket,
+    Buckets,
     Check,
     Coverage,
     Declaration,
@@ -45,6 +47,7 @@ from ._models import (
     Rule,
     RuleDeleted,
     RuleSet,
+    RuleWindows,
     Segment,
     SegmentsPage,
     Window,
@@ -67,6 +70,8 @@ __all__ = [
     "AsyncClient",
     "Asset",
     "BadInput",
+    "Bucket",
+    "Buckets",
     "Check",
     "Client",
     "Conflict",
@@ -89,6 +94,7 @@ __all__ = [
     "Rule",
     "RuleDeleted",
     "RuleSet",
+    "RuleWindows",
     "Segment",
     "SegmentsPage",
     "Unavailable",

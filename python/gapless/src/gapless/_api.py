@@ -261,6 +261,23 @@ def windows(
     return Call("GET", _asset_path(asset, "/windows"), m.Windows.from_json, params=params)
 
 
+def buckets(
+    asset: str,
+    start: InstantLike,
+    end: InstantLike,
+    *,
+    buckets: int | None = None,
+    tz: TzLike | None = None,
+) -> Call[m.Buckets]:
+    params = _query(
+        start=instant_text(start, "start", tz),
+        end=instant_text(end, "end", tz),
+        buckets=buckets,
+        tz=tz_text(tz),
+    )
+    return Call("GET", _asset_path(asset, "/buckets"), m.Buckets.from_json, params=params)
+
+
 def segments_page(
     asset: str,
     start: InstantLike,
@@ -377,6 +394,15 @@ def set_rule(
 
 def rule(name: str) -> Call[m.Rule]:
     return Call("GET", _rule_path(name), m.Rule.from_json)
+
+
+def rule_windows(
+    name: str, start: InstantLike, end: InstantLike, *, tz: TzLike | None = None
+) -> Call[m.RuleWindows]:
+    params = _query(
+        start=instant_text(start, "start", tz), end=instant_text(end, "end", tz), tz=tz_text(tz)
+    )
+    return Call("GET", _rule_path(name) + "/windows", m.RuleWindows.from_json, params=params)
 
 
 def rules() -> Call[list[m.Rule]]:

@@ -216,6 +216,17 @@ class AsyncClient:
     ) -> AsyncIterator[m.Segment]:
         return self._iterate(_api.segments(asset, start, end, limit=limit, tz=tz))
 
+    async def buckets(
+        self,
+        asset: str,
+        start: InstantLike,
+        end: InstantLike,
+        *,
+        buckets: int | None = None,
+        tz: TzLike | None = None,
+    ) -> m.Buckets:
+        return await self._send(_api.buckets(asset, start, end, buckets=buckets, tz=tz))
+
     async def segments_page(
         self,
         asset: str,
@@ -315,6 +326,11 @@ class AsyncClient:
 
     async def rule(self, name: str) -> m.Rule:
         return await self._send(_api.rule(name))
+
+    async def rule_windows(
+        self, name: str, start: InstantLike, end: InstantLike, *, tz: TzLike | None = None
+    ) -> m.RuleWindows:
+        return await self._send(_api.rule_windows(name, start, end, tz=tz))
 
     async def rules(self) -> list[m.Rule]:
         return await self._send(_api.rules())

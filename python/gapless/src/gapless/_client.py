@@ -298,6 +298,26 @@ class Client:
         """
         return self._iterate(_api.segments(asset, start, end, limit=limit, tz=tz))
 
+    def buckets(
+        self,
+        asset: str,
+        start: InstantLike,
+        end: InstantLike,
+        *,
+        buckets: int | None = None,
+        tz: TzLike | None = None,
+    ) -> m.Buckets:
+        """The range cut into ``buckets`` equal parts (1 to 10,000, default
+        100), each with its covered, missing and retracted microseconds
+        (``gapless buckets``): a picture of a long range, read from the
+        coverage runs, never the events.
+
+        >>> b = client.buckets("orders", "2025-06-14", "2025-06-15", buckets=24)  # doctest: +SKIP
+        >>> [round(x.covered_us / 3.6e9, 3) for x in b.buckets][3]  # hour 03:00  # doctest: +SKIP
+        0.833
+        """
+        return self._send(_api.buckets(asset, start, end, buckets=buckets, tz=tz))
+
     def segments_page(
         self,
         asset: str,
@@ -435,6 +455,13 @@ class Client:
     def rule(self, name: str) -> m.Rule:
         """One rule; :class:`gapless.NotFound` naming the nearest for an unknown one."""
         return self._send(_api.rule(name))
+
+    def rule_windows(
+        self, name: str, start: InstantLike, end: InstantLike, *, tz: TzLike | None = None
+    ) -> m.RuleWindows:
+        """The rule's windows that overlap the range, each judged now as the
+        rule judges it (``gapless rule windows``)."""
+        return self._send(_api.rule_windows(name, start, end, tz=tz))
 
     def rules(self) -> list[m.Rule]:
         """Every rule, by name."""

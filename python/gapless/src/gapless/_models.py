@@ -179,6 +179,78 @@ class Windows:
 
 
 @dataclass(frozen=True)
+class RuleWindows:
+    """A rule's windows overlapping the range, each judged now on the joint
+    coverage of its assets under its policy (``gapless rule windows``)."""
+
+    rule: str
+    assets: list[str]
+    every: str
+    tz: str
+    policy: str
+    windows: list[Window]
+    raw: Any = _raw()
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RuleWindows:
+        return cls(
+            d["rule"],
+            list(d["assets"]),
+            d["every"],
+            d["tz"],
+            d["policy"],
+            [Window.from_json(w) for w in d["windows"]],
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class Bucket:
+    """One equal part of a range: its covered, missing (no event) and
+    retracted (latest event a retraction) microseconds, which add up to its
+    length."""
+
+    start: datetime
+    end: datetime
+    covered_us: int
+    missing_us: int
+    retracted_us: int
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Bucket:
+        return cls(
+            _t(d["start"]), _t(d["end"]), d["covered_us"], d["missing_us"], d["retracted_us"]
+        )
+
+
+@dataclass(frozen=True)
+class Buckets:
+    """The buckets answer: the range in equal parts, and the sums over it."""
+
+    asset: str
+    start: datetime
+    end: datetime
+    covered_us: int
+    missing_us: int
+    retracted_us: int
+    buckets: list[Bucket]
+    raw: Any = _raw()
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Buckets:
+        return cls(
+            d["asset"],
+            _t(d["start"]),
+            _t(d["end"]),
+            d["covered_us"],
+            d["missing_us"],
+            d["retracted_us"],
+            [Bucket.from_json(b) for b in d["buckets"]],
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
 class EventRef:
     """Which event provides a segment: its id (None without one) and sequence."""
 
