@@ -250,6 +250,12 @@ pub struct AssetAnswer {
     /// The end of the last covered run.
     #[schema(value_type = Option<String>, format = DateTime)]
     pub last_covered: Option<Instant>,
+    /// When the ledger stored the asset's last event (null before the
+    /// first): with `last_covered`, whether its producer is still at work.
+    /// Absent from the answers of older servers.
+    #[serde(default)]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub last_received: Option<Instant>,
     /// The declared span of a discrete key (ISO 8601), or null.
     pub key_span: Option<String>,
     /// The declared time zone, or null when the asset was never declared

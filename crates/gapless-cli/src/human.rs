@@ -427,17 +427,18 @@ pub fn assets(a: &AssetsAnswer) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<30} {:>10}  {:<27} {:<27} {:<9} time zone",
-        "asset", "events", "first covered", "last covered", "key span"
+        "{:<30} {:>10}  {:<27} {:<27} {:<27} {:<9} time zone",
+        "asset", "events", "first covered", "last covered", "last received", "key span"
     );
     for x in &a.assets {
         let _ = writeln!(
             out,
-            "{:<30} {:>10}  {:<27} {:<27} {:<9} {}",
+            "{:<30} {:>10}  {:<27} {:<27} {:<27} {:<9} {}",
             clip(&x.asset, 30),
             x.events,
             or_dash(x.first_covered),
             or_dash(x.last_covered),
+            or_dash(x.last_received),
             x.key_span.as_deref().unwrap_or("-"),
             x.tz.as_deref().unwrap_or("-")
         );
@@ -453,11 +454,12 @@ fn or_dash(t: Option<Instant>) -> String {
 /// `asset show`.
 pub fn asset(a: &AssetAnswer) -> String {
     format!(
-        "{}\n  events         {}\n  first covered  {}\n  last covered   {}\n  key span       {}\n  time zone      {}\n",
+        "{}\n  events         {}\n  first covered  {}\n  last covered   {}\n  last received  {}\n  key span       {}\n  time zone      {}\n",
         a.asset,
         a.events,
         or_dash(a.first_covered),
         or_dash(a.last_covered),
+        or_dash(a.last_received),
         a.key_span.as_deref().unwrap_or("none"),
         a.tz.as_deref().unwrap_or("UTC (not declared)")
     )

@@ -561,6 +561,13 @@ fn asset_set_changes_only_what_it_is_told_and_asset_show_tells_all() {
         assert_eq!(v["first_covered"], "2025-06-14T00:00:00Z", "{mode}");
         assert_eq!(v["last_covered"], "2025-06-15T00:00:00Z", "{mode}");
         assert_eq!(v["tz"], Value::Null, "{mode}: never declared");
+        assert!(v["last_received"].is_string(), "{mode}: {v}");
+        let (_, declared) = json(g, &["asset", "show", "clicks"]);
+        assert_eq!(
+            declared["last_received"],
+            Value::Null,
+            "{mode}: no events yet"
+        );
         let out = g.run(&["asset", "show", "clicks"], None);
         assert!(
             out.stdout.contains("time zone      UTC"),

@@ -27,6 +27,7 @@ fn answer_of(a: gapless_store::AssetSummary) -> AssetAnswer {
         events: a.events,
         first_covered: a.first_covered,
         last_covered: a.last_covered,
+        last_received: a.last_received,
         key_span: a.key_span,
         tz: a.tz,
     }

@@ -207,8 +207,20 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
             "first_covered",
             "key_span",
             "last_covered",
+            "last_received",
             "tz"
         ]
+    );
+    // Stored by this server a moment ago.
+    let received: jiff::Timestamp = v["assets"][0]["last_received"]
+        .as_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    let age = jiff::Timestamp::now().duration_since(received);
+    assert!(
+        age >= jiff::SignedDuration::ZERO && age < jiff::SignedDuration::from_secs(60),
+        "{received}"
     );
 
     // several assets at once

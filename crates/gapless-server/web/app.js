@@ -327,7 +327,7 @@ async function assetsView(main) {
   main.append(h("h2", { text: "Assets" }),
     h("div", { class: "controls" }, h("label", {}, "Filter by name", filter)),
     h("table", { id: "assets" },
-      h("thead", {}, h("tr", {}, ["Asset", "Events", "Frontier", "Last covered", "Last day",
+      h("thead", {}, h("tr", {}, ["Asset", "Events", "Frontier", "Last covered", "Last received", "Last day",
         "Last week", "Covered history", ""].map((t) => h("th", { scope: "col", text: t })))),
       rows),
     h("p", { class: "keys", text: "Last day and last week: the covered share of the 24 hours and the " +
@@ -344,6 +344,7 @@ async function assetsView(main) {
       h("td", { class: "num", "data-field": "events", text: String(a.events) }),
       cell("frontier"),
       h("td", { "data-field": "last_covered", text: a.last_covered || "never" }),
+      h("td", { "data-field": "last_received", text: a.last_received || "never" }),
       cell("day"), cell("week"),
       h("td", { class: "bar", "data-field": "bar" }),
       h("td", {}, h("a", { href: `#/windows/${enc(a.asset)}`, text: "windows" })));

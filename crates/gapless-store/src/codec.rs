@@ -144,6 +144,7 @@ pub(crate) fn summary(
     events: i64,
     first: Option<i64>,
     last: Option<i64>,
+    last_received: Option<i64>,
     declared: (Option<String>, Option<String>),
 ) -> Result<AssetSummary> {
     Ok(AssetSummary {
@@ -151,6 +152,9 @@ pub(crate) fn summary(
         events: u64::try_from(events).map_err(|_| corrupt("event count"))?,
         first_covered: first.map(|t| instant(t, "coverage run")).transpose()?,
         last_covered: last.map(|t| instant(t, "coverage run")).transpose()?,
+        last_received: last_received
+            .map(|t| instant(t, "last received"))
+            .transpose()?,
         key_span: declared.0,
         tz: declared.1,
     })

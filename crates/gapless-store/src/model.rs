@@ -63,6 +63,8 @@ pub struct AssetSummary {
     pub first_covered: Option<Instant>,
     /// The end of the last covered run, if any.
     pub last_covered: Option<Instant>,
+    /// When the asset's last event was stored, if any.
+    pub last_received: Option<Instant>,
     /// Its declared key span (ISO 8601), if any.
     pub key_span: Option<String>,
     /// Its declared time zone (IANA name); `None` if never declared.

@@ -986,7 +986,9 @@ fn version_1_schema_is_migrated() {
     admin()
         .batch_execute(&format!(
             "SET search_path TO \"{}\"; DROP TABLE meta, rules, rule_assets, rule_windows, \
-             firing_clock, firings; DELETE FROM gapless_version WHERE version >= 2",
+             firing_clock, firings; DROP INDEX events_retracted; \
+             ALTER TABLE assets DROP COLUMN last_received_us; \
+             DELETE FROM gapless_version WHERE version >= 2",
             schema.name
         ))
         .unwrap();
@@ -994,6 +996,10 @@ fn version_1_schema_is_migrated() {
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
+    assert_eq!(
+        store.asset("a").unwrap().unwrap().last_received,
+        Some(received())
+    );
 }
 
 /// Two replicas complete the two assets of one rule at the same moment,

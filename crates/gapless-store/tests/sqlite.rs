@@ -245,7 +245,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "2");
+    assert_eq!(store.pragma("user_version").unwrap(), "3");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -544,14 +544,57 @@ fn version_1_ledger_is_migrated() {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
             "DROP TABLE meta; DROP TABLE rules; DROP TABLE rule_assets; \
-             DROP TABLE rule_windows; DROP TABLE firings; PRAGMA user_version = 1;",
+             DROP TABLE rule_windows; DROP TABLE firings; \
+             ALTER TABLE assets DROP COLUMN last_received_us; PRAGMA user_version = 1;",
         )
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "2");
+    assert_eq!(store.pragma("user_version").unwrap(), "3");
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
+    assert_eq!(
+        store.asset("a").unwrap().unwrap().last_received,
+        Some(received())
+    );
+    store.verify().unwrap();
+}
+
+/// A ledger of schema version 2 (before `last_received_us`) is brought to
+/// version 3 when opened, each asset's last received instant read from
+/// its events.
+#[test]
+fn version_2_ledger_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let later = Instant::from_micros(received().as_micros() + 5).unwrap();
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store.append(&[landed("a", 0, 60)], received()).unwrap();
+        store.append(&[landed("a", 60, 120)], later).unwrap();
+        let decl = AssetDecl {
+            key_span: None,
+            tz: jiff::tz::TimeZone::UTC,
+        };
+        store.declare_asset("declared", &decl).unwrap();
+    }
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE assets DROP COLUMN last_received_us; PRAGMA user_version = 2;",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "3");
+    assert_eq!(
+        store.asset("a").unwrap().unwrap().last_received,
+        Some(later)
+    );
+    assert_eq!(
+        store.asset("declared").unwrap().unwrap().last_received,
+        None
+    );
     store.verify().unwrap();
 }

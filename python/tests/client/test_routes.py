@@ -234,6 +234,9 @@ def test_frontier_assets_declare(client):
         None,
         None,
     )
+    # Stored a moment ago; the declared asset has no event yet.
+    assert timedelta(0) <= datetime.now(UTC) - o.last_received < timedelta(minutes=1)
+    assert client.asset("clicks").last_received is None
     assert client.asset("clicks").tz == "Europe/Berlin"
 
 

@@ -249,6 +249,7 @@ def test_assets_show_frontier_ratios_and_filter(demo, demo_db, page):
         frontier = gapless_json(demo_db, "frontier", a["asset"])["frontier"]
         expect(row.locator("[data-field=frontier]")).to_have_text(frontier)
         expect(row.locator("[data-field=last_covered]")).to_have_text(a["last_covered"])
+        expect(row.locator("[data-field=last_received]")).to_have_text(a["last_received"])
         # The shares of the day and the week up to now: the page's "now"
         # is read from the cell, the share asked of the command line.
         for field, days in (("day", 1), ("week", 7)):

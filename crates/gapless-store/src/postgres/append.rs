@@ -433,7 +433,7 @@ macro_rules! write_ctes {
        UPDATE assets SET event_count = event_count + u.n, \
        max_len_us = greatest(max_len_us, u.l), \
        min_start_us = least(coalesce(min_start_us, u.s), u.s), \
-       max_end_us = greatest(coalesce(max_end_us, u.e), u.e) \
+       max_end_us = greatest(coalesce(max_end_us, u.e), u.e), last_received_us = $8::bigint \
        FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[]) \
          AS u(id, n, l, s, e) \
        WHERE assets.id = u.id \

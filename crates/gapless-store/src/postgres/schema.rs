@@ -19,7 +19,8 @@
 //!     event_count  bigint NOT NULL DEFAULT 0,
 //!     max_len_us   bigint NOT NULL DEFAULT 0, -- longest event, for range seeks
 //!     min_start_us bigint,                -- hull of all events (plan choice)
-//!     max_end_us   bigint
+//!     max_end_us   bigint,
+//!     last_received_us bigint             -- version 3: when its last event was stored
 //! );
 //! CREATE SEQUENCE events_seq;             -- the sequence numbers
 //! CREATE TABLE events (
@@ -60,7 +61,8 @@
 //!     lease_owner text, lease_until_us bigint);
 //! CREATE INDEX firings_rule ON firings (rule_id, seq);
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
-//! -- version 3: retractions are few: the buckets' seek, not a walk of the range
+//! -- version 3: retractions are few: the buckets' seek, not a walk of the range;
+//! -- and assets.last_received_us (from the events' received_at)
 //! CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
 //! ```
 //!
@@ -192,7 +194,12 @@ CREATE TABLE firings (
 CREATE INDEX firings_rule ON firings (rule_id, seq);
 CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 ",
-    "CREATE INDEX IF NOT EXISTS events_retracted ON events (asset_id, start_us) WHERE kind = 1;",
+    "
+CREATE INDEX IF NOT EXISTS events_retracted ON events (asset_id, start_us) WHERE kind = 1;
+ALTER TABLE assets ADD COLUMN IF NOT EXISTS last_received_us bigint;
+UPDATE assets SET last_received_us =
+    (SELECT max(received_at) FROM events e WHERE e.asset_id = assets.id);
+",
 ];
 
 /// Create the schema `schema` and its tables when missing, migrate an older

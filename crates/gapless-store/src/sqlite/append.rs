@@ -348,10 +348,18 @@ impl Appender {
                 "UPDATE assets SET event_count = event_count + ?2, \
                  max_len_us = max(max_len_us, ?3), \
                  min_start_us = min(coalesce(min_start_us, ?4), ?4), \
-                 max_end_us = max(coalesce(max_end_us, ?5), ?5) \
+                 max_end_us = max(coalesce(max_end_us, ?5), ?5), \
+                 last_received_us = ?6 \
                  WHERE id = ?1",
             )?
-            .execute(params![a.id, a.count(), a.max_len, a.min_start, a.max_end])?;
+            .execute(params![
+                a.id,
+                a.count(),
+                a.max_len,
+                a.min_start,
+                a.max_end,
+                self.received
+            ])?;
             deltas.push(a);
         }
         Ok((self.out, deltas))

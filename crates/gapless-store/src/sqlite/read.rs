@@ -237,7 +237,7 @@ pub(crate) fn asset(conn: &mut Connection, asset: &str) -> Result<Option<AssetSu
         "SELECT a.name, a.event_count, \
            (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
            (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
-           a.key_span, a.tz \
+           a.last_received_us, a.key_span, a.tz \
          FROM assets a WHERE a.name = ?1",
     )?;
     let mut rows = stmt.query([asset])?;
@@ -247,7 +247,8 @@ pub(crate) fn asset(conn: &mut Connection, asset: &str) -> Result<Option<AssetSu
             r.get(1)?,
             r.get(2)?,
             r.get(3)?,
-            (r.get(4)?, r.get(5)?),
+            r.get(4)?,
+            (r.get(5)?, r.get(6)?),
         )?)),
         None => Ok(None),
     }
@@ -258,7 +259,7 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
         "SELECT a.name, a.event_count, \
            (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
            (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
-           a.key_span, a.tz \
+           a.last_received_us, a.key_span, a.tz \
          FROM assets a ORDER BY a.name",
     )?;
     let mut rows = stmt.query([])?;
@@ -269,7 +270,8 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
             r.get(1)?,
             r.get(2)?,
             r.get(3)?,
-            (r.get(4)?, r.get(5)?),
+            r.get(4)?,
+            (r.get(5)?, r.get(6)?),
         )?);
     }
     Ok(out)

@@ -1,10 +1,10 @@
 //! Opening a SQLite file as a ledger: recognising it, creating the schema,
 //! and the connection settings.
 //!
-//! # Schema (version 2)
+//! # Schema (version 3)
 //!
 //! ```sql
-//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 2
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 3
 //! CREATE TABLE assets (
 //!     id           INTEGER PRIMARY KEY,
 //!     name         TEXT NOT NULL UNIQUE,
@@ -13,7 +13,8 @@
 //!     event_count  INTEGER NOT NULL DEFAULT 0,
 //!     max_len_us   INTEGER NOT NULL DEFAULT 0, -- longest event, for range seeks
 //!     min_start_us INTEGER,             -- hull of all events (planner estimates)
-//!     max_end_us   INTEGER
+//!     max_end_us   INTEGER,
+//!     last_received_us INTEGER          -- version 3: when its last event was stored
 //! );
 //! CREATE TABLE events (
 //!     seq         INTEGER PRIMARY KEY,  -- the sequence (rowid, never deleted)
@@ -79,7 +80,9 @@
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
 //!
-//! A version-1 ledger (no rules) is brought to version 2 when it is opened.
+//! An older ledger is brought to version 3 when it is opened: version 1 (no
+//! rules) gets the rules' tables, version 2 the assets' `last_received_us`
+//! (from their events' `received_at`).
 //!
 //! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
 //! sorted, disjoint, non-adjacent covered runs of each asset, kept up to date
@@ -95,7 +98,7 @@ use crate::{Result, StoreError};
 /// `GPLS` in the SQLite header's application id field.
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
-pub(crate) const SCHEMA_VERSION: i32 = 2;
+pub(crate) const SCHEMA_VERSION: i32 = 3;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of new ledgers: 16 KiB measured fastest for bulk appends
@@ -189,6 +192,16 @@ CREATE TABLE firings (
 CREATE INDEX firings_rule ON firings (rule_id, seq);
 CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 ";
+
+/// From version 2 to 3: when each asset's last event was stored.
+const LAST_RECEIVED: &str = "
+ALTER TABLE assets ADD COLUMN last_received_us INTEGER;
+UPDATE assets SET last_received_us =
+    (SELECT max(received_at) FROM events e WHERE e.asset_id = assets.id);
+";
+
+/// Migration `i` brings a ledger from version `i + 1` to `i + 2`.
+const MIGRATIONS: [&str; 2] = [RULES, LAST_RECEIVED];
 
 /// The tables a current ledger must have.
 const TABLES: [&str; 8] = [
@@ -299,13 +312,15 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
 
     match recognise(&conn, path)? {
         Kind::Ledger => {}
-        Kind::Version1 => {
+        Kind::Older(_) => {
             let tx = conn
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(fail)?;
             // Another process may have migrated it meanwhile.
-            if let Kind::Version1 = recognise(&tx, path)? {
-                tx.execute_batch(RULES).map_err(fail)?;
+            if let Kind::Older(version) = recognise(&tx, path)? {
+                for sql in &MIGRATIONS[version as usize - 1..] {
+                    tx.execute_batch(sql).map_err(fail)?;
+                }
                 tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                     .map_err(fail)?;
             }
@@ -322,10 +337,12 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
                 .map_err(fail)?;
             // Another process may have initialised it meanwhile.
             match recognise(&tx, path)? {
-                Kind::Ledger | Kind::Version1 => {}
+                Kind::Ledger | Kind::Older(_) => {}
                 Kind::Empty => {
                     tx.execute_batch(CREATE).map_err(fail)?;
-                    tx.execute_batch(RULES).map_err(fail)?;
+                    for sql in MIGRATIONS {
+                        tx.execute_batch(sql).map_err(fail)?;
+                    }
                     tx.pragma_update(None, "application_id", APPLICATION_ID)
                         .map_err(fail)?;
                     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
@@ -369,8 +386,8 @@ fn set_wal(conn: &Connection, path: &Path) -> Result<()> {
 enum Kind {
     /// A gapless ledger of this schema version.
     Ledger,
-    /// A gapless ledger of version 1 (before rules): to be migrated.
-    Version1,
+    /// A gapless ledger of an older version: to be migrated.
+    Older(i32),
     /// An empty database (new file): to be initialised.
     Empty,
 }
@@ -398,7 +415,7 @@ fn recognise(conn: &Connection, path: &Path) -> Result<Kind> {
         }
         let tables: &[&str] = match version {
             1 => &TABLES[..3],
-            SCHEMA_VERSION => &TABLES,
+            2..=SCHEMA_VERSION => &TABLES,
             _ => {
                 return Err(open_error(
                     path,
@@ -421,8 +438,8 @@ fn recognise(conn: &Connection, path: &Path) -> Result<Kind> {
                 ));
             }
         }
-        Ok(if version == 1 {
-            Kind::Version1
+        Ok(if version < SCHEMA_VERSION {
+            Kind::Older(version)
         } else {
             Kind::Ledger
         })

@@ -248,6 +248,11 @@ pub fn check_invariants(store: &dyn Store) {
             log.len() as u64,
             "{asset}: the listing's count is not the number of events"
         );
+        assert_eq!(
+            summary.last_received,
+            log.iter().map(|e| e.received_at).max(),
+            "{asset}: last received is not the newest event's received_at"
+        );
         let cov = store.coverage(asset, all_time()).unwrap();
         assert_eq!(
             runs(&cov),

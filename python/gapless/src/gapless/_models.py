@@ -357,8 +357,10 @@ class Frontier:
 
 @dataclass(frozen=True)
 class Asset:
-    """An asset: its stored events, first and last covered instants, and
-    declaration (``key_span`` as ISO 8601, ``tz`` None when never declared)."""
+    """An asset: its stored events, first and last covered instants,
+    declaration (``key_span`` as ISO 8601, ``tz`` None when never declared),
+    and when its last event was stored (``last_received``, None before the
+    first or from an older server)."""
 
     asset: str
     events: int
@@ -366,6 +368,7 @@ class Asset:
     last_covered: datetime | None
     key_span: str | None
     tz: str | None
+    last_received: datetime | None = None
     raw: Any = _raw()
 
     @classmethod
@@ -377,6 +380,7 @@ class Asset:
             _opt_t(d["last_covered"]),
             d["key_span"],
             d["tz"],
+            _opt_t(d.get("last_received")),
             raw=d,
         )
 
