@@ -136,6 +136,12 @@ pub struct FiringsRequest {
     #[arg(long)]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<String>,
+    /// The newest firings (after the cursor) instead of the oldest: the
+    /// page's last `limit`, still in ledger order; `next` is then null
+    /// (later firings follow `after` its last `seq`).
+    #[arg(long)]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub newest: bool,
 }
 
 /// `gapless wait` · `GET /v1/assets/{asset}/wait`: block until a range is

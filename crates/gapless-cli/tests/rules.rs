@@ -202,6 +202,21 @@ fn scenario(g: &Gapless) {
     // The same slice again changes nothing.
     ok(&slice(g, 1, &[]));
     assert_eq!(firings(g, seen).len(), 5);
+    // The newest two, in ledger order, and no next page.
+    let all = ok(&g.run(&["firings", "--json"], None))["firings"].clone();
+    let newest = ok(&g.run(&["firings", "--newest", "--limit", "2", "--json"], None));
+    let all = all.as_array().unwrap();
+    assert_eq!(
+        newest["firings"].as_array().unwrap()[..],
+        all[all.len() - 2..]
+    );
+    assert_eq!(newest["next"], Value::Null);
+    let after = all[all.len() - 4]["seq"].to_string();
+    let tail = ok(&g.run(&["firings", "--newest", "--after", &after, "--json"], None));
+    assert_eq!(
+        tail["firings"].as_array().unwrap()[..],
+        all[all.len() - 3..]
+    );
     let keys = g.run(
         &[
             "rule",

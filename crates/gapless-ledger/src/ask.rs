@@ -237,7 +237,13 @@ impl Ask for Ledger {
             .map(|w| params::wait("wait", w))
             .transpose()?
             .unwrap_or_default();
-        self.firings_page(q.rule.as_deref(), after, limit, wait)
+        let query = gapless_store::FiringQuery {
+            rule: q.rule.clone(),
+            after,
+            limit,
+            newest: q.newest,
+        };
+        self.firings_page(&query, wait)
     }
 
     fn wait(&self, q: &WaitRequest) -> Result<CheckAnswer> {

@@ -188,30 +188,20 @@ impl Ledger {
         })
     }
 
-    /// One page of firings after `after`, of one rule or all; with `wait`,
+    /// One page of firings per `query` (after its cursor, of one rule or
+    /// all, the oldest or the newest); with `wait`,
     /// waiting up to that long for the first when there is none yet.
     ///
     /// # Errors
     ///
     /// `NotFound` for an unknown rule; storage faults.
-    pub fn firings_page(
-        &self,
-        rule: Option<&str>,
-        after: Option<i64>,
-        limit: usize,
-        wait: StdDuration,
-    ) -> Result<FiringsAnswer> {
-        if let Some(name) = rule {
+    pub fn firings_page(&self, query: &FiringQuery, wait: StdDuration) -> Result<FiringsAnswer> {
+        if let Some(name) = &query.rule {
             self.stored_rule(name)?;
         }
-        let query = FiringQuery {
-            rule: rule.map(str::to_string),
-            after,
-            limit,
-        };
         let give_up = std::time::Instant::now() + wait;
         loop {
-            let page = self.store.firings(&query).map_err(from_store)?;
+            let page = self.store.firings(query).map_err(from_store)?;
             let left = give_up.saturating_duration_since(std::time::Instant::now());
             if !page.firings.is_empty() || left.is_zero() {
                 return Ok(FiringsAnswer {

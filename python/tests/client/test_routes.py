@@ -351,6 +351,8 @@ def test_firings_every_page(client):
     page = client.firings_page(limit=4)
     assert (len(page.firings), page.next) == (4, 4)
     assert client.firings_page(after=4).next is None
+    newest = client.firings_page(limit=2, newest=True)
+    assert ([f.seq for f in newest.firings], newest.next) == ([5, 6], None)
     with pytest.raises(gapless.NotFound, match="hourly"):
         list(client.firings(rule="hourlx"))
 

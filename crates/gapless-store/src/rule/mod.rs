@@ -113,6 +113,9 @@ pub struct FiringQuery {
     pub after: Option<i64>,
     /// At most this many (0 or more than 10,000: 10,000).
     pub limit: usize,
+    /// The newest `limit` of them rather than the oldest (still in sequence
+    /// order; no next page).
+    pub newest: bool,
 }
 
 /// One page of firings.

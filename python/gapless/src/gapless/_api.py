@@ -416,12 +416,13 @@ def delete_rule(name: str) -> Call[m.RuleDeleted]:
 
 
 def _firings_call(
-    rule: str | None, after: int | None, limit: int | None, wait: float
+    rule: str | None, after: int | None, limit: int | None, wait: float, newest: bool = False
 ) -> Call[m.FiringsPage]:
     params = _query(
         rule=rule,
         after=after,
         limit=limit,
+        newest=bool(newest),
         wait=_wait_text(wait) if wait > 0 else None,
     )
     return Call("GET", "/v1/firings", m.FiringsPage.from_json, params=params, waits=wait)
@@ -441,15 +442,19 @@ def firings_page(
     after: int | None = None,
     limit: int | None = None,
     wait: DurationLike | None = None,
+    newest: bool = False,
 ) -> Steps[m.FiringsPage]:
-    """One page of firings; with ``wait``, as soon as one after ``after``
+    """One page of firings (``newest``: the newest ``limit`` after ``after``
+    rather than the oldest); with ``wait``, as soon as one after ``after``
     exists or once ``wait`` passed (an empty page): as many requests as the
     server's 20 s per request makes it."""
     total = 0.0 if wait is None else seconds(wait, "wait")
     give_up = time.monotonic() + total
     while True:
         left = max(0.0, give_up - time.monotonic())
-        page: m.FiringsPage = yield _firings_call(rule, after, limit, min(left, MAX_HTTP_WAIT))
+        page: m.FiringsPage = yield _firings_call(
+            rule, after, limit, min(left, MAX_HTTP_WAIT), newest
+        )
         if page.firings or left <= MAX_HTTP_WAIT:
             return page
 

@@ -345,8 +345,11 @@ class AsyncClient:
         after: int | None = None,
         limit: int | None = None,
         wait: DurationLike | None = None,
+        newest: bool = False,
     ) -> m.FiringsPage:
-        return await self._run(_api.firings_page(rule=rule, after=after, limit=limit, wait=wait))
+        return await self._run(
+            _api.firings_page(rule=rule, after=after, limit=limit, wait=wait, newest=newest)
+        )
 
     def firings(
         self,

@@ -478,13 +478,17 @@ class Client:
         after: int | None = None,
         limit: int | None = None,
         wait: DurationLike | None = None,
+        newest: bool = False,
     ) -> m.FiringsPage:
         """One page of firings after ``after`` (a ``seq``), of one ``rule``
         or all; with ``wait`` (seconds, a timedelta or ``"5m"``) it long-polls:
         it answers as soon as a firing after ``after`` exists, or after
         ``wait`` with an empty page, however much longer than a server's 20 s
-        per request ``wait`` is."""
-        return self._run(_api.firings_page(rule=rule, after=after, limit=limit, wait=wait))
+        per request ``wait`` is. ``newest=True``: the newest ``limit``
+        firings after ``after`` instead of the oldest (``next`` is None)."""
+        return self._run(
+            _api.firings_page(rule=rule, after=after, limit=limit, wait=wait, newest=newest)
+        )
 
     def firings(
         self,
