@@ -16,20 +16,18 @@ The package is imported from python/gapless/src (not installed).
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import threading
-import time
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT / "python" / "gapless" / "src"))
+sys.path.insert(0, str(ROOT / "python" / "tests"))
 
 # Hypothesis keeps a directory of its own (its constants cache): under
 # target/, which git ignores, never in the work tree or outside the clone.
@@ -38,6 +36,7 @@ os.environ.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(ROOT / "target" / "hyp
 from hypothesis import settings  # noqa: E402
 
 import gapless  # noqa: E402
+from gapless_serve import BIN, Server, free_port  # noqa: E402, F401 (the tests import them from here)
 
 # No example database: nothing is kept between runs, in the clone or outside.
 settings.register_profile("gapless", database=None)
@@ -47,14 +46,6 @@ PG_URL = os.environ.get("GAPLESS_TEST_PG", "postgres://postgres@127.0.0.1:5432/t
 CASES = ROOT / "docs" / "conformance" / "cases.json"
 
 
-def gapless_bin() -> str:
-    if os.environ.get("GAPLESS_BIN"):
-        return os.environ["GAPLESS_BIN"]
-    target = os.environ.get("CARGO_TARGET_DIR") or str(ROOT / "target")
-    return str(Path(target) / "debug" / "gapless")
-
-
-BIN = gapless_bin()
 
 
 def pytest_configure(config):
@@ -62,12 +53,6 @@ def pytest_configure(config):
         raise pytest.UsageError(
             f"no gapless binary at {BIN}: cargo build -p gapless-cli, or set GAPLESS_BIN"
         )
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run(*args: str, db: str | None = None, input: str | None = None) -> subprocess.CompletedProcess:
@@ -85,57 +70,6 @@ def psql(sql: str) -> None:
 class Ledger:
     backend: str
     db: str
-
-
-@dataclass
-class Server:
-    """`gapless serve` on a ledger; its standard error kept in `log`."""
-
-    db: str
-    args: list[str] = field(default_factory=list)
-    port: int = 0
-    proc: subprocess.Popen | None = None
-    log: list[str] = field(default_factory=list)
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def start(self, timeout: float = 30.0) -> Server:
-        if self.port == 0:
-            self.port = free_port()
-        argv = [BIN, "serve", "--db", self.db, "--listen", f"127.0.0.1:{self.port}", *self.args]
-        self.proc = subprocess.Popen(
-            argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-        )
-        listening = threading.Event()
-
-        def drain(stream):
-            for line in stream:
-                self.log.append(line.rstrip("\n"))
-                if "listening on" in line:
-                    listening.set()
-
-        threading.Thread(target=drain, args=(self.proc.stderr,), daemon=True).start()
-        deadline = time.monotonic() + timeout
-        while not listening.wait(0.05):
-            if self.proc.poll() is not None:
-                time.sleep(0.1)
-                raise RuntimeError(f"gapless serve exited {self.proc.returncode}: {self.log}")
-            if time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"gapless serve did not start in {timeout}s: {self.log}")
-        return self
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.proc = None
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -23,11 +23,9 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import subprocess
-import threading
+import sys
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -35,18 +33,12 @@ import pytest
 from playwright.sync_api import Browser, Page, sync_playwright
 
 ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "python" / "tests"))
+
+from gapless_serve import BIN, Server  # noqa: E402
+
 SHOTS = ROOT / "target" / "web-screenshots"
 CHROMIUM = os.environ.get("GAPLESS_CHROMIUM", "/usr/bin/chromium")
-
-
-def gapless_bin() -> str:
-    if os.environ.get("GAPLESS_BIN"):
-        return os.environ["GAPLESS_BIN"]
-    target = os.environ.get("CARGO_TARGET_DIR") or str(ROOT / "target")
-    return str(Path(target) / "debug" / "gapless")
-
-
-BIN = gapless_bin()
 
 
 def pytest_configure(config):
@@ -117,49 +109,6 @@ def make_demo(db: str) -> None:
             "--retract", "--id", "redo-10")
     gapless(db, "emit", "orders", "--start", "2025-06-14T10:00Z", "--end", "2025-06-14T10:05Z",
             "--id", "redo-10-again")
-
-
-@dataclass
-class Server:
-    """`gapless serve` on `db` at port 0; standard error kept in `log`."""
-
-    db: str
-    env: dict[str, str] = field(default_factory=dict)
-    url: str = ""
-    proc: subprocess.Popen | None = None
-    log: list[str] = field(default_factory=list)
-
-    def start(self, timeout: float = 30.0) -> Server:
-        self.proc = subprocess.Popen(
-            [BIN, "serve", "--db", self.db, "--listen", "127.0.0.1:0"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-            env={**os.environ, **self.env},
-        )
-        found = threading.Event()
-
-        def drain(stream):
-            for line in stream:
-                self.log.append(line.rstrip("\n"))
-                m = re.search(r"listening on (http://\S+)", line)
-                if m and not found.is_set():
-                    self.url = m.group(1)
-                    found.set()
-
-        threading.Thread(target=drain, args=(self.proc.stderr,), daemon=True).start()
-        if not found.wait(timeout):
-            self.stop()
-            raise RuntimeError(f"gapless serve did not start in {timeout}s: {self.log}")
-        return self
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(10)
-        self.proc = None
 
 
 @pytest.fixture(scope="session")
