@@ -309,10 +309,16 @@ impl RuleDef {
     /// # Ok::<(), gapless_core::Error>(())
     /// ```
     pub fn judge(&self, w: Interval, joint: &IntervalSet) -> Judgement {
-        let report = CoverageReport::of(joint, w);
+        self.judge_report(w, &CoverageReport::of(joint, w))
+    }
+
+    /// Judge window `w` from `report`, its joint coverage already worked
+    /// out (for a caller that also shows the report's gaps), as
+    /// [`RuleDef::judge`] does.
+    pub fn judge_report(&self, w: Interval, report: &CoverageReport) -> Judgement {
         let anything = report.missing.first() != Some(&w);
         Judgement {
-            complete: anything && self.policy.is_complete(&report),
+            complete: anything && self.policy.is_complete(report),
             covered_ratio: report.covered_ratio,
         }
     }

@@ -128,7 +128,7 @@ impl Ledger {
                     start: w.start(),
                     end: w.end(),
                     covered_ratio: report.covered_ratio,
-                    complete: def.judge(w, &joint).complete,
+                    complete: def.judge_report(w, &report).complete,
                     missing_count: report.missing.len(),
                     missing: crate::ledger::cut(report.missing),
                 }

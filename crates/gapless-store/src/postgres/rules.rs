@@ -628,35 +628,28 @@ pub(crate) fn firings(conn: &mut Conn, q: &FiringQuery) -> Result<FiringPage, Fa
         Ok(0) | Err(_) => MAX_FIRINGS_PAGE,
         Ok(n) => n.min(MAX_FIRINGS_PAGE),
     };
-    let sql = if q.newest {
-        concat!(
-            "SELECT ",
-            firing_columns!(),
-            " FROM firings f JOIN rules r ON r.id = f.rule_id \
-             WHERE f.seq > $1 AND ($2::text IS NULL OR r.name = $2) ORDER BY f.seq DESC LIMIT $3"
-        )
-    } else {
-        concat!(
-            "SELECT ",
-            firing_columns!(),
-            " FROM firings f JOIN rules r ON r.id = f.rule_id \
-             WHERE f.seq > $1 AND ($2::text IS NULL OR r.name = $2) ORDER BY f.seq LIMIT $3"
-        )
-    };
+    // One statement per order: the newest page reads downwards.
+    macro_rules! page {
+        ($order:literal) => {
+            concat!(
+                "SELECT ",
+                firing_columns!(),
+                " FROM firings f JOIN rules r ON r.id = f.rule_id \
+                 WHERE f.seq > $1 AND ($2::text IS NULL OR r.name = $2) ORDER BY f.seq ",
+                $order,
+                " LIMIT $3"
+            )
+        };
+    }
+    let sql = if q.newest { page!("DESC") } else { page!("") };
     let rows = conn
         .client
         .query(sql, &[&q.after.unwrap_or(0), &q.rule, &limit])?;
-    let mut firings = rows
+    let firings = rows
         .iter()
         .map(|r| decode_firing(firing_row(r)))
         .collect::<Result<Vec<_>>>()?;
-    if q.newest {
-        firings.reverse();
-    }
-    let next = (!q.newest && firings.len() as i64 == limit)
-        .then(|| firings.last().map(|f| f.seq))
-        .flatten();
-    Ok(FiringPage { firings, next })
+    Ok(FiringPage::of(firings, q, limit as usize))
 }
 
 pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail> {

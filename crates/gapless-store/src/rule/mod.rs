@@ -128,6 +128,21 @@ pub struct FiringPage {
     pub next: Option<i64>,
 }
 
+impl FiringPage {
+    /// The page `query` asked for, from the at most `limit` firings its
+    /// read returned (newest first for [`FiringQuery::newest`], which the
+    /// page turns back into sequence order and gives no next page).
+    pub(crate) fn of(mut firings: Vec<Firing>, query: &FiringQuery, limit: usize) -> FiringPage {
+        if query.newest {
+            firings.reverse();
+        }
+        let next = (!query.newest && firings.len() == limit)
+            .then(|| firings.last().map(|f| f.seq))
+            .flatten();
+        FiringPage { firings, next }
+    }
+}
+
 /// How a deliverer finishes a firing it claimed
 /// ([`crate::Store::finish_delivery`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -512,38 +512,31 @@ pub(crate) fn firings(conn: &mut Connection, q: &FiringQuery) -> Result<FiringPa
     } else {
         q.limit
     };
-    let mut stmt = conn.prepare_cached(if q.newest {
-        concat!(
-            "SELECT ",
-            firing_columns!(),
-            " FROM firings f JOIN rules r ON r.id = f.rule_id \
-             WHERE f.seq > ?1 AND (?2 IS NULL OR r.name = ?2) ORDER BY f.seq DESC LIMIT ?3"
-        )
-    } else {
-        concat!(
-            "SELECT ",
-            firing_columns!(),
-            " FROM firings f JOIN rules r ON r.id = f.rule_id \
-             WHERE f.seq > ?1 AND (?2 IS NULL OR r.name = ?2) ORDER BY f.seq LIMIT ?3"
-        )
-    })?;
+    // One statement per order: the newest page reads downwards.
+    macro_rules! page {
+        ($order:literal) => {
+            concat!(
+                "SELECT ",
+                firing_columns!(),
+                " FROM firings f JOIN rules r ON r.id = f.rule_id \
+                 WHERE f.seq > ?1 AND (?2 IS NULL OR r.name = ?2) ORDER BY f.seq ",
+                $order,
+                " LIMIT ?3"
+            )
+        };
+    }
+    let mut stmt = conn.prepare_cached(if q.newest { page!("DESC") } else { page!("") })?;
     let rows = stmt
         .query_map(
             params![q.after.unwrap_or(0), q.rule, limit as i64],
             firing_row,
         )?
         .collect::<rusqlite::Result<Vec<_>>>()?;
-    let mut firings = rows
+    let firings = rows
         .into_iter()
         .map(decode_firing)
         .collect::<Result<Vec<_>>>()?;
-    if q.newest {
-        firings.reverse();
-    }
-    let next = (!q.newest && firings.len() == limit)
-        .then(|| firings.last().map(|f| f.seq))
-        .flatten();
-    Ok(FiringPage { firings, next })
+    Ok(FiringPage::of(firings, q, limit))
 }
 
 /// Judge the deadlines that passed by `now`: a `late` firing for each
