@@ -8,6 +8,7 @@ use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Router};
+use tower::ServiceBuilder;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
 use tracing::Level;
@@ -56,25 +57,30 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 pub fn app(state: AppState) -> Router {
     let (router, doc) = documented().split_for_parts();
     let doc = doc.to_json().expect("the OpenAPI document serializes");
-    router
-        .merge(page::router())
-        .fallback(not_found)
-        .method_not_allowed_fallback(method_not_allowed)
-        .layer(Extension(ops::OpenApiJson(Arc::from(doc))))
-        .layer(DefaultBodyLimit::max(state.config().body_limit))
-        .layer(middleware::from_fn_with_state(state.clone(), declared_size))
-        .layer(middleware::from_fn_with_state(state.clone(), timeout))
-        .layer(middleware::from_fn_with_state(
-            state.clone(),
-            metrics::track,
-        ))
-        .layer(middleware::from_fn(log_faults))
+    // One stack, applied once: each `Router::layer` call wraps every route
+    // in a boxed service of its own, which a request then clones and calls
+    // once per layer. The first layer listed is the outermost.
+    let layers = ServiceBuilder::new()
+        .layer(SetSensitiveRequestHeadersLayer::new([AUTHORIZATION]))
         .layer(
             TraceLayer::new_for_http()
                 .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
-        .layer(SetSensitiveRequestHeadersLayer::new([AUTHORIZATION]))
+        .layer(middleware::from_fn(log_faults))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            metrics::track,
+        ))
+        .layer(middleware::from_fn_with_state(state.clone(), timeout))
+        .layer(middleware::from_fn_with_state(state.clone(), declared_size))
+        .layer(DefaultBodyLimit::max(state.config().body_limit))
+        .layer(Extension(ops::OpenApiJson(Arc::from(doc))));
+    router
+        .merge(page::router())
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(layers)
         .with_state(state)
 }
 
