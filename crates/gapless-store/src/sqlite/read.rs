@@ -17,13 +17,29 @@ macro_rules! select_event {
     };
 }
 
-/// Runs of asset ?1 overlapping [?2, ?3) (the caller drops one ending at
+/// Runs of an asset overlapping [?2, ?3) (the caller drops one ending at
 /// ?2): one seek back to the run starting at or before ?2, then forward.
-pub(super) const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage_runs \
-     WHERE asset_id = ?1 AND start_us < ?3 AND start_us >= coalesce( \
-         (SELECT start_us FROM coverage_runs WHERE asset_id = ?1 AND start_us <= ?2 \
-          ORDER BY start_us DESC LIMIT 1), ?2) \
-     ORDER BY start_us";
+/// The asset is `$asset`, an SQL expression of its id.
+macro_rules! runs_overlapping {
+    ($asset:literal) => {
+        concat!(
+            "SELECT start_us, end_us FROM coverage_runs WHERE asset_id = ",
+            $asset,
+            " AND start_us < ?3 AND start_us >= coalesce(",
+            "(SELECT start_us FROM coverage_runs WHERE asset_id = ",
+            $asset,
+            " AND start_us <= ?2 ORDER BY start_us DESC LIMIT 1), ?2) ORDER BY start_us"
+        )
+    };
+}
+
+/// [`runs_overlapping!`] of asset ?1 by id.
+pub(super) const RUNS_OVERLAPPING: &str = runs_overlapping!("?1");
+
+/// [`runs_overlapping!`] of the asset named ?1: one statement, so one
+/// snapshot without a transaction around it (its `BEGIN` and `COMMIT`
+/// would be a third of a short question's work).
+const RUNS_OVERLAPPING_NAMED: &str = runs_overlapping!("(SELECT id FROM assets WHERE name = ?1)");
 
 /// The intervals of asset ?1's retractions that overlap [?2, ?3), from
 /// their own index: the range index would walk every event of the range.
@@ -95,13 +111,6 @@ fn asset_stats(conn: &Connection, asset: &str) -> Result<Option<AssetStats>> {
         .optional()?)
 }
 
-fn asset_id(conn: &Connection, asset: &str) -> Result<Option<i64>> {
-    Ok(conn
-        .prepare_cached("SELECT id FROM assets WHERE name = ?1")?
-        .query_row([asset], |r| r.get(0))
-        .optional()?)
-}
-
 /// The event of a row of [`select_event!`].
 fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
     codec::decode(EventRow {
@@ -123,9 +132,20 @@ pub(super) fn runs_overlapping(
     id: i64,
     range: Interval,
 ) -> Result<Vec<Interval>> {
+    runs_of(conn, RUNS_OVERLAPPING, id, range)
+}
+
+/// The runs of `asset` overlapping `range`, unclipped, in order, by
+/// `sql` ([`RUNS_OVERLAPPING`] or [`RUNS_OVERLAPPING_NAMED`]).
+fn runs_of(
+    conn: &Connection,
+    sql: &str,
+    asset: impl rusqlite::ToSql,
+    range: Interval,
+) -> Result<Vec<Interval>> {
     let (start, end) = (range.start().as_micros(), range.end().as_micros());
-    let mut stmt = conn.prepare_cached(RUNS_OVERLAPPING)?;
-    let mut rows = stmt.query(params![id, start, end])?;
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(params![asset, start, end])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
         let (s, e): (i64, i64) = (r.get(0)?, r.get(1)?);
@@ -136,14 +156,10 @@ pub(super) fn runs_overlapping(
     Ok(out)
 }
 
+/// An unknown asset has no runs: the caller tells it from a known one
+/// with none.
 pub(crate) fn coverage(conn: &mut Connection, asset: &str, range: Interval) -> Result<IntervalSet> {
-    let tx = conn.transaction()?;
-    let Some(id) = asset_id(&tx, asset)? else {
-        return Ok(IntervalSet::new());
-    };
-    let runs = runs_overlapping(&tx, id, range)?;
-    drop(tx);
-    codec::run_set(runs)
+    codec::run_set(runs_of(conn, RUNS_OVERLAPPING_NAMED, asset, range)?)
 }
 
 pub(crate) fn retractions(
