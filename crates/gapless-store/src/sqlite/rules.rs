@@ -114,11 +114,13 @@ impl WatchCache {
     /// Bring the rules up to date with the ledger's (in the caller's
     /// transaction, so that they stay so until it ends).
     pub(crate) fn refresh(&mut self, conn: &Connection) -> Result<()> {
-        let version: Option<String> = conn
+        // A ledger without the row (no rule ever) counts as version "0".
+        let version: String = conn
             .prepare_cached("SELECT value FROM meta WHERE key = 'rules_version'")?
             .query_row([], |r| r.get(0))
-            .optional()?;
-        if self.version.is_some() && self.version == version {
+            .optional()?
+            .unwrap_or_else(|| "0".into());
+        if self.version.as_ref() == Some(&version) {
             return Ok(());
         }
         let mut stmt = conn.prepare_cached(SELECT_RULES)?;
@@ -144,8 +146,7 @@ impl WatchCache {
                 self.by_asset.entry(*a).or_default().push(i);
             }
         }
-        // A ledger without the row (no rule ever) counts as version "0".
-        self.version = Some(version.unwrap_or_else(|| "0".into()));
+        self.version = Some(version);
         Ok(())
     }
 
