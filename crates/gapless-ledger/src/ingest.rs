@@ -106,13 +106,18 @@ impl<'a> BatchBuilder<'a> {
             None => e,
         };
         let raw = RawEvent::from_json(text).map_err(|e| at(e.into()))?;
-        if !self.decls.contains_key(raw.asset()) {
-            let decl = (self.lookup)(raw.asset()).map_err(at)?;
-            self.decls.insert(raw.asset().to_string(), decl);
-        }
-        let event = raw
-            .resolve(self.decls[raw.asset()].as_ref())
-            .map_err(|e| at(e.into()))?;
+        // Most events carry absolute instants: their asset's declaration
+        // (a store read) is looked up only when one needs it.
+        let decl = if raw.needs_decl() {
+            if !self.decls.contains_key(raw.asset()) {
+                let decl = (self.lookup)(raw.asset()).map_err(at)?;
+                self.decls.insert(raw.asset().to_string(), decl);
+            }
+            self.decls[raw.asset()].as_ref()
+        } else {
+            None
+        };
+        let event = raw.resolve(decl).map_err(|e| at(e.into()))?;
         self.batch.events.push(event);
         self.batch.positions.push(self.position);
         Ok(())

@@ -285,6 +285,12 @@ impl RawEvent {
         &self.asset
     }
 
+    /// Whether [`RawEvent::resolve`] reads the asset's declaration: only an
+    /// interval that depends on a time zone or a key span does.
+    pub fn needs_decl(&self) -> bool {
+        self.interval.is_none()
+    }
+
     /// Whether the interval is a discrete `partition_key`, which only the
     /// asset's declared key span can resolve.
     pub fn is_discrete_key(&self) -> bool {
