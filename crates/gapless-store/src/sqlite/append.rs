@@ -117,9 +117,57 @@ pub(crate) fn append(w: &mut Writer, batch: &[NewEvent], received_at: Instant) -
     out
 }
 
-/// Append each batch atomically on its own (a savepoint each), sharing one
-/// transaction and so one durable commit.
+/// Append each batch atomically on its own, sharing one transaction and so
+/// one durable commit.
+///
+/// Most groups have no failing batch, and are stored first without a
+/// savepoint per batch: a savepoint copies each page a batch touches
+/// before changing it, which for a one-event batch is most of its cost.
+/// When a batch is refused (a conflict, an invalid asset name), that
+/// transaction is rolled back and the group stored again with a savepoint
+/// per batch, so that the refused one alone is undone.
 pub(crate) fn append_many(
+    w: &mut Writer,
+    batches: &[&[NewEvent]],
+    received_at: Instant,
+) -> Vec<Result<Appended>> {
+    match append_all(w, batches, received_at) {
+        Ok(out) => out,
+        Err(StoreError::Conflict { .. } | StoreError::Invalid(_)) => {
+            append_each(w, batches, received_at)
+        }
+        // A fault fails the group; the caller tries each batch alone.
+        Err(e) => batches.iter().map(|_| Err(e.clone())).collect(),
+    }
+}
+
+/// The group in one transaction, the first failing batch failing it all
+/// (nothing stored then).
+fn append_all(
+    w: &mut Writer,
+    batches: &[&[NewEvent]],
+    received_at: Instant,
+) -> Result<Vec<Result<Appended>>> {
+    let Writer { conn, watches } = w;
+    // On an error the transaction is dropped: rolled back.
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut group = super::rules::GroupJudge::start(&tx, watches, batches)?;
+    let mut out = Vec::with_capacity(batches.len());
+    for batch in batches {
+        let mut appender = Appender::new(received_at);
+        appender.push(&tx, batch)?;
+        let (counts, deltas) = appender.finish(&tx)?;
+        group.batch(&judged_events(&deltas));
+        out.push(Ok(counts));
+    }
+    group.finish(&tx, received_at)?;
+    tx.commit()?;
+    Ok(out)
+}
+
+/// The group with a savepoint per batch: a failing batch stores nothing
+/// and gets its own error, the others are stored.
+fn append_each(
     w: &mut Writer,
     batches: &[&[NewEvent]],
     received_at: Instant,

@@ -20,8 +20,9 @@
 //!
 //! WAL mode with `synchronous = FULL`: the WAL is synced at every commit, so
 //! an acknowledged append survives a crash of the process or the machine.
-//! `append_many` shares one commit (one sync) among its batches, each in its
-//! own savepoint.
+//! `append_many` shares one commit (one sync) among its batches, each atomic
+//! on its own (a group with a refused batch is stored again with a
+//! savepoint per batch).
 //!
 //! # Failures
 //!
