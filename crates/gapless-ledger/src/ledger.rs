@@ -210,12 +210,18 @@ impl Ledger {
         const CHUNK: usize = 8_192;
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<gapless_store::Result<Vec<_>>>(8);
+            // Stored chunks come back to be freed here, where they were
+            // allocated: memory stays bounded by the chunks in flight.
+            let (back, stored) = std::sync::mpsc::channel::<Vec<gapless_core::NewEvent>>();
             let parser = scope.spawn(move || {
                 let mut builder = self.batch(Some(Unit::Line));
                 let failed = read_lines(input, source, |line| {
                     builder.push(line)?;
-                    if builder.pending() >= CHUNK && tx.send(Ok(builder.take_events())).is_err() {
-                        return Ok(false); // the writer gave up; its error is the answer
+                    if builder.pending() >= CHUNK {
+                        stored.try_iter().for_each(drop);
+                        if tx.send(Ok(builder.take_events())).is_err() {
+                            return Ok(false); // the writer gave up; its error is the answer
+                        }
                     }
                     Ok(true)
                 })
@@ -227,7 +233,15 @@ impl Ledger {
                 let _ = tx.send(last);
                 (builder.finish(), failed)
             });
-            let stored = self.store.append_chunks(&mut rx.iter(), received_at);
+            let stored = self.store.append_chunks(
+                &mut rx.iter(),
+                &mut |chunk| {
+                    // The parser is gone once it sent its last chunk: the
+                    // few left are freed here.
+                    let _ = back.send(chunk);
+                },
+                received_at,
+            );
             // A writer that stopped early (a conflict) must not leave the
             // parser blocked on a full channel.
             drop(rx);

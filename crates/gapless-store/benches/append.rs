@@ -158,7 +158,7 @@ fn main() {
             cpu().zip(start).map(|(b, a)| b - a)
         });
         let got = store
-            .append_chunks(&mut rx.into_iter().map(Ok), received)
+            .append_chunks(&mut rx.into_iter().map(Ok), &mut drop, received)
             .unwrap();
         assert_eq!(got.accepted as usize, n);
         parser.join().unwrap()

@@ -85,12 +85,18 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     ///
     /// The default collects the chunks, then appends them. A backend may
     /// store each chunk as it comes, so that the caller's parsing (on
-    /// another thread) and storing overlap.
+    /// another thread) and storing overlap, and hand each back to `stored`
+    /// once it is written: memory then stays bounded by the chunks in
+    /// flight, and the caller frees them on the thread that allocated
+    /// them (freeing on another contends for that thread's allocator
+    /// arena).
     fn append_chunks(
         &self,
         chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
+        stored: &mut dyn FnMut(Vec<NewEvent>),
         received_at: Instant,
     ) -> Result<Appended> {
+        let _ = stored;
         let mut all = Vec::new();
         for chunk in chunks {
             all.extend(chunk?);

@@ -478,8 +478,13 @@ fn big_batch_and_cache_size() {
             .map(|i| landed("B", c * 10_000 + i, c * 10_000 + i + 1))
             .collect::<Vec<_>>())
     });
-    let got = store.append_chunks(&mut chunks, received()).unwrap();
+    let mut handed_back = 0;
+    let got = store
+        .append_chunks(&mut chunks, &mut |c| handed_back += c.len(), received())
+        .unwrap();
     assert_eq!((got.accepted, got.duplicates), (120_000, 0));
+    // Each chunk comes back once stored, for the caller to free.
+    assert_eq!(handed_back, 120_000);
     assert_eq!(store.pragma("cache_size").unwrap(), normal);
     assert_eq!(
         store

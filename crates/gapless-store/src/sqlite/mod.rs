@@ -238,10 +238,11 @@ impl crate::Store for SqliteStore {
     fn append_chunks(
         &self,
         chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
+        stored: &mut dyn FnMut(Vec<NewEvent>),
         received_at: Instant,
     ) -> Result<Appended> {
         let mut conn = self.writer();
-        append::append_chunks(&mut conn, chunks, received_at)
+        append::append_chunks(&mut conn, chunks, stored, received_at)
     }
 
     fn append_many(&self, batches: &[&[NewEvent]], received_at: Instant) -> Vec<Result<Appended>> {

@@ -1439,7 +1439,9 @@ pub fn append_chunks_is_one_atomic_batch(store: &dyn Store) {
     ];
     let chunk3 = vec![landed("A", 10, 20)];
     let mut chunks = vec![Ok(chunk1.clone()), Ok(Vec::new()), Ok(chunk2), Ok(chunk3)].into_iter();
-    let got = store.append_chunks(&mut chunks, received()).unwrap();
+    let got = store
+        .append_chunks(&mut chunks, &mut drop, received())
+        .unwrap();
     assert_eq!((got.accepted, got.duplicates), (4, 1));
     assert_eq!(cover(store, "A"), vec![iv(0, 2), iv(3, 20)]);
     let before = all_events(store, "A", 100);
@@ -1453,7 +1455,9 @@ pub fn append_chunks_is_one_atomic_batch(store: &dyn Store) {
         Ok(vec![landed("A", 50, 60)]),
     ]
     .into_iter();
-    let err = store.append_chunks(&mut chunks, received()).unwrap_err();
+    let err = store
+        .append_chunks(&mut chunks, &mut drop, received())
+        .unwrap_err();
     assert!(
         matches!(err, StoreError::Conflict { index: 3, .. }),
         "{err:?}"
@@ -1466,7 +1470,9 @@ pub fn append_chunks_is_one_atomic_batch(store: &dyn Store) {
         Ok(vec![landed("A", 50, 60)]),
     ]
     .into_iter();
-    let err = store.append_chunks(&mut chunks, received()).unwrap_err();
+    let err = store
+        .append_chunks(&mut chunks, &mut drop, received())
+        .unwrap_err();
     assert!(
         matches!(&err, StoreError::Invalid(m) if m == "line 3: bad"),
         "{err:?}"
@@ -1484,7 +1490,7 @@ pub fn append_chunks_is_one_atomic_batch(store: &dyn Store) {
 
     // No chunks at all.
     let got = store
-        .append_chunks(&mut std::iter::empty(), received())
+        .append_chunks(&mut std::iter::empty(), &mut drop, received())
         .unwrap();
     assert_eq!((got.accepted, got.duplicates), (0, 0));
 }

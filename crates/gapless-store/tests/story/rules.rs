@@ -382,7 +382,7 @@ pub fn rules_fire_as_the_model_judges(store: &dyn Store) {
                 }
                 _ => {
                     let mut chunks = batches[0].chunks(1).map(|c| Ok(c.to_vec()));
-                    store.append_chunks(&mut chunks, now).unwrap();
+                    store.append_chunks(&mut chunks, &mut drop, now).unwrap();
                 }
             }
             let got = firings_after(store, seen);
