@@ -11,7 +11,13 @@ use gapless_core::{AssetDecl, NewEvent, RawEvent};
 #[derive(Debug, Default)]
 pub struct Batch {
     events: Vec<NewEvent>,
-    positions: Vec<usize>,
+    /// The positions, as runs: `(index of a run's first event, its
+    /// position)`, the run's later events at the positions after it. Only a
+    /// blank line starts a new run, so a file of millions of lines costs a
+    /// few entries, not a word per event.
+    positions: Vec<(usize, usize)>,
+    /// Events pushed, taken ones included.
+    pushed: usize,
     unit: Option<Unit>,
 }
 
@@ -34,9 +40,15 @@ impl Batch {
     /// Where the event at `index` of the batch came from (lines count
     /// blank ones); none for a single event.
     pub fn position(&self, index: usize) -> Option<Position> {
+        let unit = self.unit?;
+        if index >= self.pushed {
+            return None;
+        }
+        let run = self.positions.partition_point(|&(first, _)| first <= index);
+        let (first, number) = self.positions[run.checked_sub(1)?];
         Some(Position {
-            unit: self.unit?,
-            number: *self.positions.get(index)?,
+            unit,
+            number: number + (index - first),
         })
     }
 
@@ -119,7 +131,16 @@ impl<'a> BatchBuilder<'a> {
         };
         let event = raw.resolve(decl).map_err(|e| at(e.into()))?;
         self.batch.events.push(event);
-        self.batch.positions.push(self.position);
+        let index = self.batch.pushed;
+        let follows = self
+            .batch
+            .positions
+            .last()
+            .is_some_and(|&(first, number)| number + (index - first) == self.position);
+        if !follows {
+            self.batch.positions.push((index, self.position));
+        }
+        self.batch.pushed += 1;
         Ok(())
     }
 
@@ -137,5 +158,35 @@ impl<'a> BatchBuilder<'a> {
     /// The batch built.
     pub fn finish(self) -> Batch {
         self.batch
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Positions against the line numbers, blank lines anywhere (first,
+    /// in runs, last), with chunks taken in between as a streamed file's.
+    #[test]
+    fn every_event_keeps_its_line_number() {
+        let event = r#"{"asset":"a","start":"2025-01-01T00:00:00Z","end":"2025-01-01T01:00:00Z"}"#;
+        let lines = ["", event, event, "", "", event, event, event, "", event, ""];
+        let mut builder = BatchBuilder::new(Some(Unit::Line), |_| Ok(None));
+        let mut expected = Vec::new();
+        for (i, line) in lines.iter().enumerate() {
+            builder.push(line).unwrap();
+            if !line.is_empty() {
+                expected.push(i + 1);
+            }
+            if i == 6 {
+                builder.take_events();
+            }
+        }
+        let batch = builder.finish();
+        let got: Vec<usize> = (0..expected.len())
+            .map(|i| batch.position(i).unwrap().number)
+            .collect();
+        assert_eq!(got, expected);
+        assert_eq!(batch.position(expected.len()), None);
     }
 }
