@@ -86,6 +86,21 @@ fn timed(cmd: &mut Command) -> (Duration, std::process::Output) {
     (t.elapsed(), out)
 }
 
+/// `gapless ingest` of `data` into `db`, as one process: how long it took.
+fn ingest(bin: &str, data: &Path, db: &Path) -> Duration {
+    let (took, out) = timed(
+        Command::new(bin)
+            .args(["ingest", data.to_str().unwrap(), "--json"])
+            .env("GAPLESS_DB", db),
+    );
+    assert!(
+        out.status.success(),
+        "ingest failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    took
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -115,16 +130,7 @@ fn main() {
         t.elapsed()
     );
 
-    let (took, out) = timed(
-        Command::new(bin)
-            .args(["ingest", data.to_str().unwrap(), "--json"])
-            .env("GAPLESS_DB", &db),
-    );
-    assert!(
-        out.status.success(),
-        "ingest failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let took = ingest(bin, &data, &db);
     let ingest_peak = children_peak_mib();
     let rate = n as f64 / took.as_secs_f64();
     println!(
@@ -216,16 +222,7 @@ fn main() {
         let data = dir.path().join(format!("spread-{assets}.ndjson"));
         let db = dir.path().join(format!("spread-{assets}.db"));
         let n = generate_spread(&data, spread, assets);
-        let (took, out) = timed(
-            Command::new(bin)
-                .args(["ingest", data.to_str().unwrap(), "--json"])
-                .env("GAPLESS_DB", &db),
-        );
-        assert!(
-            out.status.success(),
-            "ingest failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let took = ingest(bin, &data, &db);
         let rate = n as f64 / took.as_secs_f64();
         let week = [
             "--start".to_string(),
