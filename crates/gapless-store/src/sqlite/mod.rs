@@ -43,7 +43,10 @@
 //!   range's share of its time line make cheaper. `limit` 0 means the
 //!   largest page (10,000).
 //! - The write connection keeps a 64 MiB page cache; a batch of 100,000
-//!   events or more may grow it to 1 GiB while it is appended.
+//!   events or more may grow it to 256 MiB while it is appended. Beyond
+//!   that an append's memory does not grow with its size: chunks go back
+//!   to the caller once stored, and each asset's new events are kept
+//!   compacted (a contiguous backfill is a handful of entries).
 
 mod append;
 mod read;
