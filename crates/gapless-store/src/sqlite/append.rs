@@ -140,7 +140,7 @@ pub(crate) fn append_many(
             append_each(w, batches, received_at)
         }
         // A fault fails the group; the caller tries each batch alone.
-        Err(e) => batches.iter().map(|_| Err(e.clone())).collect(),
+        Err(e) => every(batches, e),
     }
 }
 
@@ -157,9 +157,7 @@ fn append_all(
     let mut group = super::rules::GroupJudge::start(&tx, watches, batches)?;
     let mut out = Vec::with_capacity(batches.len());
     for batch in batches {
-        let mut appender = Appender::new(received_at);
-        appender.push(&tx, batch)?;
-        let (counts, deltas) = appender.finish(&tx)?;
+        let (counts, deltas) = store_batch(&tx, batch, received_at)?;
         group.batch(&judged_events(&deltas));
         out.push(Ok(counts));
     }
@@ -176,10 +174,7 @@ fn append_each(
     received_at: Instant,
 ) -> Vec<Result<Appended>> {
     let Writer { conn, watches } = w;
-    // The shared transaction failed: every batch's result is that error.
-    let all = |e: StoreError| -> Vec<Result<Appended>> {
-        batches.iter().map(|_| Err(e.clone())).collect()
-    };
+    let all = |e: StoreError| every(batches, e);
     let mut tx = match conn.transaction_with_behavior(TransactionBehavior::Immediate) {
         Ok(tx) => tx,
         Err(e) => return all(e.into()),
@@ -200,12 +195,7 @@ fn append_each(
             Ok(sp) => sp,
             Err(e) => return all(e.into()),
         };
-        let stored = (|| {
-            let mut appender = Appender::new(received_at);
-            appender.push(&sp, batch)?;
-            appender.finish(&sp)
-        })();
-        match stored {
+        match store_batch(&sp, batch, received_at) {
             Ok((counts, deltas)) => {
                 if let Err(e) = sp.commit() {
                     return all(e.into());
@@ -242,9 +232,7 @@ fn append_in(
     batch: &[NewEvent],
     received_at: Instant,
 ) -> Result<Appended> {
-    let mut appender = Appender::new(received_at);
-    appender.push(tx, batch)?;
-    let (out, deltas) = appender.finish(tx)?;
+    let (out, deltas) = store_batch(tx, batch, received_at)?;
     super::rules::judge_append(tx, watches, &judged_events(&deltas), received_at)?;
     Ok(out)
 }
@@ -296,6 +284,22 @@ struct Appender {
     last: Option<usize>,
     /// Events pushed before the current chunk (for `Conflict` indexes).
     seen: usize,
+}
+
+/// Store `batch` whole in `tx`: its counts, and what it did to each asset.
+fn store_batch(
+    tx: &Connection,
+    batch: &[NewEvent],
+    received_at: Instant,
+) -> Result<(Appended, Vec<AssetDelta>)> {
+    let mut appender = Appender::new(received_at);
+    appender.push(tx, batch)?;
+    appender.finish(tx)
+}
+
+/// `e` as every batch's result: the group's shared transaction failed.
+fn every(batches: &[&[NewEvent]], e: StoreError) -> Vec<Result<Appended>> {
+    batches.iter().map(|_| Err(e.clone())).collect()
 }
 
 impl Appender {
