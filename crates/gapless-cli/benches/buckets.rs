@@ -91,7 +91,7 @@ fn main() {
             "GET buckets of the year in {n} parts ({} KiB): {ms:.2} ms = {:.2}x the baseline (target < 100 ms: {})",
             body.len() / 1024,
             ms / baseline,
-            if ms < 100.0 { "met" } else { "MISSED" }
+            verdict(ms < 100.0)
         );
     }
 }

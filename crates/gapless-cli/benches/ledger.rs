@@ -17,17 +17,18 @@
 //! `GAPLESS_BENCH_SPREAD_EVENTS` changes M.
 #![allow(unsafe_code)] // getrusage: peak memory of the child processes.
 
+#[path = "support/mod.rs"]
+mod support;
+
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use support::{env_or, ts, verdict};
+
 const ASSETS: u64 = 5;
 const YEAR_START: i64 = 1_735_689_600; // 2025-01-01T00:00:00Z
 const YEAR_SECS: i64 = 365 * 86_400;
-
-fn rfc3339(secs: i64) -> String {
-    jiff::Timestamp::from_second(secs).unwrap().to_string()
-}
 
 /// A year of micro-batches per asset in arrival order: every 1,000th batch
 /// re-runs a wider slice (overlap), every 5,000th withdraws an earlier one,
@@ -59,8 +60,8 @@ fn generate(path: &Path, total: u64) -> u64 {
             writeln!(
                 out,
                 r#"{{"asset":"stream-{a}","id":"s{a}-{i}","start":"{}","end":"{}","kind":"{kind}"}}"#,
-                rfc3339(s),
-                rfc3339(end)
+                ts(s),
+                ts(end)
             )
             .unwrap();
             written += 1;
@@ -101,6 +102,29 @@ fn ingest(bin: &str, data: &Path, db: &Path) -> Duration {
     took
 }
 
+/// The median of 11 `gapless check` processes of `asset` over `range`
+/// (its `--start`/`--end` arguments).
+fn median_check(bin: &str, db: &Path, asset: &str, range: &[&str]) -> Duration {
+    let times = (0..11)
+        .map(|_| {
+            let (took, out) = timed(
+                Command::new(bin)
+                    .args(["check", asset])
+                    .args(range)
+                    .arg("--json")
+                    .env("GAPLESS_DB", db),
+            );
+            assert!(
+                out.status.code().is_some_and(|c| c <= 1),
+                "check failed: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            took
+        })
+        .collect();
+    median(times)
+}
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -112,10 +136,7 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let total: u64 = std::env::var("GAPLESS_BENCH_EVENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(10_000_000);
+    let total: u64 = env_or("GAPLESS_BENCH_EVENTS", 10_000_000);
     let bin = env!("CARGO_BIN_EXE_gapless");
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("year.ndjson");
@@ -144,23 +165,7 @@ fn main() {
     );
 
     let month = ["--start", "2025-06-01", "--end", "2025-07-01"];
-    let mut check_times = Vec::new();
-    for _ in 0..11 {
-        let (took, out) = timed(
-            Command::new(bin)
-                .args(["check", "stream-2"])
-                .args(month)
-                .arg("--json")
-                .env("GAPLESS_DB", &db),
-        );
-        assert!(
-            out.status.code().is_some_and(|c| c <= 1),
-            "check failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        check_times.push(took);
-    }
-    let check = median(check_times);
+    let check = median_check(bin, &db, "stream-2", &month);
     let check_peak = children_peak_mib(); // still the ingest's if larger
     println!(
         "check one month (whole process, median of 11): {:.1} ms (target < 50 ms: {})",
@@ -213,10 +218,7 @@ fn main() {
         verdict(ratio >= 10.0)
     );
 
-    let spread: u64 = std::env::var("GAPLESS_BENCH_SPREAD_EVENTS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2_000_000);
+    let spread: u64 = env_or("GAPLESS_BENCH_SPREAD_EVENTS", 2_000_000);
     let mut rates = Vec::new();
     for assets in [5, 1_000] {
         let data = dir.path().join(format!("spread-{assets}.ndjson"));
@@ -224,28 +226,12 @@ fn main() {
         let n = generate_spread(&data, spread, assets);
         let took = ingest(bin, &data, &db);
         let rate = n as f64 / took.as_secs_f64();
-        let week = [
-            "--start".to_string(),
-            rfc3339(YEAR_START),
-            "--end".to_string(),
-            rfc3339(YEAR_START + 7 * 86_400),
-        ];
-        let checks = (0..11)
-            .map(|_| {
-                let (took, out) = timed(
-                    Command::new(bin)
-                        .args(["check", "spread-0"])
-                        .args(&week)
-                        .env("GAPLESS_DB", &db),
-                );
-                assert!(out.status.code().is_some_and(|c| c <= 1));
-                took
-            })
-            .collect();
+        let (start, end) = (ts(YEAR_START), ts(YEAR_START + 7 * 86_400));
+        let week = median_check(bin, &db, "spread-0", &["--start", &start, "--end", &end]);
         println!(
             "many assets: {n} five-minute events over {assets} assets, interleaved: {:.2} s = {rate:.0} events/s; check one week of one asset: {:.1} ms",
             took.as_secs_f64(),
-            median(checks).as_secs_f64() * 1e3
+            week.as_secs_f64() * 1e3
         );
         rates.push(rate);
     }
@@ -256,14 +242,6 @@ fn main() {
     );
 }
 
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "met"
-    } else {
-        "MISSED"
-    }
-}
-
 /// `total` five-minute events over `assets` assets from 2025-01-01, each
 /// slot of every asset before the next slot: a shared pipeline's order.
 fn generate_spread(path: &Path, total: u64, assets: u64) -> u64 {
@@ -272,7 +250,7 @@ fn generate_spread(path: &Path, total: u64, assets: u64) -> u64 {
     let slots = total / assets;
     for i in 0..slots as i64 {
         let start = YEAR_START + i * 300;
-        let (s, e) = (rfc3339(start), rfc3339(start + 300));
+        let (s, e) = (ts(start), ts(start + 300));
         for a in 0..assets {
             writeln!(
                 out,

@@ -496,14 +496,6 @@ fn compare(
     out
 }
 
-fn verdict(ok: bool) -> &'static str {
-    if ok {
-        "met"
-    } else {
-        "MISSED"
-    }
-}
-
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` would pass
     // nothing: run only under `cargo bench`.

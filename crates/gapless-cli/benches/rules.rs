@@ -271,7 +271,6 @@ fn main() {
     println!("  ratio with / without: {ingest_ratio:.3}");
 
     println!("\n== targets ==");
-    let verdict = |ok: bool| if ok { "met" } else { "MISSED" };
     println!(
         "  single-event POSTs with 10 rules / without, SQLite: {sqlite_ratio:.3} (target >= 0.90: {})",
         verdict(sqlite_ratio >= 0.9)

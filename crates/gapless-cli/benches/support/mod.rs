@@ -25,6 +25,15 @@ pub fn env_or<T: std::str::FromStr>(name: &str, default: T) -> T {
         .unwrap_or(default)
 }
 
+/// How a bench prints a target: `met` or `MISSED`.
+pub fn verdict(ok: bool) -> &'static str {
+    if ok {
+        "met"
+    } else {
+        "MISSED"
+    }
+}
+
 /// Which slices [`three_second_slices`] leaves out or withdraws.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Holes {
