@@ -66,9 +66,17 @@ pub fn validate_rule_name(name: &str) -> Result<()> {
 ///
 /// # Errors
 ///
-/// When the format has an unknown or incomplete directive, or writes an
-/// empty key.
+/// When the format has an unknown or incomplete directive, writes an
+/// empty key, or holds a control character (a key is sent to Airflow and
+/// stored as text; PostgreSQL text cannot hold a NUL).
 pub fn validate_key_format(format: &str) -> Result<()> {
+    if let Some(c) = format.chars().find(|c| c.is_control()) {
+        return Err(invalid(
+            "key format",
+            format,
+            format!("control character {c:?} is not allowed"),
+        ));
+    }
     let sample = jiff::Timestamp::UNIX_EPOCH.to_zoned_datetime(TimeZone::UTC);
     match jiff::fmt::strtime::format(format, &sample) {
         Ok(key) if !key.is_empty() => Ok(()),

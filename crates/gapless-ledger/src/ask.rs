@@ -41,6 +41,12 @@ fn asset_name(field: &str, name: &str) -> Result<()> {
     gapless_core::validate_asset_name(name).map_err(|e| Error::bad_input(format!("{field}: {e}")))
 }
 
+/// The rule a question names: a name no rule can have (SPEC §7) is bad
+/// input before a store sees it, as for [`asset_name`].
+fn rule_name(field: &str, name: &str) -> Result<()> {
+    gapless_core::validate_rule_name(name).map_err(|e| Error::bad_input(format!("{field}: {e}")))
+}
+
 impl Ask for Ledger {
     fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer> {
         match request.format {
@@ -211,10 +217,12 @@ impl Ask for Ledger {
     }
 
     fn rule(&self, q: &RuleRequest) -> Result<RuleAnswer> {
+        rule_name("rule", &q.name)?;
         Ok(crate::rule_answer(&self.stored_rule(&q.name)?))
     }
 
     fn rule_windows(&self, q: &RuleWindowsRequest) -> Result<RuleWindowsAnswer> {
+        rule_name("rule", &q.name)?;
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
         let range = params::range(&q.start, &q.end, &zone)?;
         self.rule_windows_in(&q.name, range)
@@ -225,10 +233,14 @@ impl Ask for Ledger {
     }
 
     fn delete_rule(&self, q: &RuleRequest) -> Result<RuleDeletedAnswer> {
+        rule_name("rule", &q.name)?;
         self.remove_rule(&q.name)
     }
 
     fn firings(&self, q: &FiringsRequest) -> Result<FiringsAnswer> {
+        if let Some(rule) = &q.rule {
+            rule_name("rule", rule)?;
+        }
         let after = q.after.as_deref().map(params::cursor).transpose()?;
         let limit = params::page_limit(q.limit.as_deref())?;
         let wait = q
@@ -264,8 +276,7 @@ impl Ask for Ledger {
 
 /// The rule a `rule set` request describes, checked.
 fn rule_of(q: &RuleSetRequest) -> Result<Rule> {
-    gapless_core::validate_rule_name(&q.name)
-        .map_err(|e| Error::bad_input(format!("rule: {e}")))?;
+    rule_name("rule", &q.name)?;
     let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
     let def = RuleDef::new(
         q.assets.clone(),

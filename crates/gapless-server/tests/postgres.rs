@@ -166,3 +166,63 @@ fn a_question_about_an_impossible_asset_name_is_bad_input_on_both_backends() {
     assert!(answers[0][0].starts_with("assets: "), "{}", answers[0][0]);
     assert!(answers[0][1].starts_with("asset: "), "{}", answers[0][1]);
 }
+
+/// The same for rules: `GET /v1/firings?rule=` with a NUL in the name
+/// (found by the API fuzzer) was a 500 on PostgreSQL. A rule name no rule
+/// can have is bad input on every rule route, in the same words on both
+/// backends, and a valid unknown name is still 404.
+#[test]
+fn a_question_about_an_impossible_rule_name_is_bad_input_on_both_backends() {
+    let (url, required) = url();
+    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
+        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
+        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+        return;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = Schema(format!("gs_rules_{}_{nanos}", std::process::id()));
+    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
+    let pg = TestServer::with_ledger(
+        tempfile::tempdir().unwrap(),
+        Ledger::new(Arc::new(store)),
+        ServerConfig::default(),
+    );
+    let sqlite = TestServer::start();
+    let range = format!("start={}&end={}", slot(0), slot(5));
+    let mut answers = Vec::new();
+    for server in [&sqlite, &pg] {
+        let c = server.client();
+        let rs = [
+            c.get("/v1/firings?rule=%F3%8C%AD%A9%00j&wait=1s"),
+            c.get("/v1/firings?rule=a%00b&newest=true"),
+            c.get("/v1/rules/a%00b"),
+            c.get(&format!("/v1/rules/a%00b/windows?{range}")),
+            c.send("DELETE", "/v1/rules/a%00b", &[], b""),
+            c.get("/v1/firings?rule=a%20b"),
+        ];
+        for r in &rs {
+            assert_eq!(r.status, 400, "{}", r.text());
+            assert!(r.error().starts_with("rule: "), "{}", r.error());
+        }
+        let nul_key = c.put_json(
+            "/v1/rules/hourly",
+            &json!({"assets": ["a"], "every": "1h", "from": slot(0), "key_format": "%Y\u{0}%m"}),
+        );
+        assert_eq!(nul_key.status, 400, "{}", nul_key.text());
+        assert!(
+            nul_key
+                .error()
+                .contains("control character '\\0' is not allowed"),
+            "{}",
+            nul_key.error()
+        );
+        let unknown = c.get("/v1/firings?rule=no_such_rule");
+        assert_eq!(unknown.status, 404, "{}", unknown.text());
+        assert!(unknown.error().contains("unknown rule \"no_such_rule\""));
+        answers.push(rs.iter().map(|r| r.error()).collect::<Vec<_>>());
+    }
+    assert_eq!(answers[0], answers[1]);
+}
