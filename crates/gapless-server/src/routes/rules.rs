@@ -90,6 +90,7 @@ pub(crate) async fn list(
     params(("name" = String, Path, description = "The rule's name")),
     responses(
         (status = 200, description = "The rule", body = RuleAnswer),
+        (status = 400, description = "A name no rule can have", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 404, description = "An unknown rule (the message names the nearest one)", body = gapless_api::ErrorBody),
@@ -118,7 +119,7 @@ pub(crate) async fn show(
     params(("name" = String, Path, description = "The rule's name"), RuleWindowsRequest),
     responses(
         (status = 200, description = "The rule's windows in time order", body = RuleWindowsAnswer),
-        (status = 400, description = "Bad range or zone, or more windows than the limit", body = gapless_api::ErrorBody),
+        (status = 400, description = "A name no rule can have, a bad range or zone, or more windows than the limit", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 404, description = "An unknown rule (the message names the nearest one)", body = gapless_api::ErrorBody),
@@ -146,6 +147,7 @@ pub(crate) async fn windows(
     params(("name" = String, Path, description = "The rule's name")),
     responses(
         (status = 200, description = "Removed", body = RuleDeletedAnswer),
+        (status = 400, description = "A name no rule can have", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No admin scope", body = gapless_api::ErrorBody),
         (status = 404, description = "An unknown rule", body = gapless_api::ErrorBody),
@@ -208,7 +210,7 @@ where
     params(FiringsRequest),
     responses(
         (status = 200, description = "The firings in ledger order, and the cursor of the next page", body = FiringsAnswer),
-        (status = 400, description = "Bad cursor, limit or wait", body = gapless_api::ErrorBody),
+        (status = 400, description = "A name no rule can have, a bad cursor, limit or wait", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 404, description = "An unknown rule", body = gapless_api::ErrorBody),
