@@ -30,7 +30,8 @@
 //! `postgres://postgres@127.0.0.1:5432/test`) the PostgreSQL database, `off`
 //! to skip PostgreSQL; `GAPLESS_LOAD_QUESTIONS` (default 1000);
 //! `GAPLESS_LOAD_YEAR=1` adds the larger case: a year of 10-second batches
-//! (3.15M rows) of one asset.
+//! (3.15M rows) of one asset; `GAPLESS_LOAD_PHASES` (default `load,compare`)
+//! which parts run (one alone, to profile it).
 
 use std::io::Write;
 use std::sync::Arc;
@@ -532,63 +533,71 @@ fn main() {
         }
     };
 
-    let sqlite_file = dir.path().join("load.db");
-    let sqlite = Server::start(sqlite_file.to_str().unwrap());
-    let sqlite_rate = load("SQLite", &sqlite, secs);
-    let pg_server = pg.as_ref().map(|_| {
-        let sep = if pg_url.contains('?') { '&' } else { '?' };
-        Server::start(&format!("{pg_url}{sep}schema={schema}"))
-    });
-    let pg_rate = pg_server.as_ref().map(|s| load("PostgreSQL", s, secs));
+    let phases: String = env_or("GAPLESS_LOAD_PHASES", "load,compare".to_string());
+    let phase = |name: &str| phases.split(',').any(|p| p.trim() == name);
+
+    let (mut sqlite_rate, mut pg_rate) = (f64::NAN, None);
+    if phase("load") {
+        let sqlite_file = dir.path().join("load.db");
+        let sqlite = Server::start(sqlite_file.to_str().unwrap());
+        sqlite_rate = load("SQLite", &sqlite, secs);
+        drop(sqlite);
+        let pg_server = pg.as_ref().map(|_| {
+            let sep = if pg_url.contains('?') { '&' } else { '?' };
+            Server::start(&format!("{pg_url}{sep}schema={schema}"))
+        });
+        pg_rate = pg_server.as_ref().map(|s| load("PostgreSQL", s, secs));
+    }
 
     // The comparison runs on fresh ledgers (no load data in them).
-    drop(sqlite);
-    drop(pg_server);
-    let month = DataSet {
-        label: "month",
-        days: 30,
-        step: SLOT,
-        noise: 4,
-    };
-    let cmp_file = dir.path().join("cmp.db");
-    let cmp_sqlite = Server::start(cmp_file.to_str().unwrap());
-    let cmp_schema_ledger = format!("{schema}_ledger");
-    let cmp_pg = pg.as_ref().map(|_| {
-        let sep = if pg_url.contains('?') { '&' } else { '?' };
-        Server::start(&format!("{pg_url}{sep}schema={cmp_schema_ledger}"))
-    });
-    let mut servers: Vec<(&str, &Server)> = vec![("sqlite", &cmp_sqlite)];
-    if let Some(s) = &cmp_pg {
-        servers.push(("postgres", s));
-    }
-    let compared = compare(
-        &month,
-        &servers,
-        &cmp_file,
-        pg.as_mut().map(|c| (c, cmp_schema.as_str())),
-        questions,
-    );
-    drop(servers);
-    drop(cmp_sqlite);
-    drop(cmp_pg);
-
+    let mut compared = Vec::new();
     let mut year = Vec::new();
-    if std::env::var("GAPLESS_LOAD_YEAR").is_ok_and(|v| v == "1") {
-        let year_set = DataSet {
-            label: "year",
-            days: 365,
-            step: 10,
-            noise: 0,
+    let cmp_schema_ledger = format!("{schema}_ledger");
+    if phase("compare") {
+        let month = DataSet {
+            label: "month",
+            days: 30,
+            step: SLOT,
+            noise: 4,
         };
-        let file = dir.path().join("year.db");
-        let server = Server::start(file.to_str().unwrap());
-        year = compare(
-            &year_set,
-            &[("sqlite", &server)],
-            &file,
+        let cmp_file = dir.path().join("cmp.db");
+        let cmp_sqlite = Server::start(cmp_file.to_str().unwrap());
+        let cmp_pg = pg.as_ref().map(|_| {
+            let sep = if pg_url.contains('?') { '&' } else { '?' };
+            Server::start(&format!("{pg_url}{sep}schema={cmp_schema_ledger}"))
+        });
+        let mut servers: Vec<(&str, &Server)> = vec![("sqlite", &cmp_sqlite)];
+        if let Some(s) = &cmp_pg {
+            servers.push(("postgres", s));
+        }
+        compared = compare(
+            &month,
+            &servers,
+            &cmp_file,
             pg.as_mut().map(|c| (c, cmp_schema.as_str())),
             questions,
         );
+        drop(servers);
+        drop(cmp_sqlite);
+        drop(cmp_pg);
+
+        if std::env::var("GAPLESS_LOAD_YEAR").is_ok_and(|v| v == "1") {
+            let year_set = DataSet {
+                label: "year",
+                days: 365,
+                step: 10,
+                noise: 0,
+            };
+            let file = dir.path().join("year.db");
+            let server = Server::start(file.to_str().unwrap());
+            year = compare(
+                &year_set,
+                &[("sqlite", &server)],
+                &file,
+                pg.as_mut().map(|c| (c, cmp_schema.as_str())),
+                questions,
+            );
+        }
     }
 
     if let Some(c) = pg.as_mut() {
@@ -600,19 +609,21 @@ fn main() {
     }
 
     println!("\n== targets (issue 12) ==");
-    println!(
-        "  {:<68} {:>10.0} events/s  {}",
-        "single-event POSTs, 64 producers, SQLite: >= 16,000 acknowledged/s",
-        sqlite_rate,
-        verdict(sqlite_rate >= 16_000.0)
-    );
-    if let Some(r) = pg_rate {
+    if phase("load") {
         println!(
-            "  {:<68} {:>10.2}x         {}",
-            "the same on PostgreSQL: >= 0.9x SQLite's rate",
-            r / sqlite_rate,
-            verdict(r >= 0.9 * sqlite_rate)
+            "  {:<68} {:>10.0} events/s  {}",
+            "single-event POSTs, 64 producers, SQLite: >= 16,000 acknowledged/s",
+            sqlite_rate,
+            verdict(sqlite_rate >= 16_000.0)
         );
+        if let Some(r) = pg_rate {
+            println!(
+                "  {:<68} {:>10.2}x         {}",
+                "the same on PostgreSQL: >= 0.9x SQLite's rate",
+                r / sqlite_rate,
+                verdict(r >= 0.9 * sqlite_rate)
+            );
+        }
     }
     for c in &compared {
         for ((kind, _), r) in KINDS.iter().zip(&c.ratios) {
@@ -654,7 +665,7 @@ fn main() {
             );
         }
     }
-    if compared.iter().all(|c| c.ratios.is_empty()) {
+    if phase("compare") && compared.iter().all(|c| c.ratios.is_empty()) {
         println!("  ratios to the multirange query: not measured (no PostgreSQL)");
     }
 }

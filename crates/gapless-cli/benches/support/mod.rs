@@ -129,10 +129,20 @@ impl Drop for Server {
     }
 }
 
+/// A blocking client for the bench's loopback servers. Each step has its
+/// own timeout and name resolution none: with a timeout on resolving (as
+/// `timeout_global` sets), ureq resolves every request's address on a new
+/// thread, even an IP literal of a pooled connection, and the bench
+/// measured its own thread spawns (a third of its CPU under load).
 pub fn agent() -> ureq::Agent {
+    let limit = Some(Duration::from_secs(120));
     ureq::Agent::config_builder()
         .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(120)))
+        .timeout_connect(limit)
+        .timeout_send_request(limit)
+        .timeout_send_body(limit)
+        .timeout_recv_response(limit)
+        .timeout_recv_body(limit)
         .build()
         .new_agent()
 }
