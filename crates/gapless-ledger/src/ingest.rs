@@ -3,8 +3,9 @@
 
 use std::collections::HashMap;
 
-use gapless_api::{Error, Position, Unit};
+use gapless_api::{BodyFormat, Error, Position, Unit};
 use gapless_core::{AssetDecl, NewEvent, RawEvent};
+use serde_json::value::RawValue;
 
 /// A validated batch and where each event came from (1-based positions
 /// counted in `unit`; none for a single event).
@@ -158,6 +159,58 @@ impl<'a> BatchBuilder<'a> {
     /// The batch built.
     pub fn finish(self) -> Batch {
         self.batch
+    }
+}
+
+/// Push every item into `builder`; the batch built.
+pub(crate) fn parse_items<'a>(
+    mut builder: BatchBuilder<'_>,
+    items: impl IntoIterator<Item = &'a str>,
+) -> Result<Batch, Error> {
+    for item in items {
+        builder.push(item)?;
+    }
+    Ok(builder.finish())
+}
+
+/// A whole body of events (NDJSON, a JSON array, or one object) as one
+/// batch, declarations looked up with `lookup`.
+pub(crate) fn parse_body<'a>(
+    format: BodyFormat,
+    body: &[u8],
+    lookup: impl FnMut(&str) -> Result<Option<AssetDecl>, Error> + 'a,
+) -> Result<Batch, Error> {
+    let text = std::str::from_utf8(body)
+        .map_err(|e| Error::bad_input(format!("the body is not UTF-8: {e}")))?;
+    match format {
+        BodyFormat::Ndjson => {
+            let lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
+            parse_items(BatchBuilder::new(Some(Unit::Line), lookup), lines)
+        }
+        BodyFormat::Json if text.trim_start().starts_with('[') => {
+            let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
+                Error::bad_input(format!("events: not a JSON array of event objects: {e}"))
+            })?;
+            parse_items(
+                BatchBuilder::new(Some(Unit::Event), lookup),
+                items.iter().map(|r| r.get()),
+            )
+        }
+        BodyFormat::Json => {
+            // One object a line sent as JSON is the common mistake: say
+            // how to send it instead.
+            let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
+            let one = serde_json::from_str::<&RawValue>(text);
+            match one {
+                Err(e) if lines > 1 && e.to_string().starts_with("trailing characters") => {
+                    Err(Error::bad_input(format!(
+                        "the body holds {lines} lines of JSON, not one object or array: \
+                         send NDJSON with Content-Type: application/x-ndjson, or a JSON array"
+                    )))
+                }
+                _ => parse_items(BatchBuilder::new(None, lookup), [text]),
+            }
+        }
     }
 }
 

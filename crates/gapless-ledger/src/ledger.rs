@@ -101,11 +101,7 @@ impl Ledger {
         unit: Option<Unit>,
         items: impl IntoIterator<Item = &'a str>,
     ) -> Result<Batch> {
-        let mut b = self.batch(unit);
-        for item in items {
-            b.push(item)?;
-        }
-        Ok(b.finish())
+        crate::ingest::parse_items(self.batch(unit), items)
     }
 
     /// Parse a whole body of events: NDJSON, a JSON array (positions are
@@ -116,35 +112,22 @@ impl Ledger {
     /// `BadInput` for a body that is not UTF-8 or not JSON, or naming the
     /// first bad event.
     pub fn parse_body(&self, format: BodyFormat, body: &[u8]) -> Result<Batch> {
-        let text = std::str::from_utf8(body)
-            .map_err(|e| Error::bad_input(format!("the body is not UTF-8: {e}")))?;
-        match format {
-            BodyFormat::Ndjson => {
-                let lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-                self.parse(Some(Unit::Line), lines)
-            }
-            BodyFormat::Json if text.trim_start().starts_with('[') => {
-                let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
-                    Error::bad_input(format!("events: not a JSON array of event objects: {e}"))
-                })?;
-                self.parse(Some(Unit::Event), items.iter().map(|r| r.get()))
-            }
-            BodyFormat::Json => {
-                // One object a line sent as JSON is the common mistake: say
-                // how to send it instead.
-                let lines = text.lines().filter(|l| !l.trim().is_empty()).count();
-                let one = serde_json::from_str::<&RawValue>(text);
-                match one {
-                    Err(e) if lines > 1 && e.to_string().starts_with("trailing characters") => {
-                        Err(Error::bad_input(format!(
-                            "the body holds {lines} lines of JSON, not one object or array: \
-                             send NDJSON with Content-Type: application/x-ndjson, or a JSON array"
-                        )))
-                    }
-                    _ => self.parse(None, [text]),
-                }
-            }
-        }
+        crate::ingest::parse_body(format, body, |asset| {
+            self.store.asset_decl(asset).map_err(from_store)
+        })
+    }
+
+    /// [`Ledger::parse_body`] without reading the store: `None` when an
+    /// event needs its asset's declaration (a discrete key, a naive
+    /// instant), which only [`Ledger::parse_body`] can look up. A server
+    /// parses a small body so on its own thread, whatever the backend.
+    pub fn parse_body_without_store(format: BodyFormat, body: &[u8]) -> Option<Result<Batch>> {
+        let needed = std::cell::Cell::new(false);
+        let parsed = crate::ingest::parse_body(format, body, |_| {
+            needed.set(true);
+            Err(Error::bad_input("a declaration is needed"))
+        });
+        (!needed.get()).then_some(parsed)
     }
 
     /// Record `batch` atomically.
@@ -713,6 +696,53 @@ mod tests {
         })
         .map_err(|e| e.to_string())?;
         Ok(out)
+    }
+
+    /// The inline parse answers exactly as the parse with the store, or
+    /// not at all where an event needs its asset's declaration.
+    #[test]
+    fn a_body_parses_without_the_store_unless_a_declaration_is_needed() {
+        use gapless_api::BodyFormat::{Json, Ndjson};
+        use gapless_core::{AssetDecl, Duration};
+        use gapless_store::Store;
+
+        let dir = tempfile::tempdir().unwrap();
+        let store = gapless_store::SqliteStore::open(dir.path().join("l.db")).unwrap();
+        let decl = AssetDecl {
+            key_span: Some(Duration::parse("PT5M").unwrap()),
+            tz: jiff::tz::TimeZone::UTC,
+        };
+        store.declare_asset("keyed", &decl).unwrap();
+        let ledger = super::Ledger::new(std::sync::Arc::new(store));
+        let ok = r#"{"asset":"a","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z"}"#;
+        let keyed = r#"{"asset":"keyed","partition_key":"2025-06-01T00:05:00"}"#;
+        let bodies: Vec<(gapless_api::BodyFormat, String, bool)> = vec![
+            (Json, ok.to_string(), true),
+            (Json, format!("[{ok},{ok}]"), true),
+            (Ndjson, format!("{ok}\n\n{ok}\n"), true),
+            (Ndjson, format!("{ok}\n{{\"asset\":\"a\"}}\n"), true),
+            (Json, format!("{ok}\n{ok}"), true),
+            (Json, "[1, ".to_string(), true),
+            (Json, "\u{0}".to_string(), true),
+            (Json, keyed.to_string(), false),
+            (Ndjson, format!("{ok}\n{keyed}"), false),
+        ];
+        for (format, body, alone) in bodies {
+            let with_store = ledger.parse_body(format, body.as_bytes());
+            match super::Ledger::parse_body_without_store(format, body.as_bytes()) {
+                None => assert!(!alone, "{body}: needed the store"),
+                Some(inline) => {
+                    assert!(alone, "{body}: parsed without its declaration");
+                    match (inline, with_store) {
+                        (Ok(a), Ok(b)) => assert_eq!(a.events(), b.events(), "{body}"),
+                        (Err(a), Err(b)) => assert_eq!(a.to_string(), b.to_string(), "{body}"),
+                        (a, b) => panic!("{body}: {a:?} against {b:?}"),
+                    }
+                }
+            }
+        }
+        let keyed = ledger.parse_body(Json, keyed.as_bytes()).unwrap();
+        assert_eq!(keyed.len(), 1);
     }
 
     #[test]
