@@ -34,9 +34,11 @@
 //! - `url.rs`: the server URL and percent-encoding.
 //! - `answer.rs`: reading an HTTP answer back into an answer or an error.
 //! - `parts.rs`: recording a large NDJSON input in parts, each atomic.
+//! - `resolve.rs`: name resolution that spawns no thread for an IP address.
 
 mod answer;
 mod parts;
+mod resolve;
 mod url;
 
 use std::time::Duration;
@@ -93,13 +95,17 @@ impl std::fmt::Debug for Client {
 /// The transport: no redirects followed, every status read as an answer,
 /// `timeout` for a whole request.
 fn agent(timeout: Duration) -> ureq::Agent {
-    ureq::Agent::config_builder()
+    let config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .accept("application/json")
         .timeout_global(Some(timeout))
-        .build()
-        .new_agent()
+        .build();
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::default(),
+        resolve::AddressFirst::default(),
+    )
 }
 
 /// A request body: bytes in memory, or a reader streamed as it is read.
