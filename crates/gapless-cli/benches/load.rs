@@ -15,10 +15,12 @@
 //! tstzrange)` with a GiST index, and the same 1,000 random one-month /
 //! one-day / one-hour gap questions are answered both ways: gapless over
 //! HTTP, the multirange query of the issue through a prepared statement
-//! (and, for context, `Ledger::check` in-process on the SQLite file). Every
+//! (and, for context, `Ledger::check` in-process on each server's ledger). Every
 //! answer is checked equal; the medians, their ratios and what HTTP adds
-//! over the in-process answer are printed, and the output closes with the
-//! targets of issue 12, each met or MISSED.
+//! over the in-process answer are printed, beside what a round trip costs
+//! with no work behind it (a loopback server sending one fixed answer, read
+//! by the same client), and the output closes with the targets of issue 12,
+//! each met or MISSED.
 //!
 //! Clients are blocking (`ureq`), one kept-alive connection per thread. The
 //! servers run with `RUST_LOG=warn` (no per-request log lines). Everything
@@ -244,8 +246,7 @@ const KINDS: [(&str, i64); 3] = [
 /// every way, check the answers agree; how each server did.
 fn compare(
     data: &DataSet,
-    servers: &[(&str, &Server)],
-    sqlite_file: &std::path::Path,
+    servers: &[(&str, &Server, &str)],
     pg: Option<(&mut postgres::Client, &str)>,
     questions: usize,
 ) -> Vec<Compared> {
@@ -256,7 +257,7 @@ fn compare(
         data.noise
     );
     // Load gapless: NDJSON batches of 100,000 events.
-    for (name, server) in servers {
+    for (name, server, _) in servers {
         let t = Instant::now();
         let agent = agent();
         let url = format!("{}/v1/events", server.base);
@@ -344,16 +345,27 @@ fn compare(
         (client, statement)
     });
 
-    let store = gapless_store::open(sqlite_file.to_str().unwrap()).unwrap();
-    let ledger = Ledger::new(Arc::from(store));
+    // Each server's ledger opened in this process, for its in-process
+    // answer.
+    let ledgers: Vec<Ledger> = servers
+        .iter()
+        .map(|(_, _, db)| Ledger::new(Arc::from(gapless_store::open(db).unwrap())))
+        .collect();
     let policy = gapless_api::params::policy(None).unwrap();
     let agents: Vec<ureq::Agent> = servers.iter().map(|_| agent()).collect();
 
     let kinds = KINDS;
     let span = data.days * DAY;
     let mut rng = Rng(0xD1B5_4A32_D192_ED03);
-    // [kind][method] -> latencies in ms; methods: servers..., in-process, pg.
-    let methods = servers.len() + 2;
+    // What any HTTP round trip costs here: a server that does nothing but
+    // send one fixed answer (a real one-day answer, read back the same way).
+    let day = gapless_core::Interval::from_micros(T0 * 1_000_000, (T0 + DAY) * 1_000_000).unwrap();
+    let fixed = serde_json::to_string(&ledgers[0].check("cmp", day, &policy).unwrap()).unwrap();
+    let floor = Floor::start(fixed);
+    let floor_agent = agent();
+    // [kind][method] -> latencies in ms; methods: servers..., each one's
+    // ledger in-process..., the fixed answer, pg.
+    let methods = 2 * servers.len() + 2;
     let mut times = vec![vec![Vec::new(); methods]; kinds.len()];
     let mut with_gaps = 0;
     let warmup = 20;
@@ -364,7 +376,7 @@ fn compare(
         let e = s + len;
         let mut answers: Vec<Vec<(i64, i64)>> = Vec::new();
         let mut took = Vec::new();
-        for ((_, server), agent) in servers.iter().zip(&agents) {
+        for ((_, server, _), agent) in servers.iter().zip(&agents) {
             let t = Instant::now();
             let a = coverage(agent, &server.base, "cmp", s, e);
             took.push(t.elapsed().as_secs_f64() * 1e3);
@@ -376,15 +388,20 @@ fn compare(
             );
         }
         let range = gapless_core::Interval::from_micros(s * 1_000_000, e * 1_000_000).unwrap();
+        for ledger in &ledgers {
+            let t = Instant::now();
+            let a = ledger.check("cmp", range, &policy).unwrap();
+            took.push(t.elapsed().as_secs_f64() * 1e3);
+            answers.push(
+                a.missing
+                    .iter()
+                    .map(|m| (m.start().as_micros(), m.end().as_micros()))
+                    .collect(),
+            );
+        }
         let t = Instant::now();
-        let a = ledger.check("cmp", range, &policy).unwrap();
+        coverage(&floor_agent, &floor.base, "cmp", s, e);
         took.push(t.elapsed().as_secs_f64() * 1e3);
-        answers.push(
-            a.missing
-                .iter()
-                .map(|m| (m.start().as_micros(), m.end().as_micros()))
-                .collect(),
-        );
         if let Some((client, statement)) = pg.as_mut() {
             let t = Instant::now();
             let rows = client
@@ -419,9 +436,12 @@ fn compare(
     );
     let mut names: Vec<String> = servers
         .iter()
-        .map(|(n, _)| format!("gapless HTTP ({n})"))
+        .map(|(n, _, _)| format!("gapless HTTP ({n})"))
         .collect();
-    names.push("Ledger::check in-process (sqlite)".into());
+    for (n, _, _) in servers {
+        names.push(format!("Ledger::check in-process ({n})"));
+    }
+    names.push("HTTP server sending a fixed answer".into());
     if pg.is_some() {
         names.push("PostgreSQL multirange query".into());
     }
@@ -439,26 +459,41 @@ fn compare(
         }
         println!("{row}");
     }
-    let in_process = servers.len();
     let mut out: Vec<Compared> = servers
         .iter()
         .enumerate()
-        .map(|(m, (name, _))| Compared {
+        .map(|(m, (name, _, _))| Compared {
             name: name.to_string(),
             ratios: Vec::new(),
             overhead_us: (0..kinds.len())
-                .map(|k| 1e3 * (medians[m][k] - medians[in_process][k]))
+                .map(|k| 1e3 * (medians[m][k] - medians[servers.len() + m][k]))
                 .collect(),
         })
         .collect();
     for c in &out {
         println!(
-            "  HTTP ({}) over in-process, median µs: {}",
+            "  HTTP ({0}) over in-process ({0}), median µs: {1}",
             c.name,
             kinds
                 .iter()
                 .zip(&c.overhead_us)
                 .map(|(k, us)| format!("{} {us:.0}", k.0))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    let floor_m = 2 * servers.len();
+    for (m, (name, _, _)) in servers.iter().enumerate() {
+        println!(
+            "  HTTP ({name}) over the fixed-answer server (its own work), median µs: {}",
+            kinds
+                .iter()
+                .enumerate()
+                .map(|(k, kind)| format!(
+                    "{} {:.0}",
+                    kind.0,
+                    1e3 * (medians[m][k] - medians[floor_m][k])
+                ))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
@@ -481,18 +516,20 @@ fn compare(
             );
             c.ratios = r;
         }
-        let r: Vec<f64> = (0..kinds.len())
-            .map(|k| medians[pgm][k] / medians[servers.len()][k])
-            .collect();
-        println!(
-            "  ratio multirange / Ledger::check in-process: {}",
-            kinds
-                .iter()
-                .zip(&r)
-                .map(|(k, r)| format!("{} {r:.1}x", k.0))
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+        for (m, (name, _, _)) in servers.iter().enumerate() {
+            let r: Vec<f64> = (0..kinds.len())
+                .map(|k| medians[pgm][k] / medians[servers.len() + m][k])
+                .collect();
+            println!(
+                "  ratio multirange / Ledger::check in-process ({name}): {}",
+                kinds
+                    .iter()
+                    .zip(&r)
+                    .map(|(k, r)| format!("{} {r:.1}x", k.0))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            );
+        }
     }
     out
 }
@@ -562,18 +599,19 @@ fn main() {
         };
         let cmp_file = dir.path().join("cmp.db");
         let cmp_sqlite = Server::start(cmp_file.to_str().unwrap());
-        let cmp_pg = pg.as_ref().map(|_| {
+        let cmp_pg_url = {
             let sep = if pg_url.contains('?') { '&' } else { '?' };
-            Server::start(&format!("{pg_url}{sep}schema={cmp_schema_ledger}"))
-        });
-        let mut servers: Vec<(&str, &Server)> = vec![("sqlite", &cmp_sqlite)];
+            format!("{pg_url}{sep}schema={cmp_schema_ledger}")
+        };
+        let cmp_pg = pg.as_ref().map(|_| Server::start(&cmp_pg_url));
+        let mut servers: Vec<(&str, &Server, &str)> =
+            vec![("sqlite", &cmp_sqlite, cmp_file.to_str().unwrap())];
         if let Some(s) = &cmp_pg {
-            servers.push(("postgres", s));
+            servers.push(("postgres", s, &cmp_pg_url));
         }
         compared = compare(
             &month,
             &servers,
-            &cmp_file,
             pg.as_mut().map(|c| (c, cmp_schema.as_str())),
             questions,
         );
@@ -592,8 +630,7 @@ fn main() {
             let server = Server::start(file.to_str().unwrap());
             year = compare(
                 &year_set,
-                &[("sqlite", &server)],
-                &file,
+                &[("sqlite", &server, file.to_str().unwrap())],
                 pg.as_mut().map(|c| (c, cmp_schema.as_str())),
                 questions,
             );

@@ -134,6 +134,52 @@ impl Drop for Server {
 /// `timeout_global` sets), ureq resolves every request's address on a new
 /// thread, even an IP literal of a pooled connection, and the bench
 /// measured its own thread spawns (a third of its CPU under load).
+/// An HTTP server on loopback that answers every request with one fixed
+/// JSON body at once: what a round trip costs with no work behind it. Its
+/// threads end with the bench's process.
+pub struct Floor {
+    pub base: String,
+}
+
+impl Floor {
+    pub fn start(body: String) -> Floor {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let answer = format!(
+            "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        std::thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(mut conn) = conn else { return };
+                let answer = answer.clone();
+                std::thread::spawn(move || {
+                    let _ = conn.set_nodelay(true);
+                    let mut buf = vec![0u8; 1 << 16];
+                    let mut have = 0;
+                    loop {
+                        match conn.read(&mut buf[have..]) {
+                            Ok(0) | Err(_) => return,
+                            Ok(n) => have += n,
+                        }
+                        // Requests without a body: one ends at its blank line.
+                        while let Some(end) = buf[..have].windows(4).position(|w| w == b"\r\n\r\n")
+                        {
+                            if conn.write_all(answer.as_bytes()).is_err() {
+                                return;
+                            }
+                            buf.copy_within(end + 4..have, 0);
+                            have -= end + 4;
+                        }
+                    }
+                });
+            }
+        });
+        Floor { base }
+    }
+}
+
 pub fn agent() -> ureq::Agent {
     let limit = Some(Duration::from_secs(120));
     ureq::Agent::config_builder()
