@@ -7,7 +7,9 @@
 //!    same content is a duplicate (counted, not applied), other content a
 //!    conflict (the transaction is rolled back). Earlier events of the same
 //!    batch are already inserted, so duplicates inside a batch behave the
-//!    same as across batches.
+//!    same as across batches. A large chunk of many interleaved assets is
+//!    inserted asset by asset, each event at the sequence number of its
+//!    place in the chunk (see `Appender::push`).
 //! 2. Per asset, once: the stored coverage runs that touch the hull of the
 //!    batch's new events (adjacent ones included) are loaded, the new events
 //!    applied in order, and the rows that this changes written (usually the
@@ -27,13 +29,21 @@ use crate::decl::{check_asset_name, check_decl};
 use crate::delta::AssetDelta;
 use crate::{Appended, Result, StoreError};
 
+/// An event at sequence number ?1 (NULL: the next one).
 pub(super) const INSERT_WITH_ID: &str = "INSERT INTO events \
-     (asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+     (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) \
      ON CONFLICT (asset_id, id) WHERE id IS NOT NULL DO NOTHING";
 const INSERT_NO_ID: &str = "INSERT INTO events \
-     (asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
-     VALUES (?1, NULL, ?2, ?3, ?4, ?5, ?6, ?7)";
+     (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
+     VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8)";
+/// The smallest chunk stored asset by asset when its assets interleave.
+const SORT_CHUNK: usize = 1_024;
+/// The fewest assets in a chunk for that: a few assets' places in the
+/// indexes stay in the CPU's caches, and storing out of sequence order
+/// splits the events table's pages (5 interleaved assets: 4.6 s for two
+/// million events in file order, 5.7 s asset by asset).
+const SORT_ASSETS: usize = 64;
 /// The start of asset ?1's run starting at or before ?2.
 pub(super) const RUN_START_AT_OR_BEFORE: &str = "SELECT start_us FROM coverage_runs \
      WHERE asset_id = ?1 AND start_us <= ?2 ORDER BY start_us DESC LIMIT 1";
@@ -340,50 +350,116 @@ impl Appender {
 
     /// Store the new events of `chunk`, count the duplicates.
     ///
+    /// A large chunk of many assets (a shared pipeline's file interleaves
+    /// them) is stored asset by asset, each asset's events in their order,
+    /// each with the sequence number its place in the chunk gives it: an
+    /// index insert then lands next to the one before, where in the file's
+    /// order each went to another asset's part of the index (cold pages;
+    /// 1,000 interleaved assets ingested 2.4 times slower than 5).
+    ///
     /// # Errors
     ///
-    /// `Conflict` with the event's position in the whole batch.
+    /// `Conflict` with the position of the chunk's first conflicting event
+    /// in the whole batch.
     fn push(&mut self, tx: &Connection, chunk: &[NewEvent]) -> Result<()> {
-        let mut insert_with_id = tx.prepare_cached(INSERT_WITH_ID)?;
-        let mut insert_no_id = tx.prepare_cached(INSERT_NO_ID)?;
-        let mut stored_by_id = tx.prepare_cached(STORED_BY_ID)?;
-        let received = self.received;
+        // Every asset's slot in the chunk's order: a bad name is named at
+        // its own position.
+        let mut slots = Vec::with_capacity(chunk.len());
         for (i, ev) in chunk.iter().enumerate() {
-            let index = self.seen + i;
-            let slot = self.slot(tx, index, &ev.asset)?;
-            let a = &mut self.assets[slot].delta;
-            let c = encode(ev);
-            let (start, end, kind, extra, produced) =
-                (c.start, c.end, c.kind, c.extra, c.produced_at);
-            match c.id {
-                Some(id) => {
-                    let inserted = insert_with_id.execute(params![
-                        a.id, id, start, end, kind, extra, produced, received
-                    ])?;
-                    if inserted == 0 {
-                        let stored =
-                            stored_by_id.query_row(params![a.id, id], stored_content)??;
-                        if stored.same_content(ev) {
-                            self.out.duplicates += 1;
-                            continue;
+            slots.push(self.slot(tx, self.seen + i, &ev.asset)?);
+        }
+        let interleaved = chunk.len() >= SORT_CHUNK && {
+            let mut seen = vec![false; self.assets.len()];
+            let mut distinct = 0;
+            for &s in &slots {
+                distinct += usize::from(!std::mem::replace(&mut seen[s], true));
+            }
+            distinct >= SORT_ASSETS
+        };
+        let mut stmts = Inserts {
+            with_id: tx.prepare_cached(INSERT_WITH_ID)?,
+            no_id: tx.prepare_cached(INSERT_NO_ID)?,
+            stored_by_id: tx.prepare_cached(STORED_BY_ID)?,
+        };
+        let result = if interleaved {
+            let first_seq: i64 = tx
+                .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM events")?
+                .query_row([], |r| r.get(0))?;
+            let mut order: Vec<u32> = (0..chunk.len() as u32).collect();
+            order.sort_by_key(|&i| slots[i as usize]);
+            let mut first_conflict: Option<StoreError> = None;
+            for i in order {
+                let i = i as usize;
+                let seq = Some(first_seq + i as i64);
+                match self.store_one(&mut stmts, slots[i], self.seen + i, &chunk[i], seq) {
+                    Ok(()) => {}
+                    Err(StoreError::Conflict { index, asset, id }) => {
+                        if first_conflict.as_ref().is_none_or(
+                            |e| matches!(e, StoreError::Conflict { index: first, .. } if index < *first),
+                        ) {
+                            first_conflict = Some(StoreError::Conflict { index, asset, id });
                         }
-                        // The caller drops the transaction: rolled back.
-                        return Err(StoreError::Conflict {
-                            index,
-                            asset: ev.asset.clone(),
-                            id: id.to_string(),
-                        });
                     }
-                }
-                None => {
-                    insert_no_id
-                        .execute(params![a.id, start, end, kind, extra, produced, received])?;
+                    Err(e) => return Err(e),
                 }
             }
-            self.out.accepted += 1;
-            a.push(ev.kind, ev.interval, &c);
-        }
+            first_conflict.map_or(Ok(()), Err)
+        } else {
+            chunk.iter().enumerate().try_for_each(|(i, ev)| {
+                self.store_one(&mut stmts, slots[i], self.seen + i, ev, None)
+            })
+        };
         self.seen += chunk.len();
+        result
+    }
+
+    /// Store one event (at sequence number `seq`, or the next one) unless
+    /// its id is stored with the same content (a duplicate, counted).
+    ///
+    /// # Errors
+    ///
+    /// `Conflict` at `index` when its id is stored with other content.
+    fn store_one(
+        &mut self,
+        stmts: &mut Inserts<'_>,
+        slot: usize,
+        index: usize,
+        ev: &NewEvent,
+        seq: Option<i64>,
+    ) -> Result<()> {
+        let a = &mut self.assets[slot].delta;
+        let c = encode(ev);
+        let (start, end, kind, extra, produced) = (c.start, c.end, c.kind, c.extra, c.produced_at);
+        let received = self.received;
+        match c.id {
+            Some(id) => {
+                let inserted = stmts.with_id.execute(params![
+                    seq, a.id, id, start, end, kind, extra, produced, received
+                ])?;
+                if inserted == 0 {
+                    let stored = stmts
+                        .stored_by_id
+                        .query_row(params![a.id, id], stored_content)??;
+                    if stored.same_content(ev) {
+                        self.out.duplicates += 1;
+                        return Ok(());
+                    }
+                    // The caller drops the transaction: rolled back.
+                    return Err(StoreError::Conflict {
+                        index,
+                        asset: ev.asset.clone(),
+                        id: id.to_string(),
+                    });
+                }
+            }
+            None => {
+                stmts.no_id.execute(params![
+                    seq, a.id, start, end, kind, extra, produced, received
+                ])?;
+            }
+        }
+        self.out.accepted += 1;
+        a.push(ev.kind, ev.interval, &c);
         Ok(())
     }
 
@@ -416,6 +492,13 @@ impl Appender {
         }
         Ok((self.out, deltas))
     }
+}
+
+/// The statements that store a chunk's events.
+struct Inserts<'c> {
+    with_id: rusqlite::CachedStatement<'c>,
+    no_id: rusqlite::CachedStatement<'c>,
+    stored_by_id: rusqlite::CachedStatement<'c>,
 }
 
 /// The new events of `deltas` as judging takes them.
