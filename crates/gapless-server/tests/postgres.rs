@@ -106,6 +106,30 @@ fn group_commit_over_postgres() {
     server.stop().unwrap();
 }
 
+/// A server on a fresh SQLite file and one on a fresh PostgreSQL schema
+/// (named from `tag`; dropped with the returned guard); none when
+/// PostgreSQL is not reachable and not required.
+fn servers_on_both_backends(tag: &str) -> Option<(Schema, TestServer, TestServer)> {
+    let (url, required) = url();
+    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
+        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
+        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+        return None;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = Schema(format!("{tag}_{}_{nanos}", std::process::id()));
+    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
+    let pg = TestServer::with_ledger(
+        tempfile::tempdir().unwrap(),
+        Ledger::new(Arc::new(store)),
+        ServerConfig::default(),
+    );
+    Some((schema, TestServer::start(), pg))
+}
+
 /// Found by scripts/fuzz-api (schemathesis) on PostgreSQL: a question
 /// about an asset name with a NUL (`POST /v1/coverage` with `"assets":
 /// ["a\u0000b"]`) was a 500 (PostgreSQL refuses a NUL in text), where
@@ -113,24 +137,9 @@ fn group_commit_over_postgres() {
 /// words on both backends.
 #[test]
 fn a_question_about_an_impossible_asset_name_is_bad_input_on_both_backends() {
-    let (url, required) = url();
-    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
-        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
-        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+    let Some((_schema, sqlite, pg)) = servers_on_both_backends("gs_names") else {
         return;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let schema = Schema(format!("gs_names_{}_{nanos}", std::process::id()));
-    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
-    let pg = TestServer::with_ledger(
-        tempfile::tempdir().unwrap(),
-        Ledger::new(Arc::new(store)),
-        ServerConfig::default(),
-    );
-    let sqlite = TestServer::start();
+    };
     let range = format!("start={}&end={}", slot(0), slot(5));
     let mut answers = Vec::new();
     for server in [&sqlite, &pg] {
@@ -173,24 +182,9 @@ fn a_question_about_an_impossible_asset_name_is_bad_input_on_both_backends() {
 /// backends, and a valid unknown name is still 404.
 #[test]
 fn a_question_about_an_impossible_rule_name_is_bad_input_on_both_backends() {
-    let (url, required) = url();
-    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
-        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
-        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+    let Some((_schema, sqlite, pg)) = servers_on_both_backends("gs_rules") else {
         return;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let schema = Schema(format!("gs_rules_{}_{nanos}", std::process::id()));
-    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
-    let pg = TestServer::with_ledger(
-        tempfile::tempdir().unwrap(),
-        Ledger::new(Arc::new(store)),
-        ServerConfig::default(),
-    );
-    let sqlite = TestServer::start();
+    };
     let range = format!("start={}&end={}", slot(0), slot(5));
     let mut answers = Vec::new();
     for server in [&sqlite, &pg] {
