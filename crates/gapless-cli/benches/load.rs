@@ -15,12 +15,12 @@
 //! tstzrange)` with a GiST index, and the same 1,000 random one-month /
 //! one-day / one-hour gap questions are answered both ways: gapless over
 //! HTTP, the multirange query of the issue through a prepared statement
-//! (and, for context, `Ledger::check` in-process on each server's ledger). Every
-//! answer is checked equal; the medians, their ratios and what HTTP adds
-//! over the in-process answer are printed, beside what a round trip costs
-//! with no work behind it (a loopback server sending one fixed answer, read
-//! by the same client), and the output closes with the targets of issue 12,
-//! each met or MISSED.
+//! (and, for context, `Ledger::check` in-process on each server's
+//! ledger). Every answer is checked equal; the medians, their ratios and
+//! what HTTP adds over the in-process answer are printed, beside what a
+//! round trip costs with no work behind it (a loopback server sending one
+//! fixed answer, read by the same client), and the output closes with the
+//! targets of issue 12, each met or MISSED.
 //!
 //! Clients are blocking (`ureq`), one kept-alive connection per thread. The
 //! servers run with `RUST_LOG=warn` (no per-request log lines). Everything
@@ -235,6 +235,15 @@ struct Compared {
     overhead_us: Vec<f64>,
 }
 
+/// An answer's gaps as `(start, end)` microseconds, the form every way of
+/// asking is compared in.
+fn gaps(a: &gapless_api::CheckAnswer) -> Vec<(i64, i64)> {
+    a.missing
+        .iter()
+        .map(|m| (m.start().as_micros(), m.end().as_micros()))
+        .collect()
+}
+
 /// The question kinds of [`compare`], in its order.
 const KINDS: [(&str, i64); 3] = [
     ("one month", 30 * DAY),
@@ -380,24 +389,14 @@ fn compare(
             let t = Instant::now();
             let a = coverage(agent, &server.base, "cmp", s, e);
             took.push(t.elapsed().as_secs_f64() * 1e3);
-            answers.push(
-                a.missing
-                    .iter()
-                    .map(|m| (m.start().as_micros(), m.end().as_micros()))
-                    .collect(),
-            );
+            answers.push(gaps(&a));
         }
         let range = gapless_core::Interval::from_micros(s * 1_000_000, e * 1_000_000).unwrap();
         for ledger in &ledgers {
             let t = Instant::now();
             let a = ledger.check("cmp", range, &policy).unwrap();
             took.push(t.elapsed().as_secs_f64() * 1e3);
-            answers.push(
-                a.missing
-                    .iter()
-                    .map(|m| (m.start().as_micros(), m.end().as_micros()))
-                    .collect(),
-            );
+            answers.push(gaps(&a));
         }
         let t = Instant::now();
         coverage(&floor_agent, &floor.base, "cmp", s, e);
@@ -534,6 +533,12 @@ fn compare(
     out
 }
 
+/// The PostgreSQL URL `url` with its ledger in `schema`.
+fn in_schema(url: &str, schema: &str) -> String {
+    let sep = if url.contains('?') { '&' } else { '?' };
+    format!("{url}{sep}schema={schema}")
+}
+
 fn main() {
     // `cargo bench` passes --bench; `cargo test --benches` would pass
     // nothing: run only under `cargo bench`.
@@ -579,10 +584,9 @@ fn main() {
         let sqlite = Server::start(sqlite_file.to_str().unwrap());
         sqlite_rate = load("SQLite", &sqlite, secs);
         drop(sqlite);
-        let pg_server = pg.as_ref().map(|_| {
-            let sep = if pg_url.contains('?') { '&' } else { '?' };
-            Server::start(&format!("{pg_url}{sep}schema={schema}"))
-        });
+        let pg_server = pg
+            .as_ref()
+            .map(|_| Server::start(&in_schema(&pg_url, &schema)));
         pg_rate = pg_server.as_ref().map(|s| load("PostgreSQL", s, secs));
     }
 
@@ -599,10 +603,7 @@ fn main() {
         };
         let cmp_file = dir.path().join("cmp.db");
         let cmp_sqlite = Server::start(cmp_file.to_str().unwrap());
-        let cmp_pg_url = {
-            let sep = if pg_url.contains('?') { '&' } else { '?' };
-            format!("{pg_url}{sep}schema={cmp_schema_ledger}")
-        };
+        let cmp_pg_url = in_schema(&pg_url, &cmp_schema_ledger);
         let cmp_pg = pg.as_ref().map(|_| Server::start(&cmp_pg_url));
         let mut servers: Vec<(&str, &Server, &str)> =
             vec![("sqlite", &cmp_sqlite, cmp_file.to_str().unwrap())];

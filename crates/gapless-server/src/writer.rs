@@ -3,16 +3,18 @@
 //!
 //! Requests send `(batch, reply)` over a bounded channel. The writer takes
 //! the first waiting batch, drains whatever else is queued (up to
-//! `max_group_events` events), and appends the group on its own thread
-//! with [`Ledger::append_group`] (a thread of its own, not a task that
-//! hands each group to a blocking thread: two thread wake-ups fewer a
-//! group, in the loop every single-event POST waits on): each batch atomic on its own with its own
+//! `max_group_events` events), and appends the group with
+//! [`Ledger::append_group`]: each batch atomic on its own with its own
 //! answer (a conflict at its position in its request), in one durable
-//! commit where the store supports it. Meanwhile new requests queue up for
-//! the next group, so under load many small requests share each commit.
-//! Each request is answered only after its events are durable. A request
-//! whose client has gone (disconnect, timeout) before its group starts is
-//! dropped, not stored.
+//! commit where the store supports it. Meanwhile new requests queue up
+//! for the next group, so under load many small requests share each
+//! commit. Each request is answered only after its events are durable. A
+//! request whose client has gone (disconnect, timeout) before its group
+//! starts is dropped, not stored.
+//!
+//! The writer is a thread of its own, not a task that hands each group to
+//! a blocking thread: two thread wake-ups fewer in the loop every
+//! single-event POST waits on.
 
 use std::sync::Arc;
 

@@ -129,11 +129,6 @@ impl Drop for Server {
     }
 }
 
-/// A blocking client for the bench's loopback servers. Each step has its
-/// own timeout and name resolution none: with a timeout on resolving (as
-/// `timeout_global` sets), ureq resolves every request's address on a new
-/// thread, even an IP literal of a pooled connection, and the bench
-/// measured its own thread spawns (a third of its CPU under load).
 /// An HTTP server on loopback that answers every request with one fixed
 /// JSON body at once: what a round trip costs with no work behind it. Its
 /// threads end with the bench's process.
@@ -180,6 +175,11 @@ impl Floor {
     }
 }
 
+/// A blocking client for the bench's loopback servers. Each step has its
+/// own timeout and name resolution none: with a timeout on resolving (as
+/// `timeout_global` sets), ureq resolves every request's address on a new
+/// thread, even an IP literal of a pooled connection, and the bench
+/// measured its own thread spawns (a third of its CPU under load).
 pub fn agent() -> ureq::Agent {
     let limit = Some(Duration::from_secs(120));
     ureq::Agent::config_builder()

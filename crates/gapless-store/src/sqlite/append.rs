@@ -37,6 +37,8 @@ pub(super) const INSERT_WITH_ID: &str = "INSERT INTO events \
 const INSERT_NO_ID: &str = "INSERT INTO events \
      (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
      VALUES (?1, ?2, NULL, ?3, ?4, ?5, ?6, ?7, ?8)";
+/// The sequence number the next event takes.
+const NEXT_SEQ: &str = "SELECT coalesce(max(seq), 0) + 1 FROM events";
 /// The smallest chunk stored asset by asset when its assets interleave.
 const SORT_CHUNK: usize = 1_024;
 /// The fewest assets in a chunk for that: a few assets' places in the
@@ -382,28 +384,26 @@ impl Appender {
             stored_by_id: tx.prepare_cached(STORED_BY_ID)?,
         };
         let result = if interleaved {
-            let first_seq: i64 = tx
-                .prepare_cached("SELECT coalesce(max(seq), 0) + 1 FROM events")?
-                .query_row([], |r| r.get(0))?;
+            let first_seq: i64 = tx.prepare_cached(NEXT_SEQ)?.query_row([], |r| r.get(0))?;
             let mut order: Vec<u32> = (0..chunk.len() as u32).collect();
             order.sort_by_key(|&i| slots[i as usize]);
-            let mut first_conflict: Option<StoreError> = None;
+            // Asset by asset, a later event's conflict may come first: the
+            // one named is the earliest in the chunk.
+            let mut first_conflict: Option<(usize, StoreError)> = None;
             for i in order {
                 let i = i as usize;
                 let seq = Some(first_seq + i as i64);
                 match self.store_one(&mut stmts, slots[i], self.seen + i, &chunk[i], seq) {
                     Ok(()) => {}
-                    Err(StoreError::Conflict { index, asset, id }) => {
-                        if first_conflict.as_ref().is_none_or(
-                            |e| matches!(e, StoreError::Conflict { index: first, .. } if index < *first),
-                        ) {
-                            first_conflict = Some(StoreError::Conflict { index, asset, id });
+                    Err(e @ StoreError::Conflict { .. }) => {
+                        if first_conflict.as_ref().is_none_or(|&(at, _)| i < at) {
+                            first_conflict = Some((i, e));
                         }
                     }
                     Err(e) => return Err(e),
                 }
             }
-            first_conflict.map_or(Ok(()), Err)
+            first_conflict.map_or(Ok(()), |(_, e)| Err(e))
         } else {
             chunk.iter().enumerate().try_for_each(|(i, ev)| {
                 self.store_one(&mut stmts, slots[i], self.seen + i, ev, None)
