@@ -15,9 +15,10 @@ use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
 };
-use gapless_core::{AssetDecl, Duration, Rule, RuleDef, RuleSettings};
+use gapless_core::{AssetDecl, Duration, Interval, Policy, Rule, RuleDef, RuleSettings};
 
 use crate::error::from_store;
+use crate::ledger::check_answer;
 use crate::{now, Ledger, WindowsQuery};
 
 /// An asset of the store's listing as the API answers it.
@@ -47,6 +48,19 @@ fn rule_name(field: &str, name: &str) -> Result<()> {
     gapless_core::validate_rule_name(name).map_err(|e| Error::bad_input(format!("{field}: {e}")))
 }
 
+/// The range and policy a coverage question asks about.
+fn coverage_question(q: &CoverageRequest) -> Result<(Interval, Policy)> {
+    asset_name("asset", &q.asset)?;
+    let (zone, _) = params::time_zone(q.tz.as_deref())?;
+    let range = params::range(&q.start, &q.end, &zone)?;
+    let policy = params::policy_of(
+        q.policy.as_deref(),
+        q.min_ratio.as_deref(),
+        q.max_gap.as_deref(),
+    )?;
+    Ok((range, policy))
+}
+
 impl Ask for Ledger {
     fn record(&self, request: RecordRequest<'_>) -> Result<IngestAnswer> {
         match request.format {
@@ -63,14 +77,7 @@ impl Ask for Ledger {
     }
 
     fn coverage(&self, q: &CoverageRequest) -> Result<CheckAnswer> {
-        asset_name("asset", &q.asset)?;
-        let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let range = params::range(&q.start, &q.end, &zone)?;
-        let policy = params::policy_of(
-            q.policy.as_deref(),
-            q.min_ratio.as_deref(),
-            q.max_gap.as_deref(),
-        )?;
+        let (range, policy) = coverage_question(q)?;
         self.check(&q.asset, range, &policy)
     }
 
@@ -307,4 +314,65 @@ fn rule_of(q: &RuleSetRequest) -> Result<Rule> {
         def,
         settings,
     })
+}
+
+/// The short questions with their read awaited on the caller's task, where
+/// the store has [`gapless_store::NonBlockingReads`] (PostgreSQL inside a
+/// tokio runtime): a server answers them without a blocking thread.
+impl Ledger {
+    /// [`Ask::coverage`], its read awaited on the caller's task.
+    ///
+    /// `Ok(None)` when the store has no such reads here, or when the answer
+    /// needs another read (nothing is covered: is the asset known at all?);
+    /// the caller then asks [`Ask::coverage`], which answers in full.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ask::coverage`].
+    pub async fn coverage_nonblocking(&self, q: &CoverageRequest) -> Result<Option<CheckAnswer>> {
+        let Some(reads) = self.store.nonblocking() else {
+            return Ok(None);
+        };
+        let (range, policy) = coverage_question(q)?;
+        let covered = reads.coverage(&q.asset, range).await.map_err(from_store)?;
+        if covered.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(check_answer(&q.asset, range, &policy, &covered)))
+    }
+
+    /// [`Ask::frontier`] from a given origin, its read awaited on the
+    /// caller's task.
+    ///
+    /// `Ok(None)` when the store has no such reads here, when the question
+    /// gives no origin (the first covered instant is another read), or when
+    /// nothing covers the origin (is the asset known at all?); the caller
+    /// then asks [`Ask::frontier`], which answers in full.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ask::frontier`].
+    pub async fn frontier_nonblocking(
+        &self,
+        q: &FrontierRequest,
+    ) -> Result<Option<FrontierAnswer>> {
+        let Some(reads) = self.store.nonblocking() else {
+            return Ok(None);
+        };
+        let Some(text) = &q.origin else {
+            return Ok(None);
+        };
+        asset_name("asset", &q.asset)?;
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let origin = params::instant("origin", text, &zone)?;
+        let run = reads
+            .run_containing(&q.asset, origin)
+            .await
+            .map_err(from_store)?;
+        Ok(run.map(|run| FrontierAnswer {
+            asset: q.asset.clone(),
+            origin,
+            frontier: run.end(),
+        }))
+    }
 }

@@ -250,18 +250,7 @@ impl Ledger {
         if covered.is_empty() {
             self.known(asset)?;
         }
-        let report = CoverageReport::of(&covered, range);
-        Ok(CheckAnswer {
-            asset: asset.to_string(),
-            start: range.start(),
-            end: range.end(),
-            complete: policy.is_complete(&report),
-            covered: report.covered,
-            covered_ratio: report.covered_ratio,
-            missing_count: report.missing.len(),
-            missing: cut(report.missing),
-            policy: *policy,
-        })
+        Ok(check_answer(asset, range, policy, &covered))
     }
 
     /// Coverage of several assets at once: an instant counts only where
@@ -571,6 +560,28 @@ impl Ledger {
             origin,
             frontier,
         })
+    }
+}
+
+/// The answer of [`Ledger::check`] once `covered`, the asset's coverage
+/// within `range`, is read.
+pub(crate) fn check_answer(
+    asset: &str,
+    range: Interval,
+    policy: &Policy,
+    covered: &IntervalSet,
+) -> CheckAnswer {
+    let report = CoverageReport::of(covered, range);
+    CheckAnswer {
+        asset: asset.to_string(),
+        start: range.start(),
+        end: range.end(),
+        complete: policy.is_complete(&report),
+        covered: report.covered,
+        covered_ratio: report.covered_ratio,
+        missing_count: report.missing.len(),
+        missing: cut(report.missing),
+        policy: *policy,
     }
 }
 

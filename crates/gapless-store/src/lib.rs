@@ -15,6 +15,8 @@
 //!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed.
 //! - [`StoreError`]: what can go wrong (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
+//! - [`NonBlockingReads`]: the short reads an async caller awaits on its
+//!   own task, for a backend whose driver is asynchronous (PostgreSQL).
 //!
 //! What the backends share is written once:
 //!
@@ -59,10 +61,33 @@ pub const SCAN_PAGE: usize = 256;
 /// The storage result type.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// A read of [`NonBlockingReads`] in flight.
+pub type ReadFuture<'a, T> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<T>> + Send + 'a>>;
+
+/// The short reads (one index seek: coverage, the run at an instant) of a
+/// backend whose driver is asynchronous, awaited on the caller's own task.
+///
+/// A synchronous backend call from async code goes to a blocking thread
+/// and back: two thread wake-ups, which on a 2-core machine cost more than
+/// the read itself. Each read answers exactly as the [`Store`] method of the
+/// same name.
+pub trait NonBlockingReads: Send + Sync {
+    /// As [`Store::coverage`].
+    fn coverage<'a>(&'a self, asset: &'a str, range: Interval) -> ReadFuture<'a, IntervalSet>;
+
+    /// As [`Store::run_containing`].
+    fn run_containing<'a>(&'a self, asset: &'a str, t: Instant)
+        -> ReadFuture<'a, Option<Interval>>;
+}
+
 /// A durable, sequenced ledger of events with per-asset coverage kept up to
 /// date in the same transaction as each append.
 ///
-/// Backends are synchronous; the server calls them from blocking tasks.
+/// Backends are synchronous; the server calls them from blocking tasks,
+/// except for short reads: inline where they take microseconds
+/// ([`Store::reads_inline`]), awaited where the driver is asynchronous
+/// ([`Store::nonblocking`]).
 pub trait Store: Send + Sync + std::fmt::Debug {
     /// Append `batch` atomically, in order, numbering each new event with the
     /// next sequence and stamping it `received_at`.
@@ -114,6 +139,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// runtime of its own).
     fn reads_inline(&self) -> bool {
         false
+    }
+
+    /// The short reads to await on the caller's task, when the backend has
+    /// them and the calling thread is inside a tokio runtime (which drives
+    /// them); `None` otherwise (the default), and the caller uses the
+    /// blocking methods.
+    fn nonblocking(&self) -> Option<&dyn NonBlockingReads> {
+        None
     }
 
     /// Append several independent batches (the server's group commit), each

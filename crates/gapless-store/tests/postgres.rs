@@ -145,6 +145,138 @@ fn usable_from_blocking_tasks_and_droppable_in_async_code() {
     });
 }
 
+/// Inside a tokio runtime the store's short reads can be awaited on the
+/// caller's task, and they answer as the blocking reads and as a painted
+/// timeline do, after every batch of random landings and retractions, for
+/// random ranges and instants (an asset with no events included). Outside
+/// a runtime there are none.
+#[test]
+fn nonblocking_reads_answer_as_the_painted_timeline() {
+    let schema = Schema::new("nonblocking");
+    let store = schema.open();
+    assert!(
+        store.nonblocking().is_none(),
+        "no runtime, no nonblocking reads"
+    );
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut rng = Rng::new(7);
+    // The timeline painted minute by minute: Some(true) landed last.
+    let mut painted = vec![None::<bool>; 400];
+    for round in 0..12 {
+        let batch: Vec<NewEvent> = (0..1 + rng.below(8))
+            .map(|_| {
+                let a = rng.below(380) as i64;
+                let b = a + 1 + rng.below(20) as i64;
+                if rng.below(4) == 0 {
+                    retracted("A", a, b)
+                } else {
+                    landed("A", a, b)
+                }
+            })
+            .collect();
+        for e in &batch {
+            let (a, b) = (minute_of(e.interval.start()), minute_of(e.interval.end()));
+            for m in a..b {
+                painted[m as usize] = Some(e.kind == gapless_core::EventKind::Landed);
+            }
+        }
+        store.append(&batch, received()).unwrap();
+        let questions: Vec<(i64, i64)> = (0..30)
+            .map(|_| {
+                let a = rng.below(400) as i64;
+                (a, a + 1 + rng.below((400 - a) as u64) as i64)
+            })
+            .collect();
+        let blocking: Vec<_> = questions
+            .iter()
+            .map(|&(a, b)| {
+                (
+                    store.coverage("A", iv(a, b)).unwrap(),
+                    store.run_containing("A", t(a)).unwrap(),
+                )
+            })
+            .collect();
+        let awaited: Vec<_> = rt.block_on(async {
+            let reads = store.nonblocking().expect("inside a runtime");
+            let mut out = Vec::new();
+            for &(a, b) in &questions {
+                out.push((
+                    reads.coverage("A", iv(a, b)).await.unwrap(),
+                    reads.run_containing("A", t(a)).await.unwrap(),
+                ));
+                let none = reads.coverage("none", iv(a, b)).await.unwrap();
+                assert!(none.is_empty());
+                assert_eq!(reads.run_containing("none", t(a)).await.unwrap(), None);
+            }
+            out
+        });
+        for (((a, b), (cov, run)), want) in questions.iter().zip(&awaited).zip(&blocking) {
+            assert_eq!((cov, run), (&want.0, &want.1), "round {round} [{a}, {b})");
+            let covered: Vec<i64> = (*a..*b).filter(|&m| cov.contains(t(m))).collect();
+            let expected: Vec<i64> = (*a..*b)
+                .filter(|&m| painted[m as usize] == Some(true))
+                .collect();
+            assert_eq!(covered, expected, "round {round} [{a}, {b})");
+            let frontier = (*a..400)
+                .find(|&m| painted[m as usize] != Some(true))
+                .unwrap_or(400);
+            let want_run = (frontier > *a).then_some(frontier);
+            assert_eq!(
+                run.map(|r| minute_of(r.end())),
+                want_run,
+                "round {round}: the run at {a}"
+            );
+        }
+    }
+}
+
+/// The server drops the short-read connections (a restart): the next
+/// awaited read connects again by itself; with the server's connections
+/// refused, it is `Unavailable`.
+#[test]
+fn nonblocking_reads_reconnect() {
+    let schema = Schema::new("nbreconnect");
+    let app = schema.name.clone();
+    let url = with_param(&schema.url(), &format!("application_name={app}"));
+    let store = PostgresStore::open(&url).unwrap();
+    store.append(&[landed("A", 0, 5)], received()).unwrap();
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    for round in 0..3 {
+        let got = rt.block_on(async {
+            let reads = store.nonblocking().unwrap();
+            (
+                reads.coverage("A", iv(0, 10)).await.unwrap(),
+                reads.run_containing("A", t(1)).await.unwrap(),
+            )
+        });
+        assert_eq!(got.1, Some(iv(0, 5)), "round {round}");
+        assert_eq!(got.0.runs().collect::<Vec<_>>(), vec![iv(0, 5)]);
+        let killed: i64 = admin()
+            .query_one(
+                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+                 WHERE application_name = $1",
+                &[&app],
+            )
+            .unwrap()
+            .get(0);
+        assert!(killed >= 1, "round {round}: no connection to drop");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// The minutes after the story's base of `i`.
+fn minute_of(i: Instant) -> i64 {
+    (i.as_micros() - t(0).as_micros()) / (t(1).as_micros() - t(0).as_micros())
+}
+
 #[test]
 fn run_all_via_open() {
     let schemas = std::sync::Mutex::new(Vec::new());

@@ -40,6 +40,9 @@ pub(crate) async fn coverage(
 ) -> Result<Json<CheckAnswer>, ApiError> {
     caller.require(Scope::Read)?;
     q.asset = asset;
+    if let Some(answer) = state.ledger().coverage_nonblocking(&q).await? {
+        return Ok(Json(answer));
+    }
     Ok(Json(state.ask_short(move |l| l.coverage(&q)).await?))
 }
 
@@ -182,6 +185,9 @@ pub(crate) async fn frontier(
 ) -> Result<Json<FrontierAnswer>, ApiError> {
     caller.require(Scope::Read)?;
     q.asset = asset;
+    if let Some(answer) = state.ledger().frontier_nonblocking(&q).await? {
+        return Ok(Json(answer));
+    }
     Ok(Json(state.ask_short(move |l| l.frontier(&q)).await?))
 }
 

@@ -16,6 +16,8 @@
 //! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
 //!   date in the same transaction.
 //! - `read.rs`: coverage, events, declarations and the asset listing.
+//! - `nonblocking.rs`: the short reads (coverage, the run at an instant)
+//!   on the asynchronous driver, for a server to await on its own task.
 //! - `rules.rs`: rules, judging an append's windows under the rules' locks,
 //!   deadlines, firings.
 //!
@@ -35,7 +37,11 @@
 //! The store is synchronous and `Send + Sync`; connections are pooled. The
 //! `postgres` client runs its own small runtime, so the [`crate::Store`]
 //! methods must not be called from a thread that drives a tokio runtime (the
-//! client panics there): async callers use `tokio::task::spawn_blocking`.
+//! client panics there): async callers use `tokio::task::spawn_blocking`,
+//! except for the short reads of [`crate::Store::nonblocking`], which run
+//! on connections of the asynchronous driver driven by the caller's
+//! runtime. Those connections (a quarter of `pool_size`, one or two) are
+//! taken out of the pool's: `pool_size` bounds them all.
 //! Opening and dropping the store are safe anywhere (they connect and close
 //! on a thread of their own).
 //!
@@ -84,6 +90,7 @@ macro_rules! runs_touching_from {
 
 mod append;
 mod error;
+mod nonblocking;
 mod pool;
 mod read;
 mod rules;
@@ -107,6 +114,7 @@ use crate::{
 /// from inside a tokio runtime (see the module documentation).
 pub struct PostgresStore {
     pool: Pool,
+    reads: nonblocking::Reads,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -114,7 +122,7 @@ impl std::fmt::Debug for PostgresStore {
         f.debug_struct("PostgresStore")
             .field("location", &self.pool.location())
             .field("schema", &self.pool.schema())
-            .field("pool_size", &self.pool.size())
+            .field("pool_size", &(self.pool.size() + self.reads.len()))
             .finish_non_exhaustive()
     }
 }
@@ -183,8 +191,17 @@ impl PostgresStore {
             .connect(&config)
             .map_err(|e| open_failed(&location, &e))?;
         schema::migrate(&mut client, &location, &schema, create)?;
-        let pool = Pool::new(location, config, tls, schema, pool_size, client)?;
-        Ok(PostgresStore { pool })
+        let size = pool_size.unwrap_or(pool::DEFAULT_POOL_SIZE);
+        let short = nonblocking::connections_of(size);
+        let reads = nonblocking::Reads::new(
+            location.clone(),
+            schema.clone(),
+            config.clone(),
+            tls.clone(),
+            short,
+        );
+        let pool = Pool::new(location, config, tls, schema, Some(size - short), client)?;
+        Ok(PostgresStore { pool, reads })
     }
 
     /// The URL without password.
@@ -236,6 +253,12 @@ impl crate::Store for PostgresStore {
 
     fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet> {
         self.pool.run(|c| read::coverage(c, asset, range))
+    }
+
+    /// Inside a tokio runtime, which drives the connections.
+    fn nonblocking(&self) -> Option<&dyn crate::NonBlockingReads> {
+        let runtime = tokio::runtime::Handle::try_current().is_ok();
+        (runtime && self.reads.len() > 0).then_some(&self.reads as &dyn crate::NonBlockingReads)
     }
 
     fn retractions(&self, asset: &str, range: Interval) -> Result<IntervalSet> {

@@ -34,6 +34,17 @@ const IDLE_IN_TRANSACTION_TIMEOUT: Duration = Duration::from_secs(60);
 /// How often an append is tried when it deadlocks with another writer.
 pub(crate) const APPEND_TRIES: u32 = 5;
 
+/// The settings of every session of a store whose ledger is in `schema`.
+pub(crate) fn session_settings(schema: &str) -> String {
+    format!(
+        "SET search_path TO {}; SET synchronous_commit TO on; \
+         SET lock_timeout TO '{}s'; SET idle_in_transaction_session_timeout TO '{}s'",
+        quote_ident(schema),
+        LOCK_TIMEOUT.as_secs(),
+        IDLE_IN_TRANSACTION_TIMEOUT.as_secs()
+    )
+}
+
 /// One connection and its prepared statements.
 pub(crate) struct Conn {
     pub(crate) client: Client,
@@ -68,7 +79,7 @@ pub(crate) struct Pool {
     location: String,
     /// The schema every session works in.
     schema: String,
-    config: postgres::Config,
+    config: tokio_postgres::Config,
     tls: Tls,
     size: usize,
     state: Mutex<State>,
@@ -90,7 +101,7 @@ impl Pool {
     /// starting with `first` (already connected).
     pub(crate) fn new(
         location: String,
-        config: postgres::Config,
+        config: tokio_postgres::Config,
         tls: Tls,
         schema: String,
         size: Option<usize>,
@@ -131,13 +142,7 @@ impl Pool {
     /// Session settings of a new connection.
     fn setup(&self, mut client: Client) -> Result<Conn> {
         client
-            .batch_execute(&format!(
-                "SET search_path TO {}; SET synchronous_commit TO on; \
-                 SET lock_timeout TO '{}s'; SET idle_in_transaction_session_timeout TO '{}s'",
-                quote_ident(&self.schema),
-                LOCK_TIMEOUT.as_secs(),
-                IDLE_IN_TRANSACTION_TIMEOUT.as_secs()
-            ))
+            .batch_execute(&session_settings(&self.schema))
             .map_err(|e| classify(&e, Some(&self.location)))?;
         Ok(Conn {
             client,

@@ -17,7 +17,7 @@ use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 const ASSET_STATS: &str = "SELECT id, event_count, min_start_us, max_end_us \
      FROM assets WHERE name = $1";
 
-const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage_runs \
+pub(super) const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage_runs \
      WHERE asset_id = (SELECT id FROM assets WHERE name = $1) \
      AND start_us < $3 AND end_us > $2 AND start_us >= coalesce( \
          (SELECT start_us FROM coverage_runs \
@@ -32,7 +32,7 @@ const RETRACTIONS: &str = "SELECT start_us, end_us FROM events \
      WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND kind = 1 \
      AND start_us < $3 AND end_us > $2";
 
-const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_runs \
+pub(super) const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_runs \
      WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND start_us <= $2 \
      ORDER BY start_us DESC LIMIT 1";
 
@@ -100,13 +100,16 @@ fn events_of(rows: Vec<Row>) -> Result<Vec<StoredEvent>> {
 pub(crate) fn coverage(conn: &mut Conn, asset: &str, range: Interval) -> Result<IntervalSet, Fail> {
     let (start, end) = (range.start().as_micros(), range.end().as_micros());
     let s = conn.stmts.get(&mut conn.client, RUNS_OVERLAPPING)?;
-    let runs = conn
-        .client
-        .query(&s, &[&asset, &start, &end])?
+    Ok(runs_of(&conn.client.query(&s, &[&asset, &start, &end])?)?)
+}
+
+/// The coverage of the rows of [`RUNS_OVERLAPPING`].
+pub(super) fn runs_of(rows: &[Row]) -> Result<IntervalSet> {
+    let runs = rows
         .iter()
         .map(|r| interval(r.get(0), r.get(1), "coverage run"))
         .collect::<Result<Vec<_>>>()?;
-    Ok(codec::run_set(runs)?)
+    codec::run_set(runs)
 }
 
 pub(crate) fn retractions(
@@ -129,8 +132,16 @@ pub(crate) fn run_containing(
     t: Instant,
 ) -> Result<Option<Interval>, Fail> {
     let s = conn.stmts.get(&mut conn.client, RUN_CONTAINING)?;
-    let run = conn.client.query_opt(&s, &[&asset, &t.as_micros()])?;
-    match run.map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))) {
+    Ok(run_at(
+        conn.client.query_opt(&s, &[&asset, &t.as_micros()])?,
+        t,
+    )?)
+}
+
+/// The run containing `t` from the row of [`RUN_CONTAINING`] (the run
+/// starting last at or before `t`, which may end before it).
+pub(super) fn run_at(row: Option<Row>, t: Instant) -> Result<Option<Interval>> {
+    match row.map(|r| (r.get::<_, i64>(0), r.get::<_, i64>(1))) {
         Some((s, e)) if e > t.as_micros() => Ok(Some(interval(s, e, "coverage run")?)),
         _ => Ok(None),
     }

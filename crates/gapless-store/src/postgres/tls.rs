@@ -96,12 +96,39 @@ impl Tls {
     /// Connect with `config` over this transport.
     pub(crate) fn connect(
         &self,
-        config: &postgres::Config,
+        config: &tokio_postgres::Config,
     ) -> Result<postgres::Client, postgres::Error> {
+        let config = postgres::Config::from(config.clone());
         match self {
             Tls::Plain => config.connect(postgres::NoTls),
             Tls::Rustls(make) => config.connect(make.clone()),
         }
+    }
+
+    /// Connect with `config` over this transport, the connection driven by
+    /// a task of the current tokio runtime.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime.
+    pub(crate) async fn connect_async(
+        &self,
+        config: &tokio_postgres::Config,
+    ) -> Result<tokio_postgres::Client, postgres::Error> {
+        let (client, driving) = match self {
+            Tls::Plain => {
+                let (client, connection) = config.connect(postgres::NoTls).await?;
+                (client, tokio::spawn(connection))
+            }
+            Tls::Rustls(make) => {
+                let (client, connection) = config.connect(make.clone()).await?;
+                (client, tokio::spawn(connection))
+            }
+        };
+        // The connection's end (the server went away) shows in the client's
+        // next call; the task's own result adds nothing.
+        drop(driving);
+        Ok(client)
     }
 }
 

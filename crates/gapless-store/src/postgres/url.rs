@@ -25,7 +25,7 @@ pub(crate) struct Target {
     /// The URL without password, for messages.
     pub(crate) location: String,
     /// How to connect (without gapless's own parameters).
-    pub(crate) config: postgres::Config,
+    pub(crate) config: tokio_postgres::Config,
     /// The PostgreSQL schema that holds the ledger.
     pub(crate) schema: String,
     /// The `pool_size` parameter, if given.
@@ -51,7 +51,7 @@ pub(crate) fn parse(url: &str, schema: Option<&str>) -> Result<Target> {
         None => own.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_string()),
     };
     check_schema_name(&schema).map_err(|r| open_error(&location, r))?;
-    let mut config: postgres::Config = url.parse().map_err(|e: postgres::Error| {
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e: postgres::Error| {
         open_error(&location, format!("invalid URL: {}", describe_open(&e)))
     })?;
     // Without `sslmode`, plain TCP, as before TLS was supported (the
