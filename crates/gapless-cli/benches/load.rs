@@ -603,19 +603,9 @@ fn main() {
     let phases: String = env_or("GAPLESS_LOAD_PHASES", "load,compare".to_string());
     let phase = |name: &str| phases.split(',').any(|p| p.trim() == name);
 
-    let (mut sqlite_rate, mut pg_rate) = (f64::NAN, None);
-    if phase("load") {
-        let sqlite_file = dir.path().join("load.db");
-        let sqlite = Server::start(sqlite_file.to_str().unwrap());
-        sqlite_rate = load("SQLite", &sqlite, secs);
-        drop(sqlite);
-        let pg_server = pg
-            .as_ref()
-            .map(|_| Server::start(&in_schema(&pg_url, &schema)));
-        pg_rate = pg_server.as_ref().map(|s| load("PostgreSQL", s, secs));
-    }
-
-    // The comparison runs on fresh ledgers (no load data in them).
+    // The comparison runs first, on fresh ledgers and a quiet database: the
+    // load phases leave PostgreSQL busy with their rows (autovacuum, the
+    // checkpointer) for a while after they end.
     let mut compared = Vec::new();
     let mut year = Vec::new();
     let cmp_schema_ledger = format!("{schema}_ledger");
@@ -661,6 +651,18 @@ fn main() {
                 questions,
             );
         }
+    }
+
+    let (mut sqlite_rate, mut pg_rate) = (f64::NAN, None);
+    if phase("load") {
+        let sqlite_file = dir.path().join("load.db");
+        let sqlite = Server::start(sqlite_file.to_str().unwrap());
+        sqlite_rate = load("SQLite", &sqlite, secs);
+        drop(sqlite);
+        let pg_server = pg
+            .as_ref()
+            .map(|_| Server::start(&in_schema(&pg_url, &schema)));
+        pg_rate = pg_server.as_ref().map(|s| load("PostgreSQL", s, secs));
     }
 
     if let Some(c) = pg.as_mut() {
