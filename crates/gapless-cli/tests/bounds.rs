@@ -307,10 +307,11 @@ fn serve_limited(g: &Gapless, limit: u64) -> (std::process::Child, String) {
         .env_remove("GAPLESS_URL")
         .env("GAPLESS_DB", &g.db)
         .env("RUST_LOG", "warn")
-        // The limit is on address space, and glibc reserves 64 MiB of it
-        // for each malloc arena, up to eight per core: a burst of requests
-        // on fresh threads could spend the limit on reservations it never
-        // touches. Two arenas keep the limit a limit on memory.
+        // The limit is on address space, and glibc (SQLite's allocator;
+        // the binary's own is mimalloc) reserves 64 MiB of it for each
+        // malloc arena, up to eight per core: a burst of requests on fresh
+        // threads could spend the limit on reservations it never touches.
+        // Two arenas keep the limit a limit on memory.
         .env("MALLOC_ARENA_MAX", "2")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
