@@ -50,14 +50,30 @@ fn rule_name(field: &str, name: &str) -> Result<()> {
 
 /// The range and policy a coverage question asks about.
 fn coverage_question(q: &CoverageRequest) -> Result<(Interval, Policy)> {
-    asset_name("asset", &q.asset)?;
-    let (zone, _) = params::time_zone(q.tz.as_deref())?;
-    let range = params::range(&q.start, &q.end, &zone)?;
-    let policy = params::policy_of(
-        q.policy.as_deref(),
-        q.min_ratio.as_deref(),
-        q.max_gap.as_deref(),
-    )?;
+    range_and_policy(
+        &q.asset,
+        q.tz.as_deref(),
+        (&q.start, &q.end),
+        (
+            q.policy.as_deref(),
+            q.min_ratio.as_deref(),
+            q.max_gap.as_deref(),
+        ),
+    )
+}
+
+/// The checked asset name, the range `[start, end)` read in zone `tz` and
+/// the policy of a question about one asset's coverage.
+fn range_and_policy(
+    asset: &str,
+    tz: Option<&str>,
+    (start, end): (&str, &str),
+    (policy, min_ratio, max_gap): (Option<&str>, Option<&str>, Option<&str>),
+) -> Result<(Interval, Policy)> {
+    asset_name("asset", asset)?;
+    let (zone, _) = params::time_zone(tz)?;
+    let range = params::range(start, end, &zone)?;
+    let policy = params::policy_of(policy, min_ratio, max_gap)?;
     Ok((range, policy))
 }
 
@@ -266,12 +282,15 @@ impl Ask for Ledger {
     }
 
     fn wait(&self, q: &WaitRequest) -> Result<CheckAnswer> {
-        let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let range = params::range(&q.start, &q.end, &zone)?;
-        let policy = params::policy_of(
-            q.policy.as_deref(),
-            q.min_ratio.as_deref(),
-            q.max_gap.as_deref(),
+        let (range, policy) = range_and_policy(
+            &q.asset,
+            q.tz.as_deref(),
+            (&q.start, &q.end),
+            (
+                q.policy.as_deref(),
+                q.min_ratio.as_deref(),
+                q.max_gap.as_deref(),
+            ),
         )?;
         let timeout = match &q.timeout {
             Some(t) => params::wait("timeout", t)?,

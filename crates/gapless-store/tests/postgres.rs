@@ -259,17 +259,23 @@ fn nonblocking_reads_reconnect() {
         });
         assert_eq!(got.1, Some(iv(0, 5)), "round {round}");
         assert_eq!(got.0.runs().collect::<Vec<_>>(), vec![iv(0, 5)]);
-        let killed: i64 = admin()
-            .query_one(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                 WHERE application_name = $1",
-                &[&app],
-            )
-            .unwrap()
-            .get(0);
+        let killed = terminate_sessions(&app);
         assert!(killed >= 1, "round {round}: no connection to drop");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// End every session of application `app` (a restart, as the store sees
+/// it); how many there were.
+fn terminate_sessions(app: &str) -> i64 {
+    admin()
+        .query_one(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
+             WHERE application_name = $1",
+            &[&app],
+        )
+        .unwrap()
+        .get(0)
 }
 
 /// The minutes after the story's base of `i`.
@@ -564,14 +570,7 @@ fn dropped_connections_are_replaced() {
         }
     });
     for round in 0..3_i64 {
-        let killed: i64 = admin()
-            .query_one(
-                "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity \
-                 WHERE application_name = $1",
-                &[&app],
-            )
-            .unwrap()
-            .get(0);
+        let killed = terminate_sessions(&app);
         assert!(killed >= 1, "round {round}: no connection to drop");
         std::thread::sleep(std::time::Duration::from_millis(50));
         let m = 10 + round * 2;
