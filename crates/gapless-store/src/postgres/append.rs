@@ -10,14 +10,17 @@
 //!    appends per asset until commit. An asset created here that ends up
 //!    with no event (its batch failed) is removed again before commit.
 //! 2. The stored events with the group's `(asset, id)` keys are read in one
-//!    statement; the batches are then walked in order: an id already stored,
+//!    statement (with the runs of step 3 when no rule watches the group:
+//!    one round trip fewer); the batches are then walked in order: an id already stored,
 //!    in an earlier batch or earlier in the batch with the same content
 //!    ([`NewEvent::same_content`]) is a duplicate (counted, not stored),
 //!    other content a conflict (that batch stores nothing; the others go
 //!    on).
 //! 3. The coverage runs that touch the hull of each asset's new events
-//!    (adjacent ones included) are read in one statement and the new events
-//!    applied to them in order ([`crate::runs`]).
+//!    (adjacent ones included) are read in one statement (with judging's
+//!    reads when rules watch the group; else with step 2, for the hull of
+//!    all the group's events) and the new events applied to them in order
+//!    ([`crate::runs`]).
 //! 4. One statement writes it all: the new events (sequence numbers drawn
 //!    from `events_seq` in batch order while the locks are held, so per
 //!    asset they grow in commit order; big groups go first by
@@ -225,8 +228,10 @@ struct Pending<'a> {
 
 /// Append `batches` in the open transaction: each atomic on its own (a batch
 /// that fails stores nothing), the others stored in batch order. Round trips:
-/// lock the assets, read the stored events of the batches' ids, read the
-/// coverage runs the new events touch, write everything in one statement.
+/// lock the assets, lock the rules that watch them, read the stored events
+/// of the batches' ids and the coverage runs the new events touch (one
+/// statement without rules; with rules the runs come with judging's
+/// reads), write everything in one statement.
 fn append_group<'b>(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
@@ -276,7 +281,39 @@ fn append_group<'b>(
     // or earlier in the batch.
     let mut known: HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>> =
         HashMap::with_capacity(keys.len());
-    if !keys.is_empty() {
+    // Without rules, the runs the group touches come with the stored ids.
+    let mut touched: Option<super::rules::StoredRuns> = None;
+    if watches.is_empty() {
+        let hulls = group_hulls(batches, &valid, &id_of);
+        let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
+        let rows = tx.query_typed(
+            RUNS_AND_STORED_BY_ID,
+            &[
+                (&hulls.0, Type::INT8_ARRAY),
+                (&hulls.1, Type::INT8_ARRAY),
+                (&hulls.2, Type::INT8_ARRAY),
+                (&key_assets, Type::INT8_ARRAY),
+                (&key_ids, Type::TEXT_ARRAY),
+            ],
+        )?;
+        let mut runs = super::rules::StoredRuns::new();
+        for r in rows {
+            if r.try_get::<_, i16>(7)? == 1 {
+                runs.entry(r.try_get(0)?)
+                    .or_default()
+                    .push((r.try_get(2)?, r.try_get(3)?));
+            } else {
+                known.insert(
+                    (r.try_get(0)?, Cow::Owned(r.try_get::<_, String>(1)?)),
+                    Cow::Owned(stored_content(&r)?),
+                );
+            }
+        }
+        for v in runs.values_mut() {
+            v.sort_unstable();
+        }
+        touched = Some(runs);
+    } else if !keys.is_empty() {
         let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
         let rows = tx.query_typed(
             STORED_BY_ID,
@@ -340,9 +377,56 @@ fn append_group<'b>(
     if cols.asset_id.is_empty() {
         return Ok(out);
     }
-    let rules = (!watches.is_empty()).then_some((watches.as_slice(), judged.as_slice()));
-    write(tx, stmts, &mut cols, &assets, received_at, rules)?;
+    let stored = match touched {
+        Some(runs) => Stored::Read(runs),
+        None => Stored::Judge(watches.as_slice(), judged.as_slice()),
+    };
+    write(tx, stmts, &mut cols, &assets, received_at, stored)?;
     Ok(out)
+}
+
+/// Per asset of the group's valid batches, the hull of all its events:
+/// `(asset ids, lowest starts, highest ends)`.
+fn group_hulls(
+    batches: &[&[NewEvent]],
+    valid: &dyn Fn(usize) -> bool,
+    id_of: &HashMap<String, i64>,
+) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+    let mut hull: HashMap<i64, (i64, i64)> = HashMap::new();
+    for (i, batch) in batches.iter().enumerate() {
+        if !valid(i) {
+            continue;
+        }
+        for ev in *batch {
+            if let Some(&aid) = id_of.get(&ev.asset) {
+                let (s, e) = (
+                    ev.interval.start().as_micros(),
+                    ev.interval.end().as_micros(),
+                );
+                let h = hull.entry(aid).or_insert((s, e));
+                *h = (h.0.min(s), h.1.max(e));
+            }
+        }
+    }
+    let mut out = (Vec::new(), Vec::new(), Vec::new());
+    for (aid, (lo, hi)) in hull {
+        out.0.push(aid);
+        out.1.push(lo);
+        out.2.push(hi);
+    }
+    out
+}
+
+/// How [`write`] has the stored runs the new events touch.
+enum Stored<'w> {
+    /// Read already (a group no rule watches).
+    Read(super::rules::StoredRuns),
+    /// To be read with judging's coverage: the locked watches and the
+    /// group's batches.
+    Judge(
+        &'w [&'w crate::rule::judge::Watch],
+        &'w [super::rules::GroupBatch],
+    ),
 }
 
 /// A batch's new events per asset, in batch order (for judging rules).
@@ -398,12 +482,23 @@ fn walk<'b>(
     Ok(p)
 }
 
-/// The stored runs that touch each asset's hull, for all assets in one
-/// statement ([`runs_touching_from`]).
-const RUNS_TOUCHING: &str = concat!(
-    "SELECT u.a, r.start_us, r.end_us ",
+/// Without rules, the two reads of a group in one round trip: the stored
+/// runs that touch each `(asset, lo, hi)` of $1..$3 (rows with `part` 1:
+/// asset, -, start, end), and the stored events of the `(asset, id)` keys
+/// of $4, $5 (`part` 0, the columns of [`STORED_BY_ID`]). The hulls are
+/// those of all the group's events, not only of the new ones (which are
+/// known only once the stored ids are): runs that no new event touches
+/// come back unchanged from [`crate::runs::changes`]. Unprepared, as
+/// [`STORED_BY_ID`] and for the same reason.
+const RUNS_AND_STORED_BY_ID: &str = concat!(
+    "SELECT u.a, NULL::text, r.start_us, r.end_us, NULL::smallint, NULL::text, NULL::bigint, \
+     1::smallint AS part ",
     runs_touching_from!(),
-    " ORDER BY u.a, r.start_us"
+    " UNION ALL \
+     SELECT k.asset_id, k.id, e.start_us, e.end_us, e.kind, e.extra, e.produced_at, 0::smallint \
+     FROM unnest($4::bigint[], $5::text[]) AS k(asset_id, id) \
+     CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
+       WHERE asset_id = k.asset_id AND id = k.id OFFSET 0) AS e"
 );
 
 /// Everything a group writes, in one statement: the events (sequence
@@ -473,46 +568,17 @@ impl RunCols {
     }
 }
 
-/// The stored runs that touch each `(asset, lo, hi)` (adjacent ones
-/// included), in one statement.
-fn runs_touching(
-    tx: &mut Transaction<'_>,
-    hulls: &[(i64, i64, i64)],
-) -> Result<super::rules::StoredRuns, Fail> {
-    let ids: Vec<i64> = hulls.iter().map(|h| h.0).collect();
-    let los: Vec<i64> = hulls.iter().map(|h| h.1).collect();
-    let his: Vec<i64> = hulls.iter().map(|h| h.2).collect();
-    // Unprepared, as STORED_BY_ID and for the same reason: a generic plan
-    // made while `coverage_runs` was tiny would scan it for every asset.
-    let mut stored = super::rules::StoredRuns::new();
-    let touching = tx.query_typed(
-        RUNS_TOUCHING,
-        &[
-            (&ids, Type::INT8_ARRAY),
-            (&los, Type::INT8_ARRAY),
-            (&his, Type::INT8_ARRAY),
-        ],
-    )?;
-    for r in touching {
-        stored
-            .entry(r.get(0))
-            .or_default()
-            .push((r.get(1), r.get(2)));
-    }
-    Ok(stored)
-}
-
 /// Write the new events, the coverage runs they change and the assets'
-/// statistics (assets locked); with `rules` (the locked watches and the
-/// group's batches), judge them first and write what that changed in the
-/// same statement.
+/// statistics (assets locked); with watches in `stored` (the locked
+/// watches and the group's batches), judge them first and write what that
+/// changed in the same statement.
 fn write(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     cols: &mut Columns<'_>,
     assets: &[AssetDelta],
     received_at: Instant,
-    rules: Option<(&[&crate::rule::judge::Watch], &[super::rules::GroupBatch])>,
+    stored: Stored<'_>,
 ) -> Result<(), Fail> {
     let received = received_at.as_micros();
     let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
@@ -525,12 +591,12 @@ fn write(
     // The stored runs each asset's new events touch (read with judging's
     // coverage when rules watch the group: before the runs are written,
     // judging replays the batches on them).
-    let (mut stored, judged) = match rules {
-        Some((watches, batches)) => {
+    let (mut stored, judged) = match stored {
+        Stored::Read(runs) => (runs, None),
+        Stored::Judge(watches, batches) => {
             let (stored, out) = super::rules::read_and_judge(tx, watches, batches, &hulls)?;
             (stored, Some(out).filter(|o| !o.is_empty()))
         }
-        None => (runs_touching(tx, &hulls)?, None),
     };
     // Deleted runs as `(asset, start)` columns.
     let (mut del_asset, mut del_start) = (Vec::new(), Vec::new());
