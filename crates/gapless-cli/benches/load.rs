@@ -245,6 +245,16 @@ fn gaps(a: &gapless_api::CheckAnswer) -> Vec<(i64, i64)> {
         .collect()
 }
 
+/// `values`, one per question kind of [`KINDS`], as `kind value, ...`.
+fn by_kind(values: impl IntoIterator<Item = String>) -> String {
+    KINDS
+        .iter()
+        .zip(values)
+        .map(|(k, v)| format!("{} {v}", k.0))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The question kinds of [`compare`], in its order.
 const KINDS: [(&str, i64); 3] = [
     ("one month", 30 * DAY),
@@ -482,28 +492,17 @@ fn compare(
         println!(
             "  HTTP ({0}) over in-process ({0}), median µs: {1}",
             c.name,
-            kinds
-                .iter()
-                .zip(&c.overhead_us)
-                .map(|(k, us)| format!("{} {us:.0}", k.0))
-                .collect::<Vec<_>>()
-                .join(", ")
+            by_kind(c.overhead_us.iter().map(|us| format!("{us:.0}")))
         );
     }
     let floor_m = 2 * servers.len();
     for (m, (name, _, _)) in servers.iter().enumerate() {
         println!(
             "  HTTP ({name}) over the fixed-answer server (its own work), median µs: {}",
-            kinds
-                .iter()
-                .enumerate()
-                .map(|(k, kind)| format!(
-                    "{} {:.0}",
-                    kind.0,
-                    1e3 * (medians[m][k] - medians[floor_m][k])
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
+            by_kind(
+                (0..kinds.len())
+                    .map(|k| format!("{:.0}", 1e3 * (medians[m][k] - medians[floor_m][k])))
+            )
         );
     }
     if pg.is_some() {
@@ -515,12 +514,7 @@ fn compare(
             println!(
                 "  ratio multirange / gapless HTTP ({}):  {}",
                 c.name,
-                kinds
-                    .iter()
-                    .zip(&r)
-                    .map(|(k, r)| format!("{} {r:.1}x", k.0))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                by_kind(r.iter().map(|r| format!("{r:.1}x")))
             );
             c.ratios = r;
         }
@@ -530,12 +524,7 @@ fn compare(
                 .collect();
             println!(
                 "  ratio multirange / Ledger::check in-process ({name}): {}",
-                kinds
-                    .iter()
-                    .zip(&r)
-                    .map(|(k, r)| format!("{} {r:.1}x", k.0))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                by_kind(r.iter().map(|r| format!("{r:.1}x")))
             );
         }
         // A gapless answer read from PostgreSQL is one HTTP round trip plus
@@ -543,16 +532,10 @@ fn compare(
         // than an HTTP round trip, no such answer can be faster than it.
         println!(
             "  multirange query over a bare database round trip (the query's own work), median µs: {}",
-            kinds
-                .iter()
-                .enumerate()
-                .map(|(k, kind)| format!(
-                    "{} {:.0}",
-                    kind.0,
-                    1e3 * (medians[pgm][k] - medians[pgm + 1][k])
-                ))
-                .collect::<Vec<_>>()
-                .join(", ")
+            by_kind((0..kinds.len()).map(|k| format!(
+                "{:.0}",
+                1e3 * (medians[pgm][k] - medians[pgm + 1][k])
+            )))
         );
     }
     out

@@ -62,6 +62,17 @@ fn coverage_question(q: &CoverageRequest) -> Result<(Interval, Policy)> {
     )
 }
 
+/// The origin a frontier question gives (read in its zone), its asset name
+/// checked; `None` when it gives none.
+fn given_origin(q: &FrontierRequest) -> Result<Option<gapless_core::Instant>> {
+    asset_name("asset", &q.asset)?;
+    let (zone, _) = params::time_zone(q.tz.as_deref())?;
+    q.origin
+        .as_deref()
+        .map(|text| params::instant("origin", text, &zone))
+        .transpose()
+}
+
 /// The checked asset name, the range `[start, end)` read in zone `tz` and
 /// the policy of a question about one asset's coverage.
 fn range_and_policy(
@@ -157,10 +168,8 @@ impl Ask for Ledger {
     }
 
     fn frontier(&self, q: &FrontierRequest) -> Result<FrontierAnswer> {
-        asset_name("asset", &q.asset)?;
-        let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let origin = match &q.origin {
-            Some(text) => params::instant("origin", text, &zone)?,
+        let origin = match given_origin(q)? {
+            Some(origin) => origin,
             // From the first covered instant.
             None => match self.store.asset(&q.asset).map_err(from_store)? {
                 Some(a) => a.first_covered.ok_or_else(|| {
@@ -378,12 +387,9 @@ impl Ledger {
         let Some(reads) = self.store.nonblocking() else {
             return Ok(None);
         };
-        let Some(text) = &q.origin else {
+        let Some(origin) = given_origin(q)? else {
             return Ok(None);
         };
-        asset_name("asset", &q.asset)?;
-        let (zone, _) = params::time_zone(q.tz.as_deref())?;
-        let origin = params::instant("origin", text, &zone)?;
         let run = reads
             .run_containing(&q.asset, origin)
             .await

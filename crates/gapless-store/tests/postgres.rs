@@ -124,10 +124,7 @@ fn store_is_send_and_sync() {
 #[test]
 fn usable_from_blocking_tasks_and_droppable_in_async_code() {
     let schema = Schema::new("tokio");
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .build()
-        .unwrap();
+    let rt = runtime();
     rt.block_on(async {
         let store = std::sync::Arc::new(schema.open());
         let s = store.clone();
@@ -158,11 +155,7 @@ fn nonblocking_reads_answer_as_the_painted_timeline() {
         store.nonblocking().is_none(),
         "no runtime, no nonblocking reads"
     );
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let mut rng = Rng::new(7);
     // The timeline painted minute by minute: Some(true) landed last.
     let mut painted = vec![None::<bool>; 400];
@@ -244,11 +237,7 @@ fn nonblocking_reads_reconnect() {
     let url = with_param(&schema.url(), &format!("application_name={app}"));
     let store = PostgresStore::open(&url).unwrap();
     store.append(&[landed("A", 0, 5)], received()).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     for round in 0..3 {
         let got = rt.block_on(async {
             let reads = store.nonblocking().unwrap();
@@ -263,6 +252,15 @@ fn nonblocking_reads_reconnect() {
         assert!(killed >= 1, "round {round}: no connection to drop");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
+}
+
+/// A server's kind of runtime: two workers, I/O and timers.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 /// End every session of application `app` (a restart, as the store sees

@@ -281,11 +281,11 @@ fn append_group<'b>(
     // or earlier in the batch.
     let mut known: HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>> =
         HashMap::with_capacity(keys.len());
+    let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
     // Without rules, the runs the group touches come with the stored ids.
     let mut touched: Option<super::rules::StoredRuns> = None;
     if watches.is_empty() {
         let hulls = group_hulls(batches, &valid, &id_of);
-        let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
         let rows = tx.query_typed(
             RUNS_AND_STORED_BY_ID,
             &[
@@ -303,10 +303,7 @@ fn append_group<'b>(
                     .or_default()
                     .push((r.try_get(2)?, r.try_get(3)?));
             } else {
-                known.insert(
-                    (r.try_get(0)?, Cow::Owned(r.try_get::<_, String>(1)?)),
-                    Cow::Owned(stored_content(&r)?),
-                );
+                remember_stored(&mut known, &r)?;
             }
         }
         for v in runs.values_mut() {
@@ -314,7 +311,6 @@ fn append_group<'b>(
         }
         touched = Some(runs);
     } else if !keys.is_empty() {
-        let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
         let rows = tx.query_typed(
             STORED_BY_ID,
             &[
@@ -323,10 +319,7 @@ fn append_group<'b>(
             ],
         )?;
         for r in rows {
-            known.insert(
-                (r.get(0), Cow::Owned(r.get::<_, String>(1))),
-                Cow::Owned(stored_content(&r)?),
-            );
+            remember_stored(&mut known, &r)?;
         }
     }
     drop(keys);
@@ -383,6 +376,19 @@ fn append_group<'b>(
     };
     write(tx, stmts, &mut cols, &assets, received_at, stored)?;
     Ok(out)
+}
+
+/// Remember the stored event of a row with the columns of [`STORED_BY_ID`]
+/// as the first of its `(asset, id)` key.
+fn remember_stored<'b>(
+    known: &mut HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>>,
+    r: &postgres::Row,
+) -> Result<(), Fail> {
+    known.insert(
+        (r.try_get(0)?, Cow::Owned(r.try_get::<_, String>(1)?)),
+        Cow::Owned(stored_content(r)?),
+    );
+    Ok(())
 }
 
 /// Per asset of the group's valid batches, the hull of all its events:
