@@ -1,40 +1,45 @@
 //! Appends and declarations: everything that writes.
 //!
 //! One append, or one group of batches (the server's group commit), is one
-//! transaction (read committed) of a few round trips, whatever the number of
-//! batches and assets, so that the assets stay locked briefly:
+//! transaction (read committed) of two round trips, whatever the number of
+//! batches and assets, so that the assets stay locked briefly. Each round
+//! trip sends its statements together (see `client.rs`); the server still
+//! runs them one after the other, each with its own snapshot.
 //!
-//! 1. The assets of the group are locked (`SELECT ... FOR UPDATE`, in name
-//!    order, so that writers never deadlock on them); missing ones are
-//!    created first (then the lock is taken again). The locks serialise
-//!    appends per asset until commit. An asset created here that ends up
-//!    with no event (its batch failed) is removed again before commit.
-//! 2. The stored events with the group's `(asset, id)` keys are read in one
-//!    statement (with the runs of step 3 when no rule watches the group:
-//!    one round trip fewer); the batches are then walked in order: an id already stored,
-//!    in an earlier batch or earlier in the batch with the same content
+//! 1. First round trip ([`lock_and_read`]), with the `BEGIN`:
+//!    - the assets of the group are locked (`SELECT ... FOR UPDATE`, in name
+//!      order, so that writers never deadlock on them); the locks serialise
+//!      appends per asset until commit;
+//!    - the rules that watch them are locked (SPEC §7);
+//!    - the stored events with the group's `(asset, id)` keys and the
+//!      coverage runs that touch the hull of each asset's events (adjacent
+//!      ones included) are read in one statement, once the locks are held.
+//!
+//!    Missing assets are created, and the three statements sent again (a
+//!    rare case). An asset created here that ends up with no event (its
+//!    batch failed) is removed again before commit.
+//! 2. The batches are walked in order: an id already stored, in an earlier
+//!    batch or earlier in the batch with the same content
 //!    ([`NewEvent::same_content`]) is a duplicate (counted, not stored),
 //!    other content a conflict (that batch stores nothing; the others go
-//!    on).
-//! 3. The coverage runs that touch the hull of each asset's new events
-//!    (adjacent ones included) are read in one statement (with judging's
-//!    reads when rules watch the group; else with step 2, for the hull of
-//!    all the group's events) and the new events applied to them in order
-//!    ([`crate::runs`]).
-//! 4. One statement writes it all: the new events (sequence numbers drawn
-//!    from `events_seq` in batch order while the locks are held, so per
-//!    asset they grow in commit order; big groups go first by
-//!    `COPY BINARY`), the runs that changed (deleted, updated, inserted) and
-//!    each asset's event count, longest event and event hull.
-//! 5. Commit (`synchronous_commit = on`: durable on return).
+//!    on). The new events are applied to the runs ([`crate::runs`]); when
+//!    rules watch the group, judging reads the runs again with its own
+//!    reads (one round trip more) and replays the batches on them.
+//! 3. Second round trip: one statement writes it all, sent with the
+//!    `COMMIT` (`synchronous_commit = on`: durable on return): the new
+//!    events (sequence numbers drawn from `events_seq` in batch order while
+//!    the locks are held, so per asset they grow in commit order; big
+//!    groups go first by `COPY BINARY`), the runs that changed (deleted,
+//!    updated, inserted), each asset's event count, longest event and event
+//!    hull, and what judging changed.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
+use super::client::{CommitError, Transaction};
 use gapless_core::{Instant, NewEvent};
-use postgres::binary_copy::BinaryCopyInWriter;
-use postgres::types::Type;
-use postgres::Transaction;
+use tokio_postgres::types::{ToSql, Type};
+use tokio_postgres::Row;
 
 use super::error::Fail;
 use super::pool::{Conn, Stmts};
@@ -59,20 +64,6 @@ const ENSURE_ASSETS: &str = "INSERT INTO assets (name) \
 const DROP_UNUSED_ASSETS: &str = "DELETE FROM assets WHERE id = ANY($1::bigint[])";
 const LOCK_ASSETS: &str = "SELECT id, name FROM assets WHERE name = ANY($1::text[]) \
      ORDER BY name COLLATE \"C\" FOR UPDATE";
-/// The stored events of the given `(asset, id)` keys: one index lookup per
-/// key (`OFFSET 0` keeps the subquery a scan parameterised by the key), and
-/// sent unprepared ([`postgres::Transaction::query_typed`], still one round
-/// trip) so that it is planned for the table as it is now. As a prepared
-/// plain join of `events` with the key arrays, the generic plan made while
-/// the table was small (a hash join over a sequential scan of `events`) was
-/// kept as the table grew, until the next `ANALYZE`: 50-120 ms a group in the
-/// load bench after 300,000 rows, while every other statement took under
-/// 1 ms. (A generic plan of this form, made on a tiny analysed table, scans
-/// the table once per key: worse still.)
-const STORED_BY_ID: &str = "SELECT k.asset_id, k.id, e.start_us, e.end_us, e.kind, e.extra, \
-     e.produced_at FROM unnest($1::bigint[], $2::text[]) AS k(asset_id, id) \
-     CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
-       WHERE asset_id = k.asset_id AND id = k.id OFFSET 0) AS e";
 const NEXT_SEQS: &str = "SELECT nextval('events_seq') FROM generate_series(1, $1::bigint)";
 const COPY_EVENTS: &str = "COPY events \
      (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
@@ -101,9 +92,9 @@ pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
     Ok(())
 }
 
-/// The stored content of a row of [`STORED_BY_ID`], for
+/// The stored content of a row of [`RUNS_AND_STORED`] (`part` 0), for
 /// [`NewEvent::same_content`].
-fn stored_content(r: &postgres::Row) -> Result<NewEvent> {
+fn stored_content(r: &Row) -> Result<NewEvent> {
     decode_content(
         r.try_get(2)?,
         r.try_get(3)?,
@@ -144,17 +135,9 @@ pub(crate) fn append(
     batch: &[NewEvent],
     received_at: Instant,
 ) -> Result<Appended, Fail> {
-    let Conn {
-        client,
-        stmts,
-        watches,
-    } = conn;
-    let mut tx = client.transaction()?;
-    let out = append_group(&mut tx, stmts, watches, &[batch], received_at)?
+    Ok(append_many(conn, &[batch], received_at)?
         .pop()
-        .expect("one answer per batch")?;
-    tx.commit().map_err(Fail::Commit)?;
-    Ok(out)
+        .expect("one answer per batch")?)
 }
 
 /// Several independent batches in one transaction (one durable commit): a
@@ -169,50 +152,99 @@ pub(crate) fn append_many(
         stmts,
         watches,
     } = conn;
-    let mut tx = client.transaction()?;
-    let out = append_group(&mut tx, stmts, watches, batches, received_at)?;
-    tx.commit().map_err(Fail::Commit)?;
-    Ok(out)
+    append_group(client.transaction(), stmts, watches, batches, received_at)
 }
 
-/// The assets of a group, locked.
+/// The assets of a group, locked, and what was read once they were.
 struct Locked {
     /// Their ids by name.
     id_of: HashMap<String, i64>,
     /// The ids of those this transaction created.
     created: Vec<i64>,
+    /// The rows of [`super::rules::LOCK_RULES_OF_ASSETS`].
+    rules: Vec<Row>,
+    /// The rows of [`RUNS_AND_STORED`].
+    stored: Vec<Row>,
 }
 
-/// Lock the assets named by their ids' rows until the end of the
-/// transaction, in name order, creating the missing ones first. Usually one
-/// statement (all assets exist).
-fn lock_assets(
+/// The group's `(asset name, id)` keys and, per asset name, the hull of
+/// all its events.
+struct Keys<'b> {
+    assets: Vec<&'b str>,
+    ids: Vec<&'b str>,
+    hull_assets: Vec<&'b str>,
+    hull_lo: Vec<i64>,
+    hull_hi: Vec<i64>,
+}
+
+/// Lock the assets `names` until the end of the transaction (their rows, in
+/// name order), then lock the rules that watch them and read the stored
+/// events of the keys and the coverage runs of the hulls: three statements
+/// sent with the transaction's `BEGIN` in one round trip (each runs after
+/// the one before, so the reads see what the writers before this one
+/// committed). Missing assets are created first (rare: a few round trips
+/// more).
+fn lock_and_read(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     names: &[&str],
+    keys: &Keys<'_>,
 ) -> Result<Locked, Fail> {
-    let lock = |tx: &mut Transaction<'_>, stmts: &mut Stmts| -> Result<_, Fail> {
-        let s = stmts.get(tx, LOCK_ASSETS)?;
-        Ok(tx
-            .query(&s, &[&names])?
-            .iter()
-            .map(|r| (r.get::<_, String>(1), r.get::<_, i64>(0)))
-            .collect::<HashMap<String, i64>>())
+    let lock = stmts.get(tx, LOCK_ASSETS)?;
+    let rules = stmts.get(tx, super::rules::LOCK_RULES_OF_ASSETS)?;
+    let read = stmts.get(tx, RUNS_AND_STORED)?;
+    let read_params: [&(dyn ToSql + Sync); 5] = [
+        &keys.hull_assets,
+        &keys.hull_lo,
+        &keys.hull_hi,
+        &keys.assets,
+        &keys.ids,
+    ];
+    let ids = |rows: &[Row]| -> Result<HashMap<String, i64>, Fail> {
+        let mut out = HashMap::with_capacity(rows.len());
+        for r in rows {
+            out.insert(r.try_get(1)?, r.try_get(0)?);
+        }
+        Ok(out)
     };
-    let ids = lock(tx, stmts)?;
-    if ids.len() == names.len() {
+    let by_name: [&(dyn ToSql + Sync); 1] = [&names];
+    let lock_and_read = |tx: &mut Transaction<'_>| {
+        tx.run(async |c| {
+            tokio::try_join!(
+                biased;
+                c.batch_execute(SEEKS),
+                c.query(&lock, &by_name),
+                c.query(&rules, &by_name),
+                c.query(&read, &read_params),
+                c.batch_execute(SEEKS_DONE),
+            )
+        })
+    };
+    let ((), locked, rules_rows, stored, ()) = lock_and_read(tx)?;
+    let id_of = ids(&locked)?;
+    if id_of.len() == names.len() {
         return Ok(Locked {
-            id_of: ids,
+            id_of,
             created: Vec::new(),
+            rules: rules_rows,
+            stored,
         });
     }
-    // New assets (rare): a deadlock with another writer creating them is
-    // retried by the caller.
-    let s = stmts.get(tx, ENSURE_ASSETS)?;
-    let created = tx.query(&s, &[&names])?.iter().map(|r| r.get(0)).collect();
+    // New assets: a deadlock with another writer creating them is retried
+    // by the caller. Read again: another writer may have created and
+    // written them since.
+    let ensure = stmts.get(tx, ENSURE_ASSETS)?;
+    let created = tx
+        .query(&ensure, &[&names])?
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?;
+    let ((), locked, rules_rows, stored, ()) = lock_and_read(tx)?;
     Ok(Locked {
-        id_of: lock(tx, stmts)?,
+        id_of: ids(&locked)?,
         created,
+        rules: rules_rows,
+        stored,
     })
 }
 
@@ -226,14 +258,13 @@ struct Pending<'a> {
     keys: Vec<(i64, &'a str)>,
 }
 
-/// Append `batches` in the open transaction: each atomic on its own (a batch
-/// that fails stores nothing), the others stored in batch order. Round trips:
-/// lock the assets, lock the rules that watch them, read the stored events
-/// of the batches' ids and the coverage runs the new events touch (one
-/// statement without rules; with rules the runs come with judging's
-/// reads), write everything in one statement.
+/// Append `batches` in `tx` and commit: each atomic on its own (a batch
+/// that fails stores nothing), the others stored in batch order. Two round
+/// trips: [`lock_and_read`], then the one statement that writes everything
+/// sent with the `COMMIT`; when rules watch the group, judging's reads
+/// between them.
 fn append_group<'b>(
-    tx: &mut Transaction<'_>,
+    mut tx: Transaction<'_>,
     stmts: &mut Stmts,
     cache: &mut super::rules::WatchCache,
     batches: &[&'b [NewEvent]],
@@ -258,71 +289,36 @@ fn append_group<'b>(
     }
     names.sort_unstable();
     names.dedup();
-    let Locked { id_of, created } = lock_assets(tx, stmts, &names)?;
+    let keys = group_keys(batches, &valid);
+    let Locked {
+        id_of,
+        created,
+        rules,
+        stored,
+    } = lock_and_read(&mut tx, stmts, &names, &keys)?;
+    drop(keys);
     // The rules on these assets, locked after the assets (SPEC §7: judged
     // after each batch, in this transaction).
-    let asset_ids: Vec<i64> = id_of.values().copied().collect();
-    let watches = super::rules::lock_watches(tx, stmts, cache, &asset_ids)?;
+    let watches = super::rules::watches_of(&mut tx, cache, &rules)?;
     let mut judged: Vec<super::rules::GroupBatch> = Vec::new();
 
-    // Idempotency: the stored events of all the batches' ids, one statement.
-    let mut keys: HashSet<(i64, &str)> = HashSet::new();
-    for (i, batch) in batches.iter().enumerate() {
-        if !valid(i) {
-            continue;
-        }
-        for ev in *batch {
-            if let (Some(&aid), Some(id)) = (id_of.get(&ev.asset), ev.id.as_deref()) {
-                keys.insert((aid, id));
-            }
-        }
-    }
     // The first event of each key: stored, or in an earlier (stored) batch,
     // or earlier in the batch.
-    let mut known: HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>> =
-        HashMap::with_capacity(keys.len());
-    let (key_assets, key_ids): (Vec<i64>, Vec<&str>) = keys.iter().copied().unzip();
-    // Without rules, the runs the group touches come with the stored ids.
-    let mut touched: Option<super::rules::StoredRuns> = None;
-    if watches.is_empty() {
-        let hulls = group_hulls(batches, &valid, &id_of);
-        let rows = tx.query_typed(
-            RUNS_AND_STORED_BY_ID,
-            &[
-                (&hulls.0, Type::INT8_ARRAY),
-                (&hulls.1, Type::INT8_ARRAY),
-                (&hulls.2, Type::INT8_ARRAY),
-                (&key_assets, Type::INT8_ARRAY),
-                (&key_ids, Type::TEXT_ARRAY),
-            ],
-        )?;
-        let mut runs = super::rules::StoredRuns::new();
-        for r in rows {
-            if r.try_get::<_, i16>(7)? == 1 {
-                runs.entry(r.try_get(0)?)
-                    .or_default()
-                    .push((r.try_get(2)?, r.try_get(3)?));
-            } else {
-                remember_stored(&mut known, &r)?;
-            }
-        }
-        for v in runs.values_mut() {
-            v.sort_unstable();
-        }
-        touched = Some(runs);
-    } else if !keys.is_empty() {
-        let rows = tx.query_typed(
-            STORED_BY_ID,
-            &[
-                (&key_assets, Type::INT8_ARRAY),
-                (&key_ids, Type::TEXT_ARRAY),
-            ],
-        )?;
-        for r in rows {
-            remember_stored(&mut known, &r)?;
+    let mut known: HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>> = HashMap::new();
+    let mut runs = super::rules::StoredRuns::new();
+    for r in &stored {
+        if r.try_get::<_, i16>(7)? == 1 {
+            runs.entry(r.try_get(0)?)
+                .or_default()
+                .push((r.try_get(2)?, r.try_get(3)?));
+        } else {
+            remember_stored(&mut known, r)?;
         }
     }
-    drop(keys);
+    drop(stored);
+    for v in runs.values_mut() {
+        v.sort_unstable();
+    }
 
     // Walk the batches in order.
     let mut cols = Columns::default();
@@ -364,25 +360,28 @@ fn append_group<'b>(
         .filter(|id| !slot_of.contains_key(id))
         .collect();
     if !unused.is_empty() {
-        let s = stmts.get(tx, DROP_UNUSED_ASSETS)?;
+        let s = stmts.get(&mut tx, DROP_UNUSED_ASSETS)?;
         tx.execute(&s, &[&unused])?;
     }
     if cols.asset_id.is_empty() {
+        tx.commit().map_err(Fail::Commit)?;
         return Ok(out);
     }
-    let stored = match touched {
-        Some(runs) => Stored::Read(runs),
-        None => Stored::Judge(watches.as_slice(), judged.as_slice()),
+    // With rules, judging reads the runs again with its coverage.
+    let stored = if watches.is_empty() {
+        Stored::Read(runs)
+    } else {
+        Stored::Judge(watches.as_slice(), judged.as_slice())
     };
     write(tx, stmts, &mut cols, &assets, received_at, stored)?;
     Ok(out)
 }
 
-/// Remember the stored event of a row with the columns of [`STORED_BY_ID`]
+/// Remember the stored event of a row of [`RUNS_AND_STORED`] (`part` 0)
 /// as the first of its `(asset, id)` key.
 fn remember_stored<'b>(
     known: &mut HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>>,
-    r: &postgres::Row,
+    r: &Row,
 ) -> Result<(), Fail> {
     known.insert(
         (r.try_get(0)?, Cow::Owned(r.try_get::<_, String>(1)?)),
@@ -391,34 +390,39 @@ fn remember_stored<'b>(
     Ok(())
 }
 
-/// Per asset of the group's valid batches, the hull of all its events:
-/// `(asset ids, lowest starts, highest ends)`.
-fn group_hulls(
-    batches: &[&[NewEvent]],
-    valid: &dyn Fn(usize) -> bool,
-    id_of: &HashMap<String, i64>,
-) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
-    let mut hull: HashMap<i64, (i64, i64)> = HashMap::new();
+/// The `(asset, id)` keys of the group's valid batches (each once) and,
+/// per asset, the hull of all its events.
+fn group_keys<'b>(batches: &[&'b [NewEvent]], valid: &dyn Fn(usize) -> bool) -> Keys<'b> {
+    let mut keys: HashSet<(&str, &str)> = HashSet::new();
+    let mut hull: HashMap<&str, (i64, i64)> = HashMap::new();
     for (i, batch) in batches.iter().enumerate() {
         if !valid(i) {
             continue;
         }
         for ev in *batch {
-            if let Some(&aid) = id_of.get(&ev.asset) {
-                let (s, e) = (
-                    ev.interval.start().as_micros(),
-                    ev.interval.end().as_micros(),
-                );
-                let h = hull.entry(aid).or_insert((s, e));
-                *h = (h.0.min(s), h.1.max(e));
+            if let Some(id) = ev.id.as_deref() {
+                keys.insert((&ev.asset, id));
             }
+            let (s, e) = (
+                ev.interval.start().as_micros(),
+                ev.interval.end().as_micros(),
+            );
+            let h = hull.entry(&ev.asset).or_insert((s, e));
+            *h = (h.0.min(s), h.1.max(e));
         }
     }
-    let mut out = (Vec::new(), Vec::new(), Vec::new());
-    for (aid, (lo, hi)) in hull {
-        out.0.push(aid);
-        out.1.push(lo);
-        out.2.push(hi);
+    let (assets, ids) = keys.into_iter().unzip();
+    let mut out = Keys {
+        assets,
+        ids,
+        hull_assets: Vec::with_capacity(hull.len()),
+        hull_lo: Vec::with_capacity(hull.len()),
+        hull_hi: Vec::with_capacity(hull.len()),
+    };
+    for (asset, (lo, hi)) in hull {
+        out.hull_assets.push(asset);
+        out.hull_lo.push(lo);
+        out.hull_hi.push(hi);
     }
     out
 }
@@ -488,24 +492,49 @@ fn walk<'b>(
     Ok(p)
 }
 
-/// Without rules, the two reads of a group in one round trip: the stored
-/// runs that touch each `(asset, lo, hi)` of $1..$3 (rows with `part` 1:
-/// asset, -, start, end), and the stored events of the `(asset, id)` keys
-/// of $4, $5 (`part` 0, the columns of [`STORED_BY_ID`]). The hulls are
-/// those of all the group's events, not only of the new ones (which are
-/// known only once the stored ids are): runs that no new event touches
-/// come back unchanged from [`crate::runs::changes`]. Unprepared, as
-/// [`STORED_BY_ID`] and for the same reason.
-const RUNS_AND_STORED_BY_ID: &str = concat!(
+/// The two reads of a group: the stored runs that touch each `(asset name,
+/// lo, hi)` of $1..$3 (rows with `part` 1: asset id, -, start, end), and
+/// the stored events of the `(asset name, id)` keys of $4, $5 (`part` 0:
+/// asset id, id, start, end, kind, extra, produced at). The hulls are those
+/// of all the group's events, not only of the new ones (which are known
+/// only once the stored ids are): runs that no new event touches come back
+/// unchanged from [`crate::runs::changes`].
+///
+/// Every access is an index seek driven by one element of the arrays
+/// (`LATERAL ... OFFSET 0` keeps each subquery a scan parameterised by
+/// it), so that its generic plan (see [`SEEKS`]) is right for
+/// tables of any size.
+const RUNS_AND_STORED: &str = concat!(
     "SELECT u.a, NULL::text, r.start_us, r.end_us, NULL::smallint, NULL::text, NULL::bigint, \
-     1::smallint AS part ",
-    runs_touching_from!(),
+     1::smallint AS part \
+     FROM (SELECT s.id AS a, h.lo, h.hi \
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS h(name, lo, hi) \
+       CROSS JOIN LATERAL (SELECT id FROM assets WHERE name = h.name OFFSET 0) AS s) AS u",
+    runs_touching_lateral!(),
     " UNION ALL \
-     SELECT k.asset_id, k.id, e.start_us, e.end_us, e.kind, e.extra, e.produced_at, 0::smallint \
-     FROM unnest($4::bigint[], $5::text[]) AS k(asset_id, id) \
+     SELECT s.id, k.id, e.start_us, e.end_us, e.kind, e.extra, e.produced_at, 0::smallint \
+     FROM unnest($4::text[], $5::text[]) AS k(name, id) \
+     CROSS JOIN LATERAL (SELECT id FROM assets WHERE name = k.name OFFSET 0) AS s \
      CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
-       WHERE asset_id = k.asset_id AND id = k.id OFFSET 0) AS e"
+       WHERE asset_id = s.id AND id = k.id OFFSET 0) AS e"
 );
+
+/// Settings for [`lock_and_read`]'s statements, which are
+/// planned once per connection (generic plans: planning
+/// [`RUNS_AND_STORED`] for its parameters took about 0.7 ms of the server's
+/// time per group, more than running it), and as index seeks whatever the
+/// tables' statistics say. Otherwise a plan made while a table was tiny (a
+/// sequential scan) would be kept as it grows, until the next `ANALYZE`: a
+/// prepared join of `events` with the key arrays took 50-120 ms a group in
+/// the load bench after 300,000 rows, while every other statement took
+/// under 1 ms. Without sequential scans a plan's estimated cost can be
+/// huge, which would make the server compile it (JIT, 50-400 ms each time):
+/// no JIT either. [`SEEKS_DONE`] ends this for the statements after.
+const SEEKS: &str = "SET LOCAL enable_seqscan = off; \
+     SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off";
+/// The settings of [`SEEKS`] back to the session's.
+const SEEKS_DONE: &str = "SET LOCAL enable_seqscan TO DEFAULT; \
+     SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL jit TO DEFAULT";
 
 /// Everything a group writes, in one statement: the events (sequence
 /// numbers drawn in array order), the coverage runs (deleted, changed and
@@ -575,11 +604,11 @@ impl RunCols {
 }
 
 /// Write the new events, the coverage runs they change and the assets'
-/// statistics (assets locked); with watches in `stored` (the locked
-/// watches and the group's batches), judge them first and write what that
-/// changed in the same statement.
+/// statistics (assets locked), and commit; with watches in `stored` (the
+/// locked watches and the group's batches), judge them first and write what
+/// that changed in the same statement.
 fn write(
-    tx: &mut Transaction<'_>,
+    mut tx: Transaction<'_>,
     stmts: &mut Stmts,
     cols: &mut Columns<'_>,
     assets: &[AssetDelta],
@@ -600,7 +629,7 @@ fn write(
     let (mut stored, judged) = match stored {
         Stored::Read(runs) => (runs, None),
         Stored::Judge(watches, batches) => {
-            let (stored, out) = super::rules::read_and_judge(tx, watches, batches, &hulls)?;
+            let (stored, out) = super::rules::read_and_judge(&mut tx, watches, batches, &hulls)?;
             (stored, Some(out).filter(|o| !o.is_empty()))
         }
     };
@@ -630,7 +659,7 @@ fn write(
     let copied = cols.asset_id.len() >= COPY_FROM;
     if copied {
         let n = cols.asset_id.len();
-        let s = stmts.get(tx, NEXT_SEQS)?;
+        let s = stmts.get(&mut tx, NEXT_SEQS)?;
         let mut seqs: Vec<i64> = tx
             .query(&s, &[&(n as i64)])?
             .iter()
@@ -643,7 +672,7 @@ fn write(
             )));
         }
         cols.seq = seqs;
-        copy_events(tx, cols, received)?;
+        copy_events(&mut tx, cols, received)?;
     }
     let empty = Columns::default();
     let ev = if copied { &empty } else { &*cols };
@@ -653,14 +682,14 @@ fn write(
         .as_ref()
         .map(|out| super::rules::JudgingColumns::new(out, received_at));
     let s = stmts.get(
-        tx,
+        &mut tx,
         if judging.is_some() {
             judged_write_sql()
         } else {
             WRITE
         },
     )?;
-    let write_params: [&(dyn postgres::types::ToSql + Sync); WRITE_PARAMS] = [
+    let write_params: [&(dyn ToSql + Sync); WRITE_PARAMS] = [
         &ev.asset_id,
         &ev.id,
         &ev.start,
@@ -684,17 +713,19 @@ fn write(
         &his,
     ];
     let judging_params = judging.as_ref().map(super::rules::JudgingColumns::params);
-    let params: Vec<&(dyn postgres::types::ToSql + Sync)> = write_params
+    let params: Vec<&(dyn ToSql + Sync)> = write_params
         .into_iter()
         .chain(judging_params.iter().flatten().map(|p| p.0))
         .collect();
-    tx.execute(&s, &params)?;
+    tx.execute_and_commit(&s, &params).map_err(|e| match e {
+        CommitError::Statement(e) => Fail::Pg(e),
+        CommitError::Commit(e) => Fail::Commit(e),
+    })?;
     Ok(())
 }
 
 fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> Result<(), Fail> {
-    let sink = tx.copy_in(COPY_EVENTS)?;
-    let types = [
+    const TYPES: [Type; 9] = [
         Type::INT8,
         Type::INT8,
         Type::TEXT,
@@ -705,9 +736,8 @@ fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> R
         Type::INT8,
         Type::INT8,
     ];
-    let mut w = BinaryCopyInWriter::new(sink, &types);
-    for i in 0..cols.seq.len() {
-        w.write(&[
+    let rows = (0..cols.seq.len()).map(|i| -> [&(dyn ToSql + Sync); 9] {
+        [
             &cols.seq[i],
             &cols.asset_id[i],
             &cols.id[i],
@@ -717,9 +747,9 @@ fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> R
             &cols.extra[i],
             &cols.produced_at[i],
             &received,
-        ])?;
-    }
-    w.finish()?;
+        ]
+    });
+    tx.copy_in_binary(COPY_EVENTS, &TYPES, rows)?;
     Ok(())
 }
 

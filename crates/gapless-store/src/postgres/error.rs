@@ -8,7 +8,7 @@
 //! client's and the server's own words) are logged with `tracing::error!`
 //! here, where the error is mapped.
 
-use postgres::error::SqlState;
+use tokio_postgres::error::SqlState;
 
 use super::pool::{APPEND_TRIES, LOCK_TIMEOUT};
 use super::tls::tls_failure;
@@ -19,14 +19,14 @@ use crate::StoreError;
 /// a finished storage error.
 #[derive(Debug)]
 pub(crate) enum Fail {
-    Pg(postgres::Error),
+    Pg(tokio_postgres::Error),
     /// The commit itself failed: the outcome is unknown, never retried.
-    Commit(postgres::Error),
+    Commit(tokio_postgres::Error),
     Store(StoreError),
 }
 
-impl From<postgres::Error> for Fail {
-    fn from(e: postgres::Error) -> Fail {
+impl From<tokio_postgres::Error> for Fail {
+    fn from(e: tokio_postgres::Error) -> Fail {
         Fail::Pg(e)
     }
 }
@@ -38,8 +38,8 @@ impl From<StoreError> for Fail {
 }
 
 /// Without the URL at hand (reading a row's columns).
-impl From<postgres::Error> for StoreError {
-    fn from(e: postgres::Error) -> StoreError {
+impl From<tokio_postgres::Error> for StoreError {
+    fn from(e: tokio_postgres::Error) -> StoreError {
         classify(&e, None)
     }
 }
@@ -67,7 +67,7 @@ pub(crate) fn store_error(f: Fail, location: &str) -> StoreError {
 /// The storage error of a database error of a call: `Full` for a server
 /// out of resources, `Unavailable` for a connection that is gone, else a
 /// fault.
-pub(crate) fn classify(e: &postgres::Error, location: Option<&str>) -> StoreError {
+pub(crate) fn classify(e: &tokio_postgres::Error, location: Option<&str>) -> StoreError {
     if is_full(e) {
         tracing::error!(
             location = location.unwrap_or("-"),
@@ -86,7 +86,7 @@ pub(crate) fn classify(e: &postgres::Error, location: Option<&str>) -> StoreErro
 /// The storage error of a failed connection to a ledger that was opened
 /// before (a new connection of the pool): whatever the reason, the ledger
 /// cannot be reached now.
-pub(crate) fn connect_failed(e: &postgres::Error, location: &str) -> StoreError {
+pub(crate) fn connect_failed(e: &tokio_postgres::Error, location: &str) -> StoreError {
     if is_full(e) {
         return classify(e, Some(location));
     }
@@ -100,7 +100,7 @@ pub(crate) fn connect_failed(e: &postgres::Error, location: &str) -> StoreError 
 /// [`StoreError::Open`] with the server's reason (a refused login, a missing
 /// database, no permission, a failed TLS handshake: an untrusted
 /// certificate, a server without TLS).
-pub(crate) fn open_failed(location: &str, e: &postgres::Error) -> StoreError {
+pub(crate) fn open_failed(location: &str, e: &tokio_postgres::Error) -> StoreError {
     if is_full(e) {
         return classify(e, Some(location));
     }
@@ -123,7 +123,7 @@ pub(crate) fn open_error(location: &str, reason: impl Into<String>) -> StoreErro
     }
 }
 
-fn log_unavailable(e: &postgres::Error, location: Option<&str>, what: &str) {
+fn log_unavailable(e: &tokio_postgres::Error, location: Option<&str>, what: &str) {
     tracing::error!(
         location = location.unwrap_or("-"),
         error = %chain(e),
@@ -134,7 +134,7 @@ fn log_unavailable(e: &postgres::Error, location: Option<&str>, what: &str) {
 /// Whether `e` says the server is out of space or other resources (SQLSTATE
 /// class 53, e.g. 53100 `disk_full`), except for a server out of connections
 /// (53300), which cannot be reached rather than being full.
-fn is_full(e: &postgres::Error) -> bool {
+fn is_full(e: &tokio_postgres::Error) -> bool {
     e.code()
         .is_some_and(|c| c.code().starts_with("53") && *c != SqlState::TOO_MANY_CONNECTIONS)
 }
@@ -142,7 +142,7 @@ fn is_full(e: &postgres::Error) -> bool {
 /// Whether `e` means the server cannot be reached: no connection (refused,
 /// timed out, unknown host, lost), or a server that is starting, shutting
 /// down or out of connections.
-fn is_unreachable(e: &postgres::Error) -> bool {
+fn is_unreachable(e: &tokio_postgres::Error) -> bool {
     if e.is_closed() || io_cause(e) {
         return true;
     }
@@ -155,7 +155,7 @@ fn is_unreachable(e: &postgres::Error) -> bool {
 }
 
 /// Whether an I/O error (of the socket) is among the causes of `e`.
-fn io_cause(e: &postgres::Error) -> bool {
+fn io_cause(e: &tokio_postgres::Error) -> bool {
     let mut src = std::error::Error::source(e);
     while let Some(s) = src {
         if s.is::<std::io::Error>() {
@@ -167,7 +167,7 @@ fn io_cause(e: &postgres::Error) -> bool {
 }
 
 /// Whether `e` means the connection is gone.
-pub(crate) fn is_broken(e: &postgres::Error) -> bool {
+pub(crate) fn is_broken(e: &tokio_postgres::Error) -> bool {
     if e.is_closed() {
         return true;
     }
@@ -184,7 +184,7 @@ pub(crate) fn is_broken(e: &postgres::Error) -> bool {
 }
 
 /// Whether `e` is a transient conflict between writers, worth another try.
-pub(crate) fn retryable(e: &postgres::Error) -> bool {
+pub(crate) fn retryable(e: &tokio_postgres::Error) -> bool {
     matches!(
         e.code(),
         Some(c) if *c == SqlState::T_R_DEADLOCK_DETECTED || *c == SqlState::T_R_SERIALIZATION_FAILURE
@@ -205,7 +205,7 @@ fn chain(e: &dyn std::error::Error) -> String {
 
 /// A one-line description of a PostgreSQL error, without SQL (the errors
 /// that [`classify`] does not turn into `Full` or `Unavailable`).
-pub(crate) fn describe(e: &postgres::Error) -> String {
+pub(crate) fn describe(e: &tokio_postgres::Error) -> String {
     if let Some(db) = e.as_db_error() {
         let code = db.code();
         if *code == SqlState::T_R_DEADLOCK_DETECTED {
@@ -233,7 +233,7 @@ pub(crate) fn describe(e: &postgres::Error) -> String {
 }
 
 /// Why opening failed, in words.
-pub(crate) fn describe_open(e: &postgres::Error) -> String {
+pub(crate) fn describe_open(e: &tokio_postgres::Error) -> String {
     match e.as_db_error() {
         // pg_hba.conf has only `hostssl` lines for this client.
         Some(db)

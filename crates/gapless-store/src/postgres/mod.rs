@@ -8,6 +8,8 @@
 //! - `url.rs`: what a URL names (server, login, `schema`, `pool_size`,
 //!   `sslmode`, `sslrootcert`) and the URL without password for messages.
 //! - `tls.rs`: TLS on rustls with libpq's `sslmode` meanings.
+//! - `client.rs`: one connection: a blocking client over the asynchronous
+//!   driver that sends a transaction's statements together (pipelining).
 //! - `pool.rs`: the connections, their session settings, and running a call
 //!   with the retries that are safe.
 //! - `error.rs`: PostgreSQL errors as storage errors.
@@ -34,8 +36,8 @@
 //!
 //! # Threads and async
 //!
-//! The store is synchronous and `Send + Sync`; connections are pooled. The
-//! `postgres` client runs its own small runtime, so the [`crate::Store`]
+//! The store is synchronous and `Send + Sync`; connections are pooled. Each
+//! pooled connection runs its own small runtime, so the [`crate::Store`]
 //! methods must not be called from a thread that drives a tokio runtime (the
 //! client panics there): async callers use `tokio::task::spawn_blocking`,
 //! except for the short reads of [`crate::Store::nonblocking`], which run
@@ -68,16 +70,14 @@
 //! of space (SQLSTATE class 53) is [`StoreError::Full`](crate::StoreError::Full):
 //! fixed messages without connection details, which are logged instead.
 
-/// The stored coverage runs that touch each `(asset, lo, hi)` of the
-/// arrays $1..$3, adjacent ones included, as rows `u.a` (the asset) and
-/// `r.start_us`, `r.end_us`: per asset the run with the greatest start at
-/// or before `lo` when it reaches `lo`, then every run starting in
-/// `(lo, hi]`. The append's read of the runs it changes and judging's read
-/// of coverage both select from it.
-macro_rules! runs_touching_from {
+/// The stored coverage runs that touch each `(asset, lo, hi)` of rows `u`
+/// (columns `a`, `lo`, `hi`), adjacent ones included, as rows `u.a` (the
+/// asset) and `r.start_us`, `r.end_us`: per asset the run with the greatest
+/// start at or before `lo` when it reaches `lo`, then every run starting in
+/// `(lo, hi]`.
+macro_rules! runs_touching_lateral {
     () => {
-        "FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi) \
-         CROSS JOIN LATERAL ( \
+        " CROSS JOIN LATERAL ( \
            (SELECT b.start_us, b.end_us FROM (SELECT start_us, end_us FROM coverage_runs \
              WHERE asset_id = u.a AND start_us <= u.lo ORDER BY start_us DESC LIMIT 1) AS b \
             WHERE b.end_us >= u.lo) \
@@ -88,7 +88,19 @@ macro_rules! runs_touching_from {
     };
 }
 
+/// [`runs_touching_lateral`] for the `(asset id, lo, hi)` of the arrays
+/// $1..$3: judging's read of coverage selects from it.
+macro_rules! runs_touching_from {
+    () => {
+        concat!(
+            "FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS u(a, lo, hi)",
+            runs_touching_lateral!()
+        )
+    };
+}
+
 mod append;
+mod client;
 mod error;
 mod nonblocking;
 mod pool;
@@ -187,9 +199,8 @@ impl PostgresStore {
             pool_size,
             tls,
         } = target;
-        let mut client = tls
-            .connect(&config)
-            .map_err(|e| open_failed(&location, &e))?;
+        let mut client =
+            client::Client::connect(&config, &tls).map_err(|e| open_failed(&location, &e))?;
         schema::migrate(&mut client, &location, &schema, create)?;
         let size = pool_size.unwrap_or(pool::DEFAULT_POOL_SIZE);
         let short = nonblocking::connections_of(size);

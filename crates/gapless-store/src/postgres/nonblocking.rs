@@ -80,8 +80,9 @@ impl Reads {
         self.slots.len()
     }
 
-    async fn connect(&self) -> Result<Conn, postgres::Error> {
-        let client = self.tls.connect_async(&self.config).await?;
+    async fn connect(&self) -> Result<Conn, tokio_postgres::Error> {
+        // The connection's task ends with the connection.
+        let (client, _driving) = self.tls.connect_driven(&self.config).await?;
         client
             .batch_execute(&session_settings(&self.schema))
             .await?;

@@ -14,7 +14,9 @@ use std::collections::HashMap;
 use std::sync::{Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
-use postgres::{Client, GenericClient, Statement};
+use tokio_postgres::Statement;
+
+use super::client::{Client, Prepare};
 
 use super::error::{classify, connect_failed, describe, is_broken, retryable, store_error, Fail};
 use super::schema::quote_ident;
@@ -61,9 +63,9 @@ impl Stmts {
     /// The statement of `sql`, prepared on first use.
     pub(crate) fn get(
         &mut self,
-        client: &mut impl GenericClient,
+        client: &mut impl Prepare,
         sql: &'static str,
-    ) -> Result<Statement, postgres::Error> {
+    ) -> Result<Statement, tokio_postgres::Error> {
         if let Some(s) = self.0.get(sql) {
             return Ok(s.clone());
         }
@@ -152,9 +154,7 @@ impl Pool {
     }
 
     fn connect(&self) -> Result<Conn> {
-        let client = self
-            .tls
-            .connect(&self.config)
+        let client = Client::connect(&self.config, &self.tls)
             .map_err(|e| connect_failed(&e, &self.location))?;
         self.setup(client)
     }

@@ -6,7 +6,7 @@
 //! events, affects speed, never the answer.
 
 use gapless_core::{AssetDecl, Instant, Interval, IntervalSet};
-use postgres::Row;
+use tokio_postgres::Row;
 
 use super::error::Fail;
 use super::pool::Conn;

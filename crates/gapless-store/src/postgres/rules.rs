@@ -21,12 +21,12 @@
 
 use std::collections::HashMap;
 
+use super::client::Transaction;
 use gapless_core::{EventKind, Instant, Interval, IntervalSet, Rule, WindowState};
-use postgres::types::Type;
-use postgres::Transaction;
+use tokio_postgres::types::Type;
 
 use super::error::Fail;
-use super::pool::{Conn, Stmts};
+use super::pool::Conn;
 use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
@@ -43,12 +43,15 @@ const DEADLINE_WINDOWS_PER_PASS: usize = 10_000;
 /// The largest page of firings.
 const MAX_FIRINGS_PAGE: i64 = 10_000;
 
-/// The ids of the rules watching any of the assets $1, locked, in name
-/// order, each with the ledger's `rules_version` (read in the same
-/// snapshot, so that it says which rules these are).
-const LOCK_RULES_OF_ASSETS: &str = "SELECT r.id, \
+/// The ids of the rules watching any of the assets named $1, locked, in
+/// name order, each with the ledger's `rules_version` (read in the same
+/// snapshot, so that it says which rules these are). By name, not id, so
+/// that an append sends it with the lock of the assets, before their ids
+/// are known.
+pub(crate) const LOCK_RULES_OF_ASSETS: &str = "SELECT r.id, \
      (SELECT value FROM meta WHERE key = 'rules_version') \
-     FROM rules r WHERE r.id IN (SELECT rule_id FROM rule_assets WHERE asset_id = ANY($1::bigint[])) \
+     FROM rules r WHERE r.id IN (SELECT ra.rule_id FROM rule_assets ra \
+       JOIN assets a ON a.id = ra.asset_id WHERE a.name = ANY($1::text[])) \
      ORDER BY r.name COLLATE \"C\" FOR UPDATE OF r";
 const ALL_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules");
 const ASSETS_OF_RULES: &str =
@@ -175,7 +178,9 @@ impl<'o> JudgingColumns<'o> {
     }
 
     /// The parameters in order, with their types.
-    pub(crate) fn params(&self) -> [(&(dyn postgres::types::ToSql + Sync), Type); JUDGING_PARAMS] {
+    pub(crate) fn params(
+        &self,
+    ) -> [(&(dyn tokio_postgres::types::ToSql + Sync), Type); JUDGING_PARAMS] {
         [
             (&self.w_rule, Type::INT8_ARRAY),
             (&self.w_start, Type::INT8_ARRAY),
@@ -198,7 +203,7 @@ impl<'o> JudgingColumns<'o> {
     }
 }
 
-fn rule_row(r: &postgres::Row) -> (i64, RuleRow) {
+fn rule_row(r: &tokio_postgres::Row) -> (i64, RuleRow) {
     (
         r.get(0),
         RuleRow {
@@ -219,7 +224,7 @@ fn rule_row(r: &postgres::Row) -> (i64, RuleRow) {
     )
 }
 
-fn firing_row(r: &postgres::Row) -> FiringRow {
+fn firing_row(r: &tokio_postgres::Row) -> FiringRow {
     FiringRow {
         seq: r.get(0),
         rule: r.get(1),
@@ -238,7 +243,7 @@ fn firing_row(r: &postgres::Row) -> FiringRow {
 }
 
 /// The watches of locked rule rows: each with its assets' ids.
-fn watches(tx: &mut Transaction<'_>, rows: Vec<postgres::Row>) -> Result<Vec<Watch>, Fail> {
+fn watches(tx: &mut Transaction<'_>, rows: Vec<tokio_postgres::Row>) -> Result<Vec<Watch>, Fail> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
@@ -267,24 +272,24 @@ pub(crate) struct WatchCache {
     by_id: HashMap<i64, Watch>,
 }
 
-/// Lock the rules watching any of `assets` (held by the caller's
-/// transaction, whose asset locks are already held): one prepared round
-/// trip, every append runs it; the rules themselves come from `cache`,
-/// read again (two more) only when their version moved.
-pub(crate) fn lock_watches<'c>(
+/// The rules of the rows of [`LOCK_RULES_OF_ASSETS`] (run by the caller's
+/// transaction, whose asset locks were taken before it): the rules
+/// themselves come from `cache`, read again (two round trips) only when
+/// their version moved.
+pub(crate) fn watches_of<'c>(
     tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
     cache: &'c mut WatchCache,
-    assets: &[i64],
+    rows: &[tokio_postgres::Row],
 ) -> Result<Vec<&'c Watch>, Fail> {
-    let s = stmts.get(tx, LOCK_RULES_OF_ASSETS)?;
-    let rows = tx.query(&s, &[&assets])?;
     let Some(first) = rows.first() else {
         return Ok(Vec::new());
     };
-    let version: Option<String> = first.get(1);
+    let version: Option<String> = first.try_get(1)?;
     let version = version.unwrap_or_else(|| "0".into());
-    let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
+    let ids: Vec<i64> = rows
+        .iter()
+        .map(|r| r.try_get(0))
+        .collect::<Result<_, _>>()?;
     let stale = cache.version.as_deref() != Some(version.as_str())
         || ids.iter().any(|id| !cache.by_id.contains_key(id));
     if stale {
@@ -493,7 +498,7 @@ fn stored_rule(
 
 pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<RulePut, Fail> {
     let c = encode_rule(rule)?;
-    let mut tx = conn.client.transaction()?;
+    let mut tx = conn.client.transaction();
     // One writer per rule name, so that two first `rule set`s do not race.
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtext('gapless rule'), hashtext($1))",
@@ -587,7 +592,7 @@ fn bump_rules_version(tx: &mut Transaction<'_>) -> Result<(), Fail> {
 }
 
 pub(crate) fn rule(conn: &mut Conn, name: &str) -> Result<Option<StoredRule>, Fail> {
-    let mut tx = conn.client.transaction()?;
+    let mut tx = conn.client.transaction();
     Ok(stored_rule(&mut tx, name, false)?.map(|(_, r)| r))
 }
 
@@ -606,7 +611,7 @@ pub(crate) fn rules(conn: &mut Conn) -> Result<Vec<StoredRule>, Fail> {
 }
 
 pub(crate) fn delete_rule(conn: &mut Conn, name: &str) -> Result<bool, Fail> {
-    let mut tx = conn.client.transaction()?;
+    let mut tx = conn.client.transaction();
     let Some((id, _)) = stored_rule(&mut tx, name, true)? else {
         return Ok(false);
     };
@@ -653,7 +658,7 @@ pub(crate) fn firings(conn: &mut Conn, q: &FiringQuery) -> Result<FiringPage, Fa
 }
 
 pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail> {
-    let mut tx = conn.client.transaction()?;
+    let mut tx = conn.client.transaction();
     // Every replica judges deadlines: the rule locks make each pass once.
     let rows = tx.query(
         concat!(

@@ -76,7 +76,7 @@
 //! so any number of processes may start at once: the first creates or
 //! migrates the schema, the others wait and then find it current.
 
-use postgres::Client;
+use super::client::Client;
 
 use super::error::{open_error, open_failed};
 use crate::Result;
@@ -214,7 +214,7 @@ pub(crate) fn migrate(
     schema: &str,
     create: bool,
 ) -> Result<()> {
-    let fail = |e: postgres::Error| open_failed(location, &e);
+    let fail = |e: tokio_postgres::Error| open_failed(location, &e);
     let quoted = quote_ident(schema);
     // Asset names, ids and `extra` are any UTF-8: a database in another
     // encoding would refuse or change some of them.
@@ -230,7 +230,7 @@ pub(crate) fn migrate(
             ),
         ));
     }
-    let mut tx = client.transaction().map_err(fail)?;
+    let mut tx = client.transaction();
     // One opener at a time per schema; released at commit or rollback.
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtext('gapless schema'), hashtext($1))",

@@ -25,6 +25,8 @@ use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{
     CertificateError, ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme,
 };
+use tokio::task::JoinHandle;
+use tokio_postgres::Error;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// What `sslmode` says.
@@ -55,12 +57,12 @@ impl SslMode {
     }
 
     /// The `postgres` client's mode: whether TLS is tried, or required.
-    pub(crate) fn client_mode(self) -> postgres::config::SslMode {
+    pub(crate) fn client_mode(self) -> tokio_postgres::config::SslMode {
         match self {
-            SslMode::Disable => postgres::config::SslMode::Disable,
-            SslMode::Prefer => postgres::config::SslMode::Prefer,
+            SslMode::Disable => tokio_postgres::config::SslMode::Disable,
+            SslMode::Prefer => tokio_postgres::config::SslMode::Prefer,
             SslMode::Require | SslMode::VerifyCa | SslMode::VerifyFull => {
-                postgres::config::SslMode::Require
+                tokio_postgres::config::SslMode::Require
             }
         }
     }
@@ -93,42 +95,29 @@ impl std::fmt::Debug for Tls {
 }
 
 impl Tls {
-    /// Connect with `config` over this transport.
-    pub(crate) fn connect(
-        &self,
-        config: &tokio_postgres::Config,
-    ) -> Result<postgres::Client, postgres::Error> {
-        let config = postgres::Config::from(config.clone());
-        match self {
-            Tls::Plain => config.connect(postgres::NoTls),
-            Tls::Rustls(make) => config.connect(make.clone()),
-        }
-    }
-
     /// Connect with `config` over this transport, the connection driven by
-    /// a task of the current tokio runtime.
+    /// a task of the current tokio runtime, whose handle is returned: the
+    /// task ends with the connection.
     ///
     /// # Panics
     ///
     /// Outside a tokio runtime.
-    pub(crate) async fn connect_async(
+    pub(crate) async fn connect_driven(
         &self,
         config: &tokio_postgres::Config,
-    ) -> Result<tokio_postgres::Client, postgres::Error> {
-        let (client, driving) = match self {
+    ) -> Result<(tokio_postgres::Client, JoinHandle<()>), Error> {
+        // The connection's end (the server went away) shows in the client's
+        // next call; the task's own result adds nothing.
+        Ok(match self {
             Tls::Plain => {
-                let (client, connection) = config.connect(postgres::NoTls).await?;
-                (client, tokio::spawn(connection))
+                let (client, connection) = config.connect(tokio_postgres::NoTls).await?;
+                (client, tokio::spawn(async move { drop(connection.await) }))
             }
             Tls::Rustls(make) => {
                 let (client, connection) = config.connect(make.clone()).await?;
-                (client, tokio::spawn(connection))
+                (client, tokio::spawn(async move { drop(connection.await) }))
             }
-        };
-        // The connection's end (the server went away) shows in the client's
-        // next call; the task's own result adds nothing.
-        drop(driving);
-        Ok(client)
+        })
     }
 }
 
@@ -316,7 +305,7 @@ impl ServerCertVerifier for AnyName {
 
 /// The TLS failure among the causes of `e`, if any, in words that say what
 /// to check.
-pub(crate) fn tls_failure(e: &postgres::Error) -> Option<String> {
+pub(crate) fn tls_failure(e: &Error) -> Option<String> {
     let mut src: Option<&(dyn std::error::Error + 'static)> = Some(e);
     while let Some(s) = src {
         let found = s.downcast_ref::<rustls::Error>().or_else(|| {

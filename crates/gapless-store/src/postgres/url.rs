@@ -51,14 +51,14 @@ pub(crate) fn parse(url: &str, schema: Option<&str>) -> Result<Target> {
         None => own.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_string()),
     };
     check_schema_name(&schema).map_err(|r| open_error(&location, r))?;
-    let mut config: tokio_postgres::Config = url.parse().map_err(|e: postgres::Error| {
+    let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
         open_error(&location, format!("invalid URL: {}", describe_open(&e)))
     })?;
     // Without `sslmode`, plain TCP, as before TLS was supported (the
     // client's own default, `prefer`, would try TLS first). A `key=value`
     // string's `sslmode=require` is read by the client.
     let mode = own.sslmode.unwrap_or(match config.get_ssl_mode() {
-        postgres::config::SslMode::Require => SslMode::Require,
+        tokio_postgres::config::SslMode::Require => SslMode::Require,
         _ => SslMode::Disable,
     });
     config.ssl_mode(mode.client_mode());
@@ -249,7 +249,7 @@ mod tests {
             parse("postgres://h/db", None).unwrap().schema,
             DEFAULT_SCHEMA
         );
-        use postgres::config::SslMode as Client;
+        use tokio_postgres::config::SslMode as Client;
         for (url, mode, tls) in [
             ("postgres://h/db", Client::Disable, false),
             ("postgres://h/db?sslmode=disable", Client::Disable, false),
