@@ -209,18 +209,16 @@ fn lock_and_read(
     };
     let by_name: [&(dyn ToSql + Sync); 1] = [&names];
     let lock_and_read = |tx: &mut Transaction<'_>| {
-        tx.run(async |c| {
+        tx.run_seeks(async |c| {
             tokio::try_join!(
                 biased;
-                c.batch_execute(SEEKS),
                 c.query(&lock, &by_name),
                 c.query(&rules, &by_name),
                 c.query(&read, &read_params),
-                c.batch_execute(SEEKS_DONE),
             )
         })
     };
-    let ((), locked, rules_rows, stored, ()) = lock_and_read(tx)?;
+    let (locked, rules_rows, stored) = lock_and_read(tx)?;
     let id_of = ids(&locked)?;
     if id_of.len() == names.len() {
         return Ok(Locked {
@@ -239,7 +237,7 @@ fn lock_and_read(
         .iter()
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()?;
-    let ((), locked, rules_rows, stored, ()) = lock_and_read(tx)?;
+    let (locked, rules_rows, stored) = lock_and_read(tx)?;
     Ok(Locked {
         id_of: ids(&locked)?,
         created,
@@ -502,7 +500,7 @@ fn walk<'b>(
 ///
 /// Every access is an index seek driven by one element of the arrays
 /// (`LATERAL ... OFFSET 0` keeps each subquery a scan parameterised by
-/// it), so that its generic plan (see [`SEEKS`]) is right for
+/// it), so that its generic plan ([`Transaction::run_seeks`]) is right for
 /// tables of any size.
 const RUNS_AND_STORED: &str = concat!(
     "SELECT u.a, NULL::text, r.start_us, r.end_us, NULL::smallint, NULL::text, NULL::bigint, \
@@ -518,23 +516,6 @@ const RUNS_AND_STORED: &str = concat!(
      CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
        WHERE asset_id = s.id AND id = k.id OFFSET 0) AS e"
 );
-
-/// Settings for [`lock_and_read`]'s statements, which are
-/// planned once per connection (generic plans: planning
-/// [`RUNS_AND_STORED`] for its parameters took about 0.7 ms of the server's
-/// time per group, more than running it), and as index seeks whatever the
-/// tables' statistics say. Otherwise a plan made while a table was tiny (a
-/// sequential scan) would be kept as it grows, until the next `ANALYZE`: a
-/// prepared join of `events` with the key arrays took 50-120 ms a group in
-/// the load bench after 300,000 rows, while every other statement took
-/// under 1 ms. Without sequential scans a plan's estimated cost can be
-/// huge, which would make the server compile it (JIT, 50-400 ms each time):
-/// no JIT either. [`SEEKS_DONE`] ends this for the statements after.
-const SEEKS: &str = "SET LOCAL enable_seqscan = off; \
-     SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off";
-/// The settings of [`SEEKS`] back to the session's.
-const SEEKS_DONE: &str = "SET LOCAL enable_seqscan TO DEFAULT; \
-     SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL jit TO DEFAULT";
 
 /// Everything a group writes, in one statement: the events (sequence
 /// numbers drawn in array order), the coverage runs (deleted, changed and
@@ -629,7 +610,8 @@ fn write(
     let (mut stored, judged) = match stored {
         Stored::Read(runs) => (runs, None),
         Stored::Judge(watches, batches) => {
-            let (stored, out) = super::rules::read_and_judge(&mut tx, watches, batches, &hulls)?;
+            let (stored, out) =
+                super::rules::read_and_judge(&mut tx, stmts, watches, batches, &hulls)?;
             (stored, Some(out).filter(|o| !o.is_empty()))
         }
     };

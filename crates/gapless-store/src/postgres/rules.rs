@@ -23,10 +23,10 @@ use std::collections::HashMap;
 
 use super::client::Transaction;
 use gapless_core::{EventKind, Instant, Interval, IntervalSet, Rule, WindowState};
-use tokio_postgres::types::Type;
+use tokio_postgres::types::{ToSql, Type};
 
 use super::error::Fail;
-use super::pool::Conn;
+use super::pool::{Conn, Stmts};
 use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
@@ -60,7 +60,8 @@ const ASSETS_OF_RULES: &str =
 /// `(asset, lo, hi)` of $1..$3, adjacent ones too (part 0: asset, start,
 /// end), and the recorded states of each `(rule, lo, hi)` of $4..$6, the
 /// windows starting in [lo, hi) (part 1: rule, start, end, complete,
-/// generation, late).
+/// generation, late). Every access an index seek driven by one element of
+/// the arrays, for [`Transaction::run_seeks`].
 const JUDGING_READS: &str = concat!(
     "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
        NULL::boolean, NULL::bigint, NULL::boolean ",
@@ -68,7 +69,9 @@ const JUDGING_READS: &str = concat!(
     " UNION ALL \
      SELECT 1::smallint, w.rule_id, w.start_us, w.end_us, w.complete, w.generation, w.late \
      FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS v(r, lo, hi) \
-     JOIN rule_windows w ON w.rule_id = v.r AND w.start_us >= v.lo AND w.start_us < v.hi \
+     CROSS JOIN LATERAL (SELECT rule_id, start_us, end_us, complete, generation, late \
+       FROM rule_windows WHERE rule_id = v.r AND start_us >= v.lo AND start_us < v.hi \
+       OFFSET 0) AS w \
      ORDER BY 1, 2, 3"
 );
 /// What judging changed, as data-modifying CTEs over $1..$17: the window
@@ -178,9 +181,7 @@ impl<'o> JudgingColumns<'o> {
     }
 
     /// The parameters in order, with their types.
-    pub(crate) fn params(
-        &self,
-    ) -> [(&(dyn tokio_postgres::types::ToSql + Sync), Type); JUDGING_PARAMS] {
+    pub(crate) fn params(&self) -> [(&(dyn ToSql + Sync), Type); JUDGING_PARAMS] {
         [
             (&self.w_rule, Type::INT8_ARRAY),
             (&self.w_start, Type::INT8_ARRAY),
@@ -312,18 +313,23 @@ pub(crate) fn watches_of<'c>(
 /// Each asset's runs overlapping its range, as sets.
 fn read_coverage(
     tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
     reads: &[(i64, Interval)],
 ) -> Result<HashMap<i64, IntervalSet>, Fail> {
     let reads: Vec<(i64, i64, i64)> = reads
         .iter()
         .map(|(a, r)| (*a, r.start().as_micros(), r.end().as_micros()))
         .collect();
-    Ok(run_sets(read_for_judging(tx, &reads, &[])?.0)?)
+    Ok(run_sets(read_for_judging(tx, stmts, &reads, &[])?.0)?)
 }
 
 /// The recorded states of each `(rule, range)`'s windows.
-fn read_states(tx: &mut Transaction<'_>, reads: &[(i64, Interval)]) -> Result<States, Fail> {
-    Ok(read_for_judging(tx, &[], reads)?.1)
+fn read_states(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    reads: &[(i64, Interval)],
+) -> Result<States, Fail> {
+    Ok(read_for_judging(tx, stmts, &[], reads)?.1)
 }
 
 /// Write what judging changed in one statement: window records, then the
@@ -353,6 +359,7 @@ pub(crate) type StoredRuns = HashMap<i64, Vec<(i64, i64)>>;
 /// append's own write.
 pub(crate) fn read_and_judge(
     tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
     watches: &[&Watch],
     batches: &[GroupBatch],
     hulls: &[(i64, i64, i64)],
@@ -379,7 +386,7 @@ pub(crate) fn read_and_judge(
         .state_reads()
         .map(|(i, range)| (watches[i].id, range))
         .collect();
-    let (runs, states) = read_for_judging(tx, &reads, &state_reads)?;
+    let (runs, states) = read_for_judging(tx, stmts, &reads, &state_reads)?;
     let mut stored: StoredRuns = HashMap::new();
     for &(asset, lo, hi) in hulls {
         let touching = runs
@@ -419,6 +426,7 @@ fn run_sets(runs: StoredRuns) -> Result<HashMap<i64, IntervalSet>> {
 /// `(rule, range)` of `states`, in one statement.
 fn read_for_judging(
     tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
     runs: &[(i64, i64, i64)],
     states: &[(i64, Interval)],
 ) -> Result<(StoredRuns, States), Fail> {
@@ -428,19 +436,9 @@ fn read_for_judging(
     let r: Vec<i64> = states.iter().map(|r| r.0).collect();
     let rlo: Vec<i64> = states.iter().map(|r| r.1.start().as_micros()).collect();
     let rhi: Vec<i64> = states.iter().map(|r| r.1.end().as_micros()).collect();
-    // Unprepared, as the append's own reads: a generic plan made on a tiny
-    // table would scan it.
-    let rows = tx.query_typed(
-        JUDGING_READS,
-        &[
-            (&a, Type::INT8_ARRAY),
-            (&alo, Type::INT8_ARRAY),
-            (&ahi, Type::INT8_ARRAY),
-            (&r, Type::INT8_ARRAY),
-            (&rlo, Type::INT8_ARRAY),
-            (&rhi, Type::INT8_ARRAY),
-        ],
-    )?;
+    let s = stmts.get(tx, JUDGING_READS)?;
+    let params: [&(dyn ToSql + Sync); 6] = [&a, &alo, &ahi, &r, &rlo, &rhi];
+    let rows = tx.run_seeks(async |c| c.query(&s, &params).await)?;
     let mut by_asset = StoredRuns::new();
     let mut out = States::new();
     for row in rows {
@@ -498,7 +496,8 @@ fn stored_rule(
 
 pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<RulePut, Fail> {
     let c = encode_rule(rule)?;
-    let mut tx = conn.client.transaction();
+    let Conn { client, stmts, .. } = conn;
+    let mut tx = client.transaction();
     // One writer per rule name, so that two first `rule set`s do not race.
     tx.execute(
         "SELECT pg_advisory_xact_lock(hashtext('gapless rule'), hashtext($1))",
@@ -571,7 +570,7 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
     };
     let span = crate::rule::span(&rule.def);
     let reads: Vec<(i64, Interval)> = watch.assets.iter().map(|&a| (a, span)).collect();
-    let coverage = read_coverage(&mut tx, &reads)?;
+    let coverage = read_coverage(&mut tx, stmts, &reads)?;
     let out = judge::initial(&watch, &coverage)?;
     write(&mut tx, &out, now)?;
     tx.commit().map_err(Fail::Commit)?;
@@ -658,7 +657,8 @@ pub(crate) fn firings(conn: &mut Conn, q: &FiringQuery) -> Result<FiringPage, Fa
 }
 
 pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail> {
-    let mut tx = conn.client.transaction();
+    let Conn { client, stmts, .. } = conn;
+    let mut tx = client.transaction();
     // Every replica judges deadlines: the rule locks make each pass once.
     let rows = tx.query(
         concat!(
@@ -680,8 +680,8 @@ pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail
         };
         if let Some(range) = pass.hull() {
             let reads: Vec<(i64, Interval)> = w.assets.iter().map(|&a| (a, range)).collect();
-            let coverage = read_coverage(&mut tx, &reads)?;
-            let states = read_states(&mut tx, &[(w.id, range)])?;
+            let coverage = read_coverage(&mut tx, stmts, &reads)?;
+            let states = read_states(&mut tx, stmts, &[(w.id, range)])?;
             let out = judge::late(w, &pass.windows, &coverage, states)?;
             fired += out.firings.len() as u64;
             write(&mut tx, &out, now)?;
