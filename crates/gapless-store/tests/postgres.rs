@@ -971,6 +971,78 @@ fn big_batch_through_copy() {
     assert_eq!(all_events(&store, "A", 10_000).len(), 5_002);
 }
 
+/// An append's reads stay index seeks as the ledger grows, though their
+/// plans are made once per connection while the tables are tiny and then
+/// kept: counted by the server (`events`' sequential scans), not timed.
+#[test]
+fn append_plans_stay_index_seeks_as_the_ledger_grows() {
+    let schema = Schema::new("plans");
+    let store = schema.open();
+    // The statistics of a tiny table (as autovacuum takes them after its
+    // first 50 rows), then none as it grows (which would have the plans
+    // made again): a ledger that grows faster than autovacuum looks at it.
+    let events = format!("\"{}\".events", schema.name);
+    admin()
+        .batch_execute(&format!(
+            "ALTER TABLE {events} SET (autovacuum_enabled = false)"
+        ))
+        .unwrap();
+    let mut n = 0_i64;
+    for _ in 0..60 {
+        append_one(&store, &mut n);
+    }
+    admin().batch_execute(&format!("ANALYZE {events}")).unwrap();
+    for _ in 0..10 {
+        append_one(&store, &mut n);
+    }
+    let bulk: Vec<NewEvent> = (n..n + 20_000)
+        .map(|i| with_id(landed("A", i * 2, i * 2 + 1), &format!("k{i}")))
+        .collect();
+    store.append(&bulk, received()).unwrap();
+    n += 20_000;
+    let before = events_seq_scans(&schema, &store, &mut n);
+    for _ in 0..20 {
+        append_one(&store, &mut n);
+    }
+    let after = events_seq_scans(&schema, &store, &mut n);
+    assert_eq!(after, before, "appends scanned the events table");
+}
+
+/// Append the `n`th single event (with an id, so its append reads the
+/// stored ids).
+fn append_one(store: &PostgresStore, n: &mut i64) {
+    let ev = with_id(landed("A", *n * 2, *n * 2 + 1), &format!("k{n}"));
+    store.append(&[ev], received()).unwrap();
+    *n += 1;
+}
+
+/// The sequential scans of `events` once the server's statistics count
+/// all `n` events inserted: a session sends its counts at the end of a
+/// transaction, at most once a second, so this appends one more event a
+/// second until they do.
+fn events_seq_scans(schema: &Schema, store: &PostgresStore, n: &mut i64) -> i64 {
+    let mut admin = admin();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    loop {
+        std::thread::sleep(std::time::Duration::from_millis(1_100));
+        append_one(store, n);
+        let row = admin
+            .query_one(
+                "SELECT n_tup_ins, seq_scan FROM pg_stat_user_tables \
+                 WHERE schemaname = $1 AND relname = 'events'",
+                &[&schema.name],
+            )
+            .unwrap();
+        if row.get::<_, i64>(0) == *n {
+            return row.get(1);
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the statistics never counted {n} events"
+        );
+    }
+}
+
 /// The child side of `killed_process_loses_no_acknowledged_event`.
 #[test]
 fn crash_child() {
