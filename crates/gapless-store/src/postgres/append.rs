@@ -36,11 +36,11 @@
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
-use super::client::{CommitError, Transaction};
 use gapless_core::{Instant, NewEvent};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::Row;
 
+use super::client::{CommitError, Transaction};
 use super::error::Fail;
 use super::pool::{Conn, Stmts};
 use crate::codec::{decode_content, encode, Encoded};
@@ -182,8 +182,8 @@ struct Keys<'b> {
 /// events of the keys and the coverage runs of the hulls: three statements
 /// sent with the transaction's `BEGIN` in one round trip (each runs after
 /// the one before, so the reads see what the writers before this one
-/// committed). Missing assets are created first (rare: a few round trips
-/// more).
+/// committed). Missing assets are created then, and the three statements
+/// sent again (rare: two round trips more).
 fn lock_and_read(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,

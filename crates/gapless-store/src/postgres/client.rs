@@ -318,15 +318,17 @@ impl Transaction<'_> {
     ///
     /// When the commit fails: whether it took effect is then unknown.
     pub(crate) fn commit(mut self) -> Result<(), Error> {
-        if self.state == TxState::NotBegun {
-            self.state = TxState::Done;
-            return Ok(());
-        }
+        let begun = self.state == TxState::Open;
         self.state = TxState::Done;
-        self.client.batch_execute("COMMIT")
+        if begun {
+            self.client.batch_execute("COMMIT")
+        } else {
+            Ok(())
+        }
     }
 
-    /// Run `statement` and commit, in one round trip.
+    /// Run `statement` and commit, in one round trip (with the `BEGIN` when
+    /// not yet begun).
     ///
     /// # Errors
     ///
@@ -337,33 +339,28 @@ impl Transaction<'_> {
         statement: &Statement,
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<u64, CommitError> {
-        let begin = self.state == TxState::NotBegun;
-        self.state = TxState::Done;
-        let client = self.client.inner();
-        let (begun, written, committed) = self.client.block_on(async {
-            let begin = async {
-                if begin {
-                    client.batch_execute("BEGIN").await
-                } else {
-                    Ok(())
-                }
-            };
-            tokio::join!(
+        let sent = self.run(async |c| {
+            Ok(tokio::join!(
                 biased;
-                begin,
-                client.execute(statement, params),
-                client.batch_execute("COMMIT")
-            )
+                c.execute(statement, params),
+                c.batch_execute("COMMIT")
+            ))
         });
-        // A `COMMIT` after a failed statement rolls back, and the server
-        // answers it without an error: the statement's error tells.
-        match (begun, written) {
-            (Err(e), _) | (Ok(()), Err(e)) if e.as_db_error().is_some() => {
-                Err(CommitError::Statement(e))
+        // The `COMMIT` ends the transaction whatever came before it: after a
+        // failed statement it rolls back, and the server answers it without
+        // an error, so the statement's error tells.
+        self.state = TxState::Done;
+        let refused_or_unknown = |e: Error| {
+            if e.as_db_error().is_some() {
+                CommitError::Statement(e)
+            } else {
+                CommitError::Commit(e)
             }
-            (Err(e), _) | (Ok(()), Err(e)) => Err(CommitError::Commit(e)),
-            (Ok(()), Ok(n)) => committed.map(|()| n).map_err(CommitError::Commit),
-        }
+        };
+        let (written, committed) = sent.map_err(refused_or_unknown)?;
+        let n = written.map_err(refused_or_unknown)?;
+        committed.map_err(CommitError::Commit)?;
+        Ok(n)
     }
 }
 

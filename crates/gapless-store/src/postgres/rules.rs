@@ -21,10 +21,10 @@
 
 use std::collections::HashMap;
 
-use super::client::Transaction;
 use gapless_core::{EventKind, Instant, Interval, IntervalSet, Rule, WindowState};
 use tokio_postgres::types::{ToSql, Type};
 
+use super::client::Transaction;
 use super::error::Fail;
 use super::pool::{Conn, Stmts};
 use crate::rule::codec::{
