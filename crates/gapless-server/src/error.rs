@@ -3,13 +3,11 @@
 //! Every failure becomes `{"error": "<one line>", "detail": ...}` with a 4xx
 //! status for the caller's mistakes (the same messages the command line
 //! prints) and a 5xx status only for faults of the server, whose internals
-//! travel with the response as a [`FaultCause`] for the logging layer
-//! (`log_faults`), never in the body. Conversions have no side effects.
+//! travel with the response as a [`FaultCause`] for the server's middleware
+//! to log ([`log_fault`]), never in the body. Conversions have no side effects.
 
 use axum::extract::rejection::{BytesRejection, JsonRejection, PathRejection, QueryRejection};
-use axum::extract::Request;
-use axum::http::{header, HeaderValue, StatusCode};
-use axum::middleware::Next;
+use axum::http::{header, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use gapless_api::{Error, ErrorBody, ErrorKind};
@@ -30,18 +28,13 @@ pub struct ApiError {
 #[derive(Debug, Clone)]
 pub struct FaultCause(pub String);
 
-/// Middleware: log every answer that carries a [`FaultCause`], once, with
-/// its status; the body the client gets says nothing of it.
-pub(crate) async fn log_faults(request: Request, next: Next) -> Response {
-    // Kept for the rare fault: a URI clone shares its bytes, where the path
-    // as a String would be an allocation on every request.
-    let method = request.method().clone();
-    let uri = request.uri().clone();
-    let response = next.run(request).await;
+/// Log `response` once, with its status, when it carries a [`FaultCause`]
+/// (a fault of the server); the body the client gets says nothing of it.
+/// Called by the server's one middleware for every answer.
+pub(crate) fn log_fault(method: &Method, uri: &Uri, response: &Response) {
     if let Some(FaultCause(cause)) = response.extensions().get::<FaultCause>() {
         tracing::error!(status = response.status().as_u16(), %method, path = uri.path(), error = %cause, "request failed");
     }
-    response
 }
 
 impl ApiError {

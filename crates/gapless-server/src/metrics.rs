@@ -10,8 +10,7 @@
 use std::sync::atomic::AtomicU64;
 use std::time::Instant;
 
-use axum::extract::{MatchedPath, Request, State};
-use axum::middleware::Next;
+use axum::extract::{MatchedPath, Request};
 use axum::response::Response;
 use gapless_api::{AssetsAnswer, IngestAnswer};
 use gapless_core::EventKind;
@@ -22,8 +21,6 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{exponential_buckets, Histogram};
 use prometheus_client::registry::Registry;
-
-use crate::AppState;
 
 /// The content type of [`Metrics::render`]'s text.
 pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
@@ -266,25 +263,38 @@ fn unix_seconds(t: gapless_core::Instant) -> f64 {
     t.to_timestamp().as_microsecond() as f64 / 1e6
 }
 
-/// Middleware: time every request by its route pattern (never the raw path,
-/// which holds asset names).
-pub(crate) async fn track(State(state): State<AppState>, request: Request, next: Next) -> Response {
-    let route = request
-        .extensions()
-        .get::<MatchedPath>()
-        .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
-    let method = request.method().as_str().to_string();
-    let started = Instant::now();
-    let response = next.run(request).await;
-    let labels = RouteLabels {
-        method,
-        route,
-        status: response.status().as_u16(),
-    };
-    state
-        .metrics()
-        .requests
-        .get_or_create(&labels)
-        .observe(started.elapsed().as_secs_f64());
-    response
+/// A request being timed for the `requests` histogram, by its route
+/// pattern (never the raw path, which holds asset names).
+pub(crate) struct RouteTimer {
+    method: String,
+    route: String,
+    started: Instant,
+}
+
+impl RouteTimer {
+    /// Start timing `request`.
+    pub(crate) fn start(request: &Request) -> RouteTimer {
+        let route = request
+            .extensions()
+            .get::<MatchedPath>()
+            .map_or_else(|| "unmatched".to_string(), |m| m.as_str().to_string());
+        RouteTimer {
+            method: request.method().as_str().to_string(),
+            route,
+            started: Instant::now(),
+        }
+    }
+
+    /// Count the request, answered with `response`, into `metrics`.
+    pub(crate) fn observe(self, metrics: &Metrics, response: &Response) {
+        let labels = RouteLabels {
+            method: self.method,
+            route: self.route,
+            status: response.status().as_u16(),
+        };
+        metrics
+            .requests
+            .get_or_create(&labels)
+            .observe(self.started.elapsed().as_secs_f64());
+    }
 }
