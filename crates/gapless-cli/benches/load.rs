@@ -384,11 +384,14 @@ fn compare(
     // send one fixed answer (a real one-day answer, read back the same way).
     let day = gapless_core::Interval::from_micros(T0 * 1_000_000, (T0 + DAY) * 1_000_000).unwrap();
     let fixed = serde_json::to_string(&ledgers[0].check("cmp", day, &policy).unwrap()).unwrap();
+    let axum_floor = AxumFloor::start(fixed.clone());
     let floor = Floor::start(fixed);
     let floor_agent = agent();
+    let axum_agent = agent();
     // [kind][method] -> latencies in ms; methods: servers..., each one's
-    // ledger in-process..., the fixed answer, pg's query, pg's round trip.
-    let methods = 2 * servers.len() + 3;
+    // ledger in-process..., the fixed answer, the framework's fixed answer,
+    // pg's query, pg's round trip.
+    let methods = 2 * servers.len() + 4;
     let mut times = vec![vec![Vec::new(); methods]; kinds.len()];
     let mut with_gaps = 0;
     let warmup = 20;
@@ -414,6 +417,9 @@ fn compare(
         }
         let t = Instant::now();
         coverage(&floor_agent, &floor.base, "cmp", s, e);
+        took.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        coverage(&axum_agent, &axum_floor.base, "cmp", s, e);
         took.push(t.elapsed().as_secs_f64() * 1e3);
         if let Some((client, statement, round_trip)) = pg.as_mut() {
             let t = Instant::now();
@@ -459,6 +465,7 @@ fn compare(
         names.push(format!("Ledger::check in-process ({n})"));
     }
     names.push("HTTP server sending a fixed answer".into());
+    names.push("axum server sending it, no work".into());
     if pg.is_some() {
         names.push("PostgreSQL multirange query".into());
         names.push("PostgreSQL round trip (SELECT 1)".into());
@@ -505,6 +512,26 @@ fn compare(
             )
         );
     }
+    // What axum, hyper and tokio cost alone, against the in-process answer
+    // (the target's budget) and against gapless's server.
+    let axum_m = floor_m + 1;
+    println!(
+        "  axum with no work over in-process ({}), median µs: {}",
+        servers[0].0,
+        by_kind((0..kinds.len()).map(|k| format!(
+            "{:.0}",
+            1e3 * (medians[axum_m][k] - medians[servers.len()][k])
+        )))
+    );
+    for (m, (name, _, _)) in servers.iter().enumerate() {
+        println!(
+            "  HTTP ({name}) over axum with no work (gapless's own work), median µs: {}",
+            by_kind(
+                (0..kinds.len())
+                    .map(|k| format!("{:.0}", 1e3 * (medians[m][k] - medians[axum_m][k])))
+            )
+        );
+    }
     if pg.is_some() {
         let pgm = names.len() - 2;
         for (m, c) in out.iter_mut().enumerate() {
@@ -548,6 +575,7 @@ fn in_schema(url: &str, schema: &str) -> String {
 }
 
 fn main() {
+    AxumFloor::serve_if_asked();
     // `cargo bench` passes --bench; `cargo test --benches` would pass
     // nothing: run only under `cargo bench`.
     if !std::env::args().any(|a| a == "--bench") {

@@ -175,6 +175,71 @@ impl Floor {
     }
 }
 
+/// The same fixed answer from the framework the server is built on (axum
+/// on hyper and tokio, two workers, nothing else), in a process of its own
+/// as `gapless serve` is: what a round trip through it costs with no work
+/// behind it. The process is this bench's binary, started with
+/// [`AXUM_FLOOR`] set; it ends when dropped.
+pub struct AxumFloor {
+    child: Child,
+    pub base: String,
+}
+
+/// The environment variable that makes a bench binary an [`AxumFloor`]
+/// serving its value.
+pub const AXUM_FLOOR: &str = "GAPLESS_BENCH_AXUM_FLOOR";
+
+impl AxumFloor {
+    pub fn start(body: String) -> AxumFloor {
+        let mut child = Command::new(std::env::current_exe().unwrap())
+            .env(AXUM_FLOOR, body)
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        AxumFloor {
+            child,
+            base: format!("http://{}", line.trim()),
+        }
+    }
+
+    /// In a process started by [`AxumFloor::start`]: print the address and
+    /// serve until killed. Otherwise return at once.
+    pub fn serve_if_asked() {
+        let Ok(body) = std::env::var(AXUM_FLOOR) else {
+            return;
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            println!("{}", listener.local_addr().unwrap());
+            let body: &'static str = Box::leak(body.into_boxed_str());
+            let app = axum::Router::new().fallback(move || async move {
+                (
+                    [(axum::http::header::CONTENT_TYPE, "application/json")],
+                    body,
+                )
+            });
+            axum::serve(listener, app).await.unwrap();
+        });
+        std::process::exit(0);
+    }
+}
+
+impl Drop for AxumFloor {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
 /// A blocking client for the bench's loopback servers. Each step has its
 /// own timeout and name resolution none: with a timeout on resolving (as
 /// `timeout_global` sets), ureq resolves every request's address on a new
