@@ -19,8 +19,9 @@
 //! ledger). Every answer is checked equal; the medians, their ratios and
 //! what HTTP adds over the in-process answer are printed, beside what a
 //! round trip costs with no work behind it (a loopback server sending one
-//! fixed answer, read by the same client; a prepared `SELECT 1` for the
-//! database), and the output closes with the
+//! fixed answer, read by the same client; the same answer from axum in a
+//! process of its own, as `gapless serve` is: the framework's floor; a
+//! prepared `SELECT 1` for the database), and the output closes with the
 //! targets of issue 12, each met or MISSED.
 //!
 //! Clients are blocking (`ureq`), one kept-alive connection per thread. The
