@@ -503,14 +503,15 @@ fn compare(
             by_kind(c.overhead_us.iter().map(|us| format!("{us:.0}")))
         );
     }
+    // Method `a`'s median less method `b`'s, in µs, per question kind.
+    let over_us = |a: usize, b: usize| {
+        by_kind((0..kinds.len()).map(|k| format!("{:.0}", 1e3 * (medians[a][k] - medians[b][k]))))
+    };
     let floor_m = 2 * servers.len();
     for (m, (name, _, _)) in servers.iter().enumerate() {
         println!(
             "  HTTP ({name}) over the fixed-answer server (its own work), median µs: {}",
-            by_kind(
-                (0..kinds.len())
-                    .map(|k| format!("{:.0}", 1e3 * (medians[m][k] - medians[floor_m][k])))
-            )
+            over_us(m, floor_m)
         );
     }
     // What axum, hyper and tokio cost alone, against the in-process answer
@@ -519,18 +520,12 @@ fn compare(
     println!(
         "  axum with no work over in-process ({}), median µs: {}",
         servers[0].0,
-        by_kind((0..kinds.len()).map(|k| format!(
-            "{:.0}",
-            1e3 * (medians[axum_m][k] - medians[servers.len()][k])
-        )))
+        over_us(axum_m, servers.len())
     );
     for (m, (name, _, _)) in servers.iter().enumerate() {
         println!(
             "  HTTP ({name}) over axum with no work (gapless's own work), median µs: {}",
-            by_kind(
-                (0..kinds.len())
-                    .map(|k| format!("{:.0}", 1e3 * (medians[m][k] - medians[axum_m][k])))
-            )
+            over_us(m, axum_m)
         );
     }
     if pg.is_some() {
@@ -560,10 +555,7 @@ fn compare(
         // than an HTTP round trip, no such answer can be faster than it.
         println!(
             "  multirange query over a bare database round trip (the query's own work), median µs: {}",
-            by_kind((0..kinds.len()).map(|k| format!(
-                "{:.0}",
-                1e3 * (medians[pgm][k] - medians[pgm + 1][k])
-            )))
+            over_us(pgm, pgm + 1)
         );
     }
     out
