@@ -8,12 +8,13 @@
 use gapless_core::{EventKind, Grid, Instant, Interval, Policy};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
-use utoipa::ToSchema;
 
+#[cfg(feature = "openapi")]
 use crate::schema::IntervalSchema;
 
 /// `ingest` and `emit`: `{"accepted": N, "duplicates": N}`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct IngestAnswer {
     /// Events stored.
     pub accepted: u64,
@@ -22,68 +23,71 @@ pub struct IngestAnswer {
 }
 
 /// `check`: coverage of one range, and whether it is complete under a policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct CheckAnswer {
     /// The asset asked about.
     pub asset: String,
     /// The range's start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// The range's end.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// No gap in the range.
     pub covered: bool,
     /// Covered share of the range.
     pub covered_ratio: f64,
     /// The gaps, in order: the first [`crate::params::MAX_GAPS`] of them.
-    #[schema(value_type = Vec<IntervalSchema>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<IntervalSchema>))]
     pub missing: Vec<Interval>,
     /// How many gaps there are in all (more than `missing` holds when the
     /// list was cut).
     pub missing_count: usize,
     /// The policy judged by (`full` unless given), canonical.
-    #[schema(value_type = String, example = "gap<10m")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "gap<10m"))]
     pub policy: Policy,
     /// Complete under the policy (what `check`'s exit code says).
     pub complete: bool,
 }
 
 /// One window of `windows`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WindowAnswer {
     /// The window's partition key: its start in the grid's zone, in the
     /// key format asked for (default `%Y-%m-%dT%H:%M:%S`).
     pub key: String,
     /// The window's start (may be before the range).
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// The window's end (may be after the range).
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// Covered share of the whole window.
     pub covered_ratio: f64,
     /// Complete under the policy.
     pub complete: bool,
     /// The gaps in the window: the first [`crate::params::MAX_GAPS`].
-    #[schema(value_type = Vec<IntervalSchema>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<IntervalSchema>))]
     pub missing: Vec<Interval>,
     /// How many gaps the window has in all.
     pub missing_count: usize,
 }
 
 /// `windows`: the grid windows that overlap a range.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WindowsAnswer {
     /// The asset asked about.
     pub asset: String,
     /// The grid, canonical (`1h`).
-    #[schema(value_type = String, example = "1h")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "1h"))]
     pub every: Grid,
     /// The IANA time zone.
     pub tz: String,
     /// The policy, canonical.
-    #[schema(value_type = String, example = "full")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "full"))]
     pub policy: Policy,
     /// The windows in time order.
     pub windows: Vec<WindowAnswer>,
@@ -91,13 +95,14 @@ pub struct WindowsAnswer {
 
 /// One part of `buckets`: its covered, retracted and missing
 /// microseconds add up to its length.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BucketAnswer {
     /// The part's start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// The part's end (the next part's start).
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// Covered microseconds.
     pub covered_us: i64,
@@ -108,15 +113,16 @@ pub struct BucketAnswer {
 }
 
 /// `buckets`: a range in equal parts, and the sums over all of them.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct BucketsAnswer {
     /// The asset asked about.
     pub asset: String,
     /// The range's start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// The range's end.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// Covered microseconds of the range.
     pub covered_us: i64,
@@ -130,7 +136,8 @@ pub struct BucketsAnswer {
 }
 
 /// Which event provides a segment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventRef {
     /// The producer's id, if it gave one.
     pub id: Option<String>,
@@ -139,31 +146,33 @@ pub struct EventRef {
 }
 
 /// One segment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SegmentAnswer {
     /// Start, clipped to the range.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// End, clipped to the range.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// `landed` or `retracted`.
-    #[schema(value_type = String, example = "landed")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "landed"))]
     pub kind: EventKind,
     /// The winning event.
     pub event: EventRef,
 }
 
 /// `segments`: which event is the latest on each part of a range.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct SegmentsAnswer {
     /// The asset asked about.
     pub asset: String,
     /// The range's start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// The range's end.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// The segments in time order: those of [start or the cursor, next).
     pub segments: Vec<SegmentAnswer>,
@@ -174,29 +183,30 @@ pub struct SegmentsAnswer {
 }
 
 /// One event as listed.
-#[derive(Debug, Clone, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventAnswer {
     /// The producer's id.
     pub id: Option<String>,
     /// Sequence number.
     pub seq: i64,
     /// Interval start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// Interval end.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// `landed` or `retracted`.
-    #[schema(value_type = String, example = "landed")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "landed"))]
     pub kind: EventKind,
     /// The `extra` object byte for byte, or null.
-    #[schema(value_type = Option<Object>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub extra: Option<Box<RawValue>>,
     /// When the producer made it.
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub produced_at: Option<Instant>,
     /// When the ledger accepted it.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub received_at: Instant,
 }
 
@@ -214,7 +224,8 @@ impl PartialEq for EventAnswer {
 }
 
 /// `events`: one page of events in sequence order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct EventsAnswer {
     /// The asset asked about.
     pub asset: String,
@@ -225,36 +236,38 @@ pub struct EventsAnswer {
 }
 
 /// `frontier`: complete up to when.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FrontierAnswer {
     /// The asset asked about.
     pub asset: String,
     /// Where the covered run is looked for.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub origin: Instant,
     /// The end of the covered run from the origin, or the origin.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub frontier: Instant,
 }
 
 /// One asset of the listing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AssetAnswer {
     /// The asset's name.
     pub asset: String,
     /// Events stored.
     pub events: u64,
     /// The first covered instant.
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub first_covered: Option<Instant>,
     /// The end of the last covered run.
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub last_covered: Option<Instant>,
     /// When the ledger stored the asset's last event (null before the
     /// first): with `last_covered`, whether its producer is still at work.
     /// Absent from the answers of older servers.
     #[serde(default)]
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub last_received: Option<Instant>,
     /// The declared span of a discrete key (ISO 8601), or null.
     pub key_span: Option<String>,
@@ -264,14 +277,16 @@ pub struct AssetAnswer {
 }
 
 /// `assets`: every asset.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AssetsAnswer {
     /// The assets by name.
     pub assets: Vec<AssetAnswer>,
 }
 
 /// `asset set`: the declaration now in force.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeclAnswer {
     /// The asset.
     pub asset: String,
@@ -283,22 +298,23 @@ pub struct DeclAnswer {
 
 /// Coverage of several assets at once: an instant counts only where every
 /// asset covers it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct MultiCheckAnswer {
     /// The assets asked about.
     pub assets: Vec<String>,
     /// The range's start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// The range's end.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
     /// No gap in the range.
     pub covered: bool,
     /// Covered share of the range.
     pub covered_ratio: f64,
     /// The gaps, in order: the first [`crate::params::MAX_GAPS`] of them.
-    #[schema(value_type = Vec<IntervalSchema>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<IntervalSchema>))]
     pub missing: Vec<Interval>,
     /// How many gaps there are in all (more than `missing` holds when the
     /// list was cut).

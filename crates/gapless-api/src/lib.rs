@@ -13,6 +13,10 @@
 //! - requests: [`CoverageRequest`], [`WindowsRequest`], … one per question,
 //!   text as the user gives it; clap flags, serde query strings and bodies,
 //!   OpenAPI parameters in one struct (`request.rs`).
+//! - features, both off by default so that a client compiles neither:
+//!   `clap` derives the requests' flags (the command line's grammar),
+//!   `openapi` their OpenAPI parameters and every type's schema (the
+//!   server's document).
 //! - answers: [`CheckAnswer`], [`WindowsAnswer`], … (`answer.rs`).
 //! - rules (SPEC §7): [`RuleSetRequest`], [`FiringsRequest`],
 //!   [`WaitRequest`] and their answers (`rule.rs`).
@@ -51,4 +55,6 @@ pub use rule::{
     RuleOutcome, RuleRequest, RuleSetAnswer, RuleSetRequest, RuleWindowsAnswer, RuleWindowsRequest,
     RulesAnswer, WaitRequest, WindowRef,
 };
-pub use schema::{ErrorBody, EventInputSchema, EventsBodySchema, IntervalSchema};
+pub use schema::ErrorBody;
+#[cfg(feature = "openapi")]
+pub use schema::{EventInputSchema, EventsBodySchema, IntervalSchema};

@@ -11,127 +11,132 @@
 use std::io::Read;
 
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
 
 /// `gapless check` · `GET /v1/assets/{asset}/coverage`: coverage of a
 /// range, complete under a policy.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct CoverageRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// When the range counts as complete: full (default), 'ratio>=R' or
     /// 'gap<D' (quote it in a shell); or use --min-ratio / --max-gap.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// Complete when at least this share is covered (0 to 1): the policy
     /// ratio>=R without the quoting.
-    #[arg(long, conflicts_with_all = ["policy", "max_gap"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "max_gap"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<f64>, minimum = 0, maximum = 1))]
     pub min_ratio: Option<String>,
     /// Complete when every gap is shorter than this duration (10m, PT10M):
     /// the policy gap<D without the quoting.
-    #[arg(long, conflicts_with_all = ["policy", "min_ratio"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "min_ratio"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_gap: Option<String>,
     /// IANA time zone of bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
 
 /// `gapless windows` · `GET /v1/assets/{asset}/windows`: the calendar
 /// windows that overlap a range, each with its coverage.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct WindowsRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// The grid: Nm, Nh, Nd, Nw, Nmo, Ny.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub every: String,
     /// IANA time zone of the calendar and of bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
     /// When a window counts as complete: full (default), 'ratio>=R' or
     /// 'gap<D' (quote it in a shell); or use --min-ratio / --max-gap.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// Complete when at least this share is covered (0 to 1): the policy
     /// ratio>=R without the quoting.
-    #[arg(long, conflicts_with_all = ["policy", "max_gap"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "max_gap"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<f64>, minimum = 0, maximum = 1))]
     pub min_ratio: Option<String>,
     /// Complete when every gap is shorter than this duration (10m, PT10M):
     /// the policy gap<D without the quoting.
-    #[arg(long, conflicts_with_all = ["policy", "min_ratio"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "min_ratio"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_gap: Option<String>,
     /// Only the windows that are not complete (a backfill plan).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub incomplete: bool,
     /// Each window's partition key: its start in the grid's zone, formatted
     /// with this strftime format (default %Y-%m-%dT%H:%M:%S, the default of
     /// Airflow's temporal mappers). On the command line, prints the keys
     /// alone, one a line.
-    #[arg(long = "keys", value_name = "FORMAT", num_args = 0..=1, default_missing_value = crate::params::DEFAULT_KEY_FORMAT)]
+    #[cfg_attr(feature = "clap", arg(long = "keys", value_name = "FORMAT", num_args = 0..=1, default_missing_value = crate::params::DEFAULT_KEY_FORMAT))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_format: Option<String>,
 }
 
 /// `gapless segments` · `GET /v1/assets/{asset}/segments`: which event
 /// provides each part of a range.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct SegmentsRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// Segments per page, 1 to 10000 (default 1000). On the command line,
     /// --limit or --after asks for one page; without them every page is
     /// printed.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u32>, minimum = 1, maximum = 10000))]
     pub limit: Option<String>,
     /// The `next` cursor of the previous page (the instant it ended at).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
     /// IANA time zone of bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
@@ -139,106 +144,114 @@ pub struct SegmentsRequest {
 /// `gapless buckets` · `GET /v1/assets/{asset}/buckets`: a range cut into
 /// equal parts, each with its covered, retracted and missing microseconds
 /// (for a picture: never the events themselves).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct BucketsRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// How many equal parts, 1 to 10000 (default 100; one per microsecond
     /// of a shorter range).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u32>, minimum = 1, maximum = 10000))]
     pub buckets: Option<String>,
     /// IANA time zone of bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
 
 /// `gapless events` · `GET /v1/assets/{asset}/events`: one page of the
 /// events whose interval overlaps a range, in sequence order.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct EventsRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Only events overlapping [start, end) (give both or neither).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
     /// Only `landed` or `retracted` events.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// Events per page, 1 to 10000 (default 1000).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u32>, minimum = 1, maximum = 10000))]
     pub limit: Option<String>,
     /// The `next` cursor of the previous page.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub after: Option<String>,
     /// IANA time zone of bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
 
 /// `gapless frontier` · `GET /v1/assets/{asset}/frontier`: complete up to
 /// when, from an origin.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct FrontierRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Where the covered run starts (default: the asset's first covered
     /// instant).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub origin: Option<String>,
     /// IANA time zone of a bare date (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
 
 /// `POST /v1/coverage`: coverage of several assets at once; an instant
 /// counts only where every asset covers it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct MultiCoverageRequest {
     /// The assets.
-    #[arg(value_name = "ASSET", required = true)]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET", required = true))]
     pub assets: Vec<String>,
     /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// IANA time zone of bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
@@ -246,64 +259,69 @@ pub struct MultiCoverageRequest {
 /// `gapless asset set` · `PUT /v1/assets/{asset}`: declare an asset's
 /// discrete key span and time zone, creating it if needed. What is not
 /// given stays as it was.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct DeclareRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Span of a discrete partition key (ISO 8601 such as PT5M, or 5m, 1h,
     /// P1D); `none` clears it; unchanged when not given.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_span: Option<String>,
     /// IANA time zone of the asset's keys and naive instants (UTC until
     /// declared); unchanged when not given.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
 
 /// `gapless asset show` · `GET /v1/assets/{asset}`: one asset's
 /// declaration, event count and covered extent.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct AssetRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
 }
 
 /// `gapless emit`: one event given as flags; recorded as the event object
 /// [`EmitRequest::to_json`] writes.
-#[derive(Debug, Clone, Default, PartialEq, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct EmitRequest {
     /// The asset.
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Start of the interval the event covers.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the interval, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// The producer's idempotency key.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub id: Option<String>,
     /// Record a retraction: the interval's data is no longer valid.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub retract: bool,
     /// A JSON object kept with the event.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub extra: Option<String>,
     /// When the producer made the data.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub produced_at: Option<String>,
     /// IANA time zone of naive date-times and bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub tz: Option<String>,
 }
 

@@ -3,98 +3,103 @@
 
 use gapless_core::{FiringKind, Instant, Interval};
 use serde::{Deserialize, Serialize};
-use utoipa::{IntoParams, ToSchema};
 
 /// `gapless rule set` · `PUT /v1/rules/{name}`: record a rule, or change
 /// the settings of one (its definition cannot change).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, ToSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RuleSetRequest {
     /// The rule's name: 1 to 128 of A-Z a-z 0-9 . _ -
     #[serde(skip)]
-    #[arg(value_name = "NAME")]
+    #[cfg_attr(feature = "clap", arg(value_name = "NAME"))]
     pub name: String,
     /// The assets it watches (A,B,...): a window counts only where every
     /// one covers it.
-    #[arg(long, value_delimiter = ',', required = true, num_args = 1..)]
+    #[cfg_attr(feature = "clap", arg(long, value_delimiter = ',', required = true, num_args = 1..))]
     pub assets: Vec<String>,
     /// The grid: Nm, Nh, Nd, Nw, Nmo, Ny.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub every: String,
     /// IANA time zone of the calendar, of keys and of bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
     /// When a window counts as complete: full (default), 'ratio>=R' or
     /// 'gap<D' (quote it in a shell); or use --min-ratio / --max-gap.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// Complete when at least this share is covered (0 to 1).
-    #[arg(long, conflicts_with_all = ["policy", "max_gap"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "max_gap"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schema(minimum = 0, maximum = 1)]
+    #[cfg_attr(feature = "openapi", schema(minimum = 0, maximum = 1))]
     pub min_ratio: Option<f64>,
     /// Complete when every gap is shorter than this duration (10m, PT10M).
-    #[arg(long, conflicts_with_all = ["policy", "min_ratio"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "min_ratio"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_gap: Option<String>,
     /// The first window starts at or after this instant.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub from: String,
     /// The last window ends at or before this instant (default: none).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
     /// A window not complete this long after its end fires `late` (30m, PT1H).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub deadline: Option<String>,
     /// Where firings are delivered: a target of the targets file.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// The strftime format of firing keys (default %Y-%m-%dT%H:%M:%S).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub key_format: Option<String>,
 }
 
 /// `gapless rule show`, `gapless rule delete` · `GET`, `DELETE
 /// /v1/rules/{name}`: one rule by name.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
 pub struct RuleRequest {
     /// The rule's name.
-    #[arg(value_name = "NAME")]
+    #[cfg_attr(feature = "clap", arg(value_name = "NAME"))]
     pub name: String,
 }
 
 /// `gapless rule windows` · `GET /v1/rules/{name}/windows`: the rule's
 /// windows that overlap a range, each judged now as the rule judges it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct RuleWindowsRequest {
     /// The rule's name.
     #[serde(skip)]
-    #[arg(value_name = "NAME")]
+    #[cfg_attr(feature = "clap", arg(value_name = "NAME"))]
     pub name: String,
     /// Start of the range: RFC 3339 (2025-06-01T10:05:00Z), a naive date-time (2025-06-01T10:05, UTC), or a bare date (2025-06-01, midnight in tz).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// IANA time zone of bare dates (default UTC; the windows follow the
     /// rule's own zone).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
 }
 
 /// `rule windows`: a rule's windows in a range, judged on the joint
 /// coverage of its assets under its policy.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RuleWindowsAnswer {
     /// The rule.
     pub rule: String,
@@ -113,75 +118,79 @@ pub struct RuleWindowsAnswer {
 
 /// `gapless firings` · `GET /v1/firings`: one page of firings in ledger
 /// order, optionally waiting for the first.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct FiringsRequest {
     /// Only this rule's firings.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
     /// Only firings after this cursor (a firing's `seq`, or `next`).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<i64>, minimum = 0)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<i64>, minimum = 0))]
     pub after: Option<String>,
     /// Firings per page, 1 to 10000 (default 1000).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<u32>, minimum = 1, maximum = 10000)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u32>, minimum = 1, maximum = 10000))]
     pub limit: Option<String>,
     /// Wait up to this long (30s, PT1M) for a firing after the cursor when
     /// there is none yet; an empty page after that.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub wait: Option<String>,
     /// The newest firings (after the cursor) instead of the oldest: the
     /// page's last `limit`, still in ledger order; `next` is then null
     /// (later firings follow `after` its last `seq`).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub newest: bool,
 }
 
 /// `gapless wait` · `GET /v1/assets/{asset}/wait`: block until a range is
 /// complete under a policy, or a timeout passes.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, clap::Args, IntoParams)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
 #[serde(deny_unknown_fields)]
-#[into_params(parameter_in = Query)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
 pub struct WaitRequest {
     /// The asset.
     #[serde(skip)]
-    #[arg(value_name = "ASSET")]
+    #[cfg_attr(feature = "clap", arg(value_name = "ASSET"))]
     pub asset: String,
     /// Start of the range: RFC 3339, a naive date-time (read in tz) or a
     /// bare date.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub start: String,
     /// End of the range, exclusive.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     pub end: String,
     /// When the range counts as complete: full (default), 'ratio>=R' or
     /// 'gap<D' (quote it in a shell); or use --min-ratio / --max-gap.
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub policy: Option<String>,
     /// Complete when at least this share is covered (0 to 1).
-    #[arg(long, conflicts_with_all = ["policy", "max_gap"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "max_gap"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[param(value_type = Option<f64>, minimum = 0, maximum = 1)]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<f64>, minimum = 0, maximum = 1))]
     pub min_ratio: Option<String>,
     /// Complete when every gap is shorter than this duration (10m, PT10M).
-    #[arg(long, conflicts_with_all = ["policy", "min_ratio"])]
+    #[cfg_attr(feature = "clap", arg(long, conflicts_with_all = ["policy", "min_ratio"]))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_gap: Option<String>,
     /// IANA time zone of naive instants and bare dates (default UTC).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tz: Option<String>,
     /// Give up after this long (default 1h on the command line; over HTTP
     /// at most 20s a request, the client asks again).
-    #[arg(long)]
+    #[cfg_attr(feature = "clap", arg(long))]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout: Option<String>,
 }
@@ -204,7 +213,8 @@ impl WaitRequest {
 
 /// A rule, as `rule show --json` prints it and `GET /v1/rules/{name}`
 /// answers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RuleAnswer {
     /// The name.
     pub rule: String,
@@ -217,10 +227,10 @@ pub struct RuleAnswer {
     /// The policy, canonical.
     pub policy: String,
     /// The earliest window start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub from: Instant,
     /// The latest window end, or null.
-    #[schema(value_type = Option<String>, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
     pub until: Option<Instant>,
     /// The deadline (ISO 8601), or null.
     pub deadline: Option<String>,
@@ -232,7 +242,8 @@ pub struct RuleAnswer {
 
 /// What `rule set` did: `created`, `updated` (new settings) or
 /// `unchanged`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum RuleOutcome {
     /// A new rule.
@@ -245,7 +256,8 @@ pub enum RuleOutcome {
 
 /// `rule set`: the rule now in force, what was done, and how many windows
 /// fired at once (a new rule's already complete windows).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RuleSetAnswer {
     /// The rule.
     #[serde(flatten)]
@@ -257,14 +269,16 @@ pub struct RuleSetAnswer {
 }
 
 /// `rules`: every rule, by name.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RulesAnswer {
     /// The rules.
     pub rules: Vec<RuleAnswer>,
 }
 
 /// `rule delete`: the rule is gone, with its firings.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RuleDeletedAnswer {
     /// The name.
     pub rule: String,
@@ -273,7 +287,8 @@ pub struct RuleDeletedAnswer {
 }
 
 /// A firing's delivery.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DeliveryAnswer {
     /// The target, or null.
     pub target: Option<String>,
@@ -286,13 +301,14 @@ pub struct DeliveryAnswer {
 }
 
 /// A window as `{"start", "end"}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WindowRef {
     /// Start.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub start: Instant,
     /// End (exclusive).
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub end: Instant,
 }
 
@@ -306,14 +322,15 @@ impl From<Interval> for WindowRef {
 }
 
 /// One firing: a window of a rule changed state.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FiringAnswer {
     /// Its place in the ledger's order of firings (a cursor).
     pub seq: i64,
     /// The rule.
     pub rule: String,
     /// `complete`, `incomplete` or `late`.
-    #[schema(value_type = String, example = "complete")]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, example = "complete"))]
     pub kind: FiringKind,
     /// The window.
     pub window: WindowRef,
@@ -324,14 +341,15 @@ pub struct FiringAnswer {
     /// The window's joint covered share when it fired.
     pub covered_ratio: f64,
     /// When it was recorded.
-    #[schema(value_type = String, format = DateTime)]
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
     pub recorded_at: Instant,
     /// Its delivery.
     pub delivery: DeliveryAnswer,
 }
 
 /// `firings`: one page.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct FiringsAnswer {
     /// In ledger order.
     pub firings: Vec<FiringAnswer>,

@@ -1,13 +1,14 @@
 //! OpenAPI schemas of what has no Rust type of its own on the wire: an
 //! interval as JSON, the error body, and the event object forms that the
-//! core's parser reads (SPEC §2).
+//! core's parser reads (SPEC §2). All but [`ErrorBody`], which the client
+//! reads too, exist only for the OpenAPI document (feature `openapi`).
 
 use serde::{Deserialize, Serialize};
-use utoipa::ToSchema;
 
 /// A half-open interval `[start, end)`: the OpenAPI description of
 /// [`gapless_core::Interval`]'s JSON.
-#[derive(Debug, ToSchema)]
+#[cfg(feature = "openapi")]
+#[derive(Debug, utoipa::ToSchema)]
 #[schema(as = Interval)]
 pub struct IntervalSchema {
     /// RFC 3339 UTC.
@@ -20,13 +21,14 @@ pub struct IntervalSchema {
 
 /// Every error answer: one line naming the input and the reason (the
 /// message the command line prints), and more about it or null.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     /// The message, e.g. `line 3: invalid instant "2025-13-01": …`.
     pub error: String,
     /// E.g. `{"line": 3}` for the third NDJSON line, `{"event": 2}` for the
     /// second item of an array; or null.
-    #[schema(value_type = Option<Object>)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Object>))]
     pub detail: serde_json::Value,
 }
 
@@ -34,7 +36,8 @@ pub struct ErrorBody {
 /// `extra.interval_start`/`interval_end`, an ISO 8601 interval
 /// `partition_key`, or a discrete `partition_key` of an asset with a key span.
 /// (The OpenAPI description of what [`gapless_core::RawEvent`] reads.)
-#[derive(Debug, Deserialize, ToSchema)]
+#[cfg(feature = "openapi")]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[schema(as = EventInput)]
 pub struct EventInputSchema {
     /// The asset (1 to 512 bytes of UTF-8, no control characters).
@@ -63,7 +66,8 @@ pub struct EventInputSchema {
 /// Untagged: the body is the object or the array itself (`Deserialize` is
 /// derived only so that utoipa reads `#[serde(untagged)]`; an externally
 /// tagged `{"One": {...}}` is what the server refuses).
-#[derive(Debug, Deserialize, ToSchema)]
+#[cfg(feature = "openapi")]
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
 #[serde(untagged)]
 #[schema(as = EventsBody)]
 pub enum EventsBodySchema {
