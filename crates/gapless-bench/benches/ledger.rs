@@ -1,4 +1,4 @@
-//! The ledger bench of issue 3, a plain binary (`cargo bench -p gapless-cli
+//! The ledger bench of issue 3, a plain binary (`cargo bench -p gapless-bench
 //! --bench ledger`):
 //!
 //! 1. bulk-ingest N events (default 10,000,000: a year of micro-batches for
@@ -17,14 +17,11 @@
 //! `GAPLESS_BENCH_SPREAD_EVENTS` changes M.
 #![allow(unsafe_code)] // getrusage: peak memory of the child processes.
 
-#[path = "support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::{env_or, ts, verdict};
+use gapless_bench::{env_or, gapless, ts, verdict};
 
 const ASSETS: u64 = 5;
 const YEAR_START: i64 = 1_735_689_600; // 2025-01-01T00:00:00Z
@@ -88,7 +85,7 @@ fn timed(cmd: &mut Command) -> (Duration, std::process::Output) {
 }
 
 /// `gapless ingest` of `data` into `db`, as one process: how long it took.
-fn ingest(bin: &str, data: &Path, db: &Path) -> Duration {
+fn ingest(bin: &Path, data: &Path, db: &Path) -> Duration {
     let (took, out) = timed(
         Command::new(bin)
             .args(["ingest", data.to_str().unwrap(), "--json"])
@@ -104,7 +101,7 @@ fn ingest(bin: &str, data: &Path, db: &Path) -> Duration {
 
 /// The median of 11 `gapless check` processes of `asset` over `range`
 /// (its `--start`/`--end` arguments).
-fn median_check(bin: &str, db: &Path, asset: &str, range: &[&str]) -> Duration {
+fn median_check(bin: &Path, db: &Path, asset: &str, range: &[&str]) -> Duration {
     let times = (0..11)
         .map(|_| {
             let (took, out) = timed(
@@ -137,7 +134,7 @@ fn main() {
         return;
     }
     let total: u64 = env_or("GAPLESS_BENCH_EVENTS", 10_000_000);
-    let bin = env!("CARGO_BIN_EXE_gapless");
+    let bin = gapless();
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("year.ndjson");
     let db = dir.path().join("bench.db");

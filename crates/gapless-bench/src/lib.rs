@@ -1,13 +1,84 @@
-//! What the HTTP benches share: time stamps, a deterministic generator,
-//! `gapless serve` processes, a blocking client, latency records and the
-//! single-event producers.
-#![allow(dead_code)]
+//! The benches of the `gapless` binary and its server as a whole: plain
+//! binaries (`harness = false`) that run real `gapless` processes and print
+//! what they measure beside a baseline measured in the same run, and the
+//! targets each figure is held to, `met` or `MISSED`. They live in a crate
+//! of their own so that the command line's build needs none of their
+//! dependencies (axum, tokio, the PostgreSQL client for the comparisons).
+//! The criterion benches of one crate's internals stay in that crate
+//! (`gapless-core`'s index, `gapless-store`'s append and judge,
+//! `gapless-server`'s ingest).
+//!
+//! Each runs only under `cargo bench` (`cargo test --benches` and the
+//! workspace's build of every target compile them, and they return at
+//! once). They run the `gapless` binary built in the same target folder, so
+//! build it first, in the same profile; `scripts/bench/run` does both:
+//!
+//! ```text
+//! cargo build --release -p gapless-cli
+//! cargo bench -p gapless-bench --bench load
+//! ```
+//!
+//! # Layout
+//!
+//! - `benches/ledger.rs`: bulk ingest of a year, `check` of a month as a
+//!   whole process, against the task-side Python of `scripts/bench/`; many
+//!   assets against five.
+//! - `benches/load.rs`: `gapless serve` under concurrent producers and
+//!   consumers on both backends, and the same gap questions against a
+//!   PostgreSQL multirange query, with what a bare round trip costs.
+//! - `benches/rules.rs`: what ten rules cost single-event POSTs and a 1h
+//!   rule a large ingest.
+//! - `benches/buckets.rs`: the web page's picture of a year.
+//! - this library: what they share: the binary ([`gapless`]), time stamps,
+//!   a deterministic generator, `gapless serve` processes, the fixed-answer
+//!   servers, a blocking client, latency records and the single-event
+//!   producers.
 
 use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use gapless_api::CheckAnswer;
+
+/// The environment variable naming another `gapless` binary to bench.
+pub const BIN_ENV: &str = "GAPLESS_BIN";
+
+/// The `gapless` binary the benches run: [`BIN_ENV`] if set, otherwise the
+/// one cargo built into this bench's target folder. Cargo gives a bench the
+/// path of its own package's binaries only, and `gapless` is another
+/// package's; a bench runs as `target/PROFILE/deps/NAME-HASH`, beside which
+/// `target/PROFILE/gapless` is the command line built in the same profile.
+/// When it is missing the bench stops with one line saying how to build it.
+pub fn gapless() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        if let Some(bin) = std::env::var_os(BIN_ENV).filter(|v| !v.is_empty()) {
+            return PathBuf::from(bin);
+        }
+        let exe = std::env::current_exe().expect("the bench's own path");
+        let profile_dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("a bench runs from target/PROFILE/deps");
+        let bin = profile_dir.join(format!("gapless{}", std::env::consts::EXE_SUFFIX));
+        if !bin.is_file() {
+            let profile = match profile_dir.file_name().and_then(|n| n.to_str()) {
+                Some("debug") => String::new(),
+                Some("release") | None => " --release".to_string(),
+                Some(other) => format!(" --profile {other}"),
+            };
+            eprintln!(
+                "no gapless binary at {}: build it first with `cargo build{profile} -p \
+                 gapless-cli`, or set {BIN_ENV}",
+                bin.display()
+            );
+            std::process::exit(2);
+        }
+        bin
+    })
+}
 
 /// 2025-06-01T00:00:00Z: the first slot of every data set.
 pub const T0: i64 = 1_748_736_000;
@@ -35,7 +106,7 @@ pub fn verdict(ok: bool) -> &'static str {
 }
 
 /// Which slices [`three_second_slices`] leaves out or withdraws.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Holes {
     /// Every slice lands.
     None,
@@ -72,21 +143,23 @@ pub fn three_second_slices(path: &std::path::Path, total: u64, holes: Holes) {
 }
 
 /// A small deterministic generator.
+#[derive(Debug)]
 pub struct Rng(pub u64);
 
 impl Rng {
-    pub fn next(&mut self) -> u64 {
+    pub fn next_u64(&mut self) -> u64 {
         self.0 ^= self.0 << 13;
         self.0 ^= self.0 >> 7;
         self.0 ^= self.0 << 17;
         self.0
     }
     pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
+        self.next_u64() % n.max(1)
     }
 }
 
 /// A `gapless serve` process, killed when dropped.
+#[derive(Debug)]
 pub struct Server {
     child: Child,
     pub base: String,
@@ -94,7 +167,7 @@ pub struct Server {
 
 impl Server {
     pub fn start(db: &str) -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_gapless"))
+        let mut child = Command::new(gapless())
             .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
@@ -132,6 +205,7 @@ impl Drop for Server {
 /// An HTTP server on loopback that answers every request with one fixed
 /// JSON body at once: what a round trip costs with no work behind it. Its
 /// threads end with the bench's process.
+#[derive(Debug)]
 pub struct Floor {
     pub base: String,
 }
@@ -180,6 +254,7 @@ impl Floor {
 /// as `gapless serve` is: what a round trip through it costs with no work
 /// behind it. The process is this bench's binary, started with
 /// [`AXUM_FLOOR`] set; it ends when dropped.
+#[derive(Debug)]
 pub struct AxumFloor {
     child: Child,
     pub base: String,
@@ -283,7 +358,7 @@ pub fn coverage(agent: &ureq::Agent, base: &str, asset: &str, s: i64, e: i64) ->
 }
 
 /// Latencies (µs) of one kind of operation and how many events they carried.
-#[derive(Default)]
+#[derive(Debug, Default)]
 pub struct Lat {
     pub micros: Vec<u64>,
     pub events: u64,

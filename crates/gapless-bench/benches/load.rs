@@ -1,4 +1,4 @@
-//! The load bench of issue 4, a plain binary (`cargo bench -p gapless-cli
+//! The load bench of issue 4, a plain binary (`cargo bench -p gapless-bench
 //! --bench load`). It starts real `gapless serve` processes on loopback
 //! (127.0.0.1:0), first on a SQLite file, then on a fresh PostgreSQL schema,
 //! and for each:
@@ -43,10 +43,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use gapless_ledger::Ledger;
 
-#[path = "support/mod.rs"]
-mod support;
-
-use support::*;
+use gapless_bench::*;
 
 /// `threads` producers POSTing NDJSON batches of `size` until `deadline`.
 fn batches(

@@ -1,4 +1,4 @@
-//! The cost of rules (issue 9), a plain binary (`cargo bench -p gapless-cli
+//! The cost of rules (issue 9), a plain binary (`cargo bench -p gapless-bench
 //! --bench rules`):
 //!
 //! 1. 64 producers POST single events to one asset of a real `gapless
@@ -21,14 +21,11 @@
 //! `GAPLESS_RULES_EVENTS` (default 10000000) N, `GAPLESS_LOAD_PG` (default
 //! `postgres://postgres@127.0.0.1:5432/test`, `off` to skip).
 
-#[path = "support/mod.rs"]
-mod support;
-
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::*;
+use gapless_bench::*;
 
 /// The ten rules on the loaded asset: every grid the issue names, several
 /// zones and policies.
@@ -157,7 +154,7 @@ fn posts(label: &str, db: &dyn Fn(usize) -> String, secs: u64, rounds: usize) ->
 }
 
 fn gapless(db: &Path, args: &[&str]) -> std::process::Output {
-    let out = Command::new(env!("CARGO_BIN_EXE_gapless"))
+    let out = Command::new(gapless_bench::gapless())
         .arg("--db")
         .arg(db)
         .args(args)

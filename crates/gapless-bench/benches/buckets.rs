@@ -1,5 +1,5 @@
 //! The web page's picture of a year (issue 13), a plain binary (`cargo
-//! bench -p gapless-cli --bench buckets`): one asset with 10,000,000
+//! bench -p gapless-bench --bench buckets`): one asset with 10,000,000
 //! three-second slices (347 days; every 2,000th lost, every 5,000th a
 //! retraction: about 7,000 gaps), ingested into a SQLite ledger, served by
 //! `gapless serve`, and the year asked of `GET …/buckets` in 100, 1,000 and
@@ -10,12 +10,10 @@
 //!
 //! `GAPLESS_BENCH_EVENTS` changes the number of slices.
 
-mod support;
-
 use std::process::Command;
 use std::time::Instant;
 
-use support::*;
+use gapless_bench::*;
 
 /// The median of `runs` timed calls of `f`, in milliseconds.
 fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
@@ -47,7 +45,7 @@ fn main() {
     let (file, db) = (dir.path().join("year.ndjson"), dir.path().join("year.db"));
     let t = Instant::now();
     three_second_slices(&file, total, Holes::LostAndRetracted);
-    let out = Command::new(env!("CARGO_BIN_EXE_gapless"))
+    let out = Command::new(gapless())
         .arg("--db")
         .arg(&db)
         .arg("ingest")
