@@ -49,7 +49,7 @@ pub(crate) fn deliver(
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
-    let store = crate::run::open_store(&cli.db, false)?;
+    let store = crate::store::open_store(&cli.db, false)?;
     let unavailable = |e: gapless_store::StoreError| Error::unavailable(e.to_string());
     if retry_failed {
         let n = store.retry_failed(None).map_err(unavailable)?;

@@ -3,8 +3,11 @@
 //! # Layout
 //!
 //! - `cli.rs`: the grammar (clap).
-//! - `run.rs`: each command: parse its flags, ask the ledger, print.
+//! - `run.rs`: each command: parse its flags, ask the ledger, print;
+//!   `serve`'s flags to `gapless-server`, which serves and delivers.
 //! - `deliver.rs`: `deliver`, and the targets file of `serve` and `deliver`.
+//! - `store.rs`: opening the store at `--db`, for `run.rs` and `deliver.rs`
+//!   (which imports nothing of `run.rs`).
 //! - `human.rs`: the readable tables; `--json` prints the answer types of
 //!   `gapless-ledger` as they are.
 //!
@@ -16,6 +19,7 @@ mod deliver;
 mod human;
 mod human_rules;
 mod run;
+mod store;
 
 use std::process::ExitCode;
 

@@ -3,7 +3,6 @@
 
 use std::io::{Read, Write};
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use gapless_api::{Ask, BodyFormat, Error, IngestAnswer, RecordRequest};
 use gapless_client::Client;
@@ -11,6 +10,7 @@ use gapless_ledger::Ledger;
 use serde::Serialize;
 
 use crate::cli::{AssetCommand, Cli, Command, LogFormat, Output, RuleCommand};
+use crate::store::open_store;
 use crate::{human, human_rules};
 
 /// The ledger to ask: one this process opens, or a server. Only the writes
@@ -43,20 +43,6 @@ fn client(cli: &Cli) -> Result<Option<Client>, Error> {
 
 fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
     Ok(Ledger::new(open_store(db, create)?))
-}
-
-/// The store at `db` (created when `create`).
-pub(crate) fn open_store(db: &str, create: bool) -> Result<Arc<dyn gapless_store::Store>, Error> {
-    let store = if create {
-        gapless_store::open(db)
-    } else {
-        gapless_store::open_existing(db)
-    };
-    let store = store.map_err(|e| match e {
-        gapless_store::StoreError::Missing { .. } => Error::not_found(e.to_string()),
-        other => Error::unavailable(other.to_string()),
-    })?;
-    Ok(Arc::from(store))
 }
 
 /// Print `answer` as JSON or as `human` renders it. A closed pipe (`| head`)
@@ -241,7 +227,8 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// `serve`: the HTTP server on this ledger until SIGTERM or ctrl-c.
+/// `serve`: the HTTP server on this ledger until SIGTERM or ctrl-c, with a
+/// deliverer beside it when there is a targets file.
 fn serve(
     cli: &Cli,
     listen: Option<&str>,
@@ -264,7 +251,6 @@ fn serve(
         Some(path) => Some(gapless_server::Tokens::load(path).map_err(config_error)?),
         None => gapless_server::Tokens::from_env().map_err(config_error)?,
     };
-    let targets = crate::deliver::targets(targets_file)?;
     let defaults = gapless_server::ServerConfig::default();
     let config = gapless_server::ServerConfig {
         listen,
@@ -279,39 +265,12 @@ fn serve(
         body_limit: body_limit.map_or(defaults.body_limit, |n| {
             usize::try_from(n).unwrap_or(usize::MAX)
         }),
-        deliveries: targets
-            .is_some()
-            .then(gapless_server::DeliveryMetrics::default),
+        targets: crate::deliver::targets(targets_file)?,
         ..defaults
     };
     gapless_server::check_exposure(config.listen, config.tokens.as_ref()).map_err(config_error)?;
     let store = open_store(&cli.db, true)?;
-    // The deliverer runs on a thread of its own beside the server, and
-    // stops (between firings) when the server has.
-    let deliverer = match targets {
-        Some(t) => {
-            let counts = config.deliveries.clone().unwrap_or_default();
-            Some(
-                gapless_deliver::Deliverer::new(store.clone(), t)
-                    .map_err(|e| Error::unavailable(e.to_string()))?
-                    .observed(move |outcome| counts.count(outcome)),
-            )
-        }
-        None => None,
-    };
-    let (stop, stopped) = std::sync::mpsc::channel::<()>();
-    let delivering = deliverer.map(|mut d| {
-        std::thread::Builder::new()
-            .name("gapless-deliver".into())
-            .spawn(move || d.run(&stopped))
-            .expect("spawn the deliverer")
-    });
-    let served = gapless_server::run(Ledger::new(store), config);
-    drop(stop);
-    if let Some(d) = delivering {
-        let _ = d.join();
-    }
-    served.map_err(|e| match e {
+    gapless_server::run(Ledger::new(store), config).map_err(|e| match e {
         gapless_server::ServerError::Config(m) => Error::bad_input(m),
         other => Error::unavailable(other.to_string()),
     })?;

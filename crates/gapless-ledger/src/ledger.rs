@@ -75,6 +75,12 @@ impl Ledger {
         Ledger { store }
     }
 
+    /// The store it asks, for what works on it beside the questions (a
+    /// deliverer of firings).
+    pub fn store(&self) -> &Arc<dyn Store> {
+        &self.store
+    }
+
     /// Whether a short question (coverage, frontier: one index seek) may be
     /// asked right on an async runtime's thread (see
     /// [`Store::reads_inline`]).

@@ -1,4 +1,5 @@
-//! How a server is set up: address, tokens, limits, log format.
+//! How a server is set up: address, tokens, limits, log format, the
+//! targets of its deliverer.
 
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -45,8 +46,14 @@ pub struct ServerConfig {
     /// How [`run`](crate::run) writes its log to standard error.
     pub log_format: LogFormat,
     /// The counts of a deliverer running beside the server, for
-    /// `/metrics` (default none).
+    /// `/metrics` (default none; [`run`](crate::run) sets them when it
+    /// delivers).
     pub deliveries: Option<crate::DeliveryMetrics>,
+    /// The targets of the firings that [`run`](crate::run) delivers on a
+    /// thread beside the server (`gapless serve --targets-file`); none, the
+    /// default, delivers nothing. `run` only, as `listen`: an embedder of
+    /// [`serve`](crate::serve) delivers on its own.
+    pub targets: Option<gapless_deliver::Targets>,
 }
 
 /// How [`run`](crate::run) writes its log to standard error.
@@ -73,6 +80,7 @@ impl Default for ServerConfig {
             idle_timeout: Duration::from_secs(30),
             max_connections: default_max_connections(),
             deliveries: None,
+            targets: None,
         }
     }
 }

@@ -200,6 +200,10 @@ pub enum ServerError {
         /// The I/O error.
         source: std::io::Error,
     },
+    /// The deliverer beside the server cannot start: its ledger cannot be
+    /// read (the store's error, as it says it).
+    #[error(transparent)]
+    Delivery(Box<dyn std::error::Error + Send + Sync>),
 }
 
 #[cfg(test)]

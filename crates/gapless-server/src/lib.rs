@@ -42,6 +42,9 @@
 //!   `include_bytes!`, served without a token under a strict
 //!   Content-Security-Policy; not in the OpenAPI document).
 //! - `deadlines.rs`: the task that judges rules' deadlines every second.
+//! - `delivery.rs`: the deliverer [`run`] starts beside the server when the
+//!   configuration has targets (`gapless-deliver`), on a thread of its own,
+//!   stopped with the server.
 //! - [`Tokens`], [`Scope`]: bearer tokens with scopes (`auth.rs`).
 //! - [`ApiError`]: the one error answer, `{"error", "detail"}`, from the
 //!   API's [`gapless_api::Error`] by its kind; a fault's cause rides in the
@@ -66,6 +69,7 @@ mod app;
 pub mod auth;
 mod config;
 mod deadlines;
+mod delivery;
 mod error;
 mod extract;
 mod listen;
@@ -136,13 +140,16 @@ pub async fn serve(
 /// installs a `tracing` subscriber (`RUST_LOG`, default `info`;
 /// `config.log_format`) if none is, binds `config.listen` and prints
 /// `listening on http://ADDR` to standard error (so a caller that bound port
-/// 0 can read the port).
+/// 0 can read the port). With `config.targets`, a deliverer of the ledger's
+/// firings runs on a thread beside the server, counted in `/metrics`, and
+/// stops with it.
 ///
 /// # Errors
 ///
 /// [`ServerError::Config`] for an open server on a non-loopback address,
-/// [`ServerError::Io`] when the address cannot be bound.
-pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
+/// [`ServerError::Io`] when the address cannot be bound,
+/// [`ServerError::Delivery`] when the deliverer cannot read the ledger.
+pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> {
     check_exposure(config.listen, config.tokens.as_ref())?;
     let log = tracing_subscriber::fmt()
         .with_env_filter(
@@ -155,6 +162,13 @@ pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
     let _ = match config.log_format {
         LogFormat::Text => log.with_ansi(io::stderr().is_terminal()).try_init(),
         LogFormat::Json => log.with_ansi(false).json().try_init(),
+    };
+    let delivering = match config.targets.take() {
+        Some(targets) => {
+            let counts = config.deliveries.get_or_insert_with(Default::default);
+            Some(delivery::Beside::start(&ledger, targets, counts.clone())?)
+        }
+        None => None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -191,6 +205,10 @@ pub fn run(ledger: Ledger, config: ServerConfig) -> Result<(), ServerError> {
         serve(listener, state, shutdown_signal()).await
     });
     drop(runtime);
+    // The deliverer stops (between firings) once the server has.
+    if let Some(d) = delivering {
+        d.stop();
+    }
     drop(keep);
     result
 }

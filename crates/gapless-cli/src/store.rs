@@ -1,0 +1,20 @@
+//! The ledger's store at `--db`, opened for the commands that ask it
+//! (`run.rs`), serve it and deliver its firings (`deliver.rs`).
+
+use std::sync::Arc;
+
+use gapless_api::Error;
+
+/// The store at `db` (created when `create`).
+pub(crate) fn open_store(db: &str, create: bool) -> Result<Arc<dyn gapless_store::Store>, Error> {
+    let store = if create {
+        gapless_store::open(db)
+    } else {
+        gapless_store::open_existing(db)
+    };
+    let store = store.map_err(|e| match e {
+        gapless_store::StoreError::Missing { .. } => Error::not_found(e.to_string()),
+        other => Error::unavailable(other.to_string()),
+    })?;
+    Ok(Arc::from(store))
+}
