@@ -14,15 +14,19 @@ use crate::store::open_store;
 use crate::{human, human_rules};
 
 /// The ledger to ask: one this process opens, or a server. Only the writes
-/// (`emit`, `ingest`, `asset set`) may create a ledger; a question about a
-/// ledger that is not there is an error, never a new empty ledger.
+/// (`emit`, `ingest`, `asset set`, `rule set`: rules may well be defined
+/// before the first producer writes) may create a ledger; a question about
+/// a ledger that is not there is an error, never a new empty ledger.
 fn open(cli: &Cli) -> Result<Box<dyn Ask>, Error> {
     if let Some(client) = client(cli)? {
         return Ok(Box::new(client));
     }
     let writes = matches!(
         cli.command,
-        Command::Emit { .. } | Command::Ingest { .. } | Command::Asset(AssetCommand::Set { .. })
+        Command::Emit { .. }
+            | Command::Ingest { .. }
+            | Command::Asset(AssetCommand::Set { .. })
+            | Command::Rule(RuleCommand::Set { .. })
     );
     Ok(Box::new(open_ledger(&cli.db, writes)?))
 }

@@ -5,6 +5,10 @@ use std::sync::Arc;
 
 use gapless_api::Error;
 
+/// What follows `no ledger at PATH`: the commands that create one, so that
+/// a first question before any write says what to do.
+const HOW_TO_CREATE: &str = "emit, ingest, asset set, rule set or serve create one";
+
 /// The store at `db` (created when `create`).
 pub(crate) fn open_store(db: &str, create: bool) -> Result<Arc<dyn gapless_store::Store>, Error> {
     let store = if create {
@@ -13,7 +17,9 @@ pub(crate) fn open_store(db: &str, create: bool) -> Result<Arc<dyn gapless_store
         gapless_store::open_existing(db)
     };
     let store = store.map_err(|e| match e {
-        gapless_store::StoreError::Missing { .. } => Error::not_found(e.to_string()),
+        gapless_store::StoreError::Missing { .. } => {
+            Error::not_found(format!("{e}: {HOW_TO_CREATE}"))
+        }
         other => Error::unavailable(other.to_string()),
     })?;
     Ok(Arc::from(store))

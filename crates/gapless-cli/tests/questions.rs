@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{Gapless, Server};
+use common::{Gapless, PgSchema, Server};
 use serde_json::Value;
 
 /// A ledger with `orders` covered on 2025-06-14 from 00:00 to 10:00 and from
@@ -435,6 +435,26 @@ fn output_a_person_can_read_at_scale() {
     assert!(rows[0].contains('…'));
 }
 
+/// On PostgreSQL too, a question about a schema that holds no ledger says
+/// so, names the schema and how a ledger is created, and creates nothing.
+#[test]
+fn a_question_on_a_missing_postgresql_schema_says_how_to_create_one() {
+    let schema = PgSchema::new();
+    let g = Gapless::postgres(&schema);
+    let out = g.run(&["assets"], None);
+    assert_eq!(out.code, 2, "{out:?}");
+    let line = out.stderr.trim_end();
+    assert!(line.starts_with("gapless: no ledger at "), "{line}");
+    assert!(
+        line.ends_with(&format!(
+            "(schema {:?}): emit, ingest, asset set, rule set or serve create one",
+            schema.name
+        )),
+        "{line}"
+    );
+    assert_eq!(g.run(&["assets"], None).code, 2, "the question created it");
+}
+
 #[test]
 fn a_question_never_creates_a_ledger_and_a_typo_is_not_zero_percent() {
     let g = Gapless::new();
@@ -452,7 +472,10 @@ fn a_question_never_creates_a_ledger_and_a_typo_is_not_zero_percent() {
     assert_eq!(out.code, 2, "{}", out.stdout);
     assert_eq!(
         out.stderr.trim_end(),
-        format!("gapless: no ledger at {}", g.db.display())
+        format!(
+            "gapless: no ledger at {}: emit, ingest, asset set, rule set or serve create one",
+            g.db.display()
+        )
     );
     assert!(!g.db.exists(), "a question left a ledger behind");
     for args in [

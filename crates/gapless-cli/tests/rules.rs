@@ -7,7 +7,7 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{ok, Gapless, Server};
+use common::{ok, Gapless, PgSchema, Server};
 use serde_json::{json, Value};
 
 /// `[10:00 + 15 i, +15m)` of 2025-06-14.
@@ -463,4 +463,54 @@ fn min_ratio_is_a_number() {
     let (status, body) = put(&format!(r#"{{{base}, "min_ratio": 0.5}}"#));
     assert_eq!(status, 200, "{body}");
     assert!(body.contains(r#""policy":"ratio>=0.5""#), "{body}");
+}
+
+/// `rule set orders_hourly` on `orders`, hourly from 2025-06-14.
+fn set_hourly(g: &Gapless) -> common::Output {
+    g.run(
+        &[
+            "rule",
+            "set",
+            "orders_hourly",
+            "--assets",
+            "orders",
+            "--every",
+            "1h",
+            "--from",
+            "2025-06-14",
+            "--json",
+        ],
+        None,
+    )
+}
+
+/// Rules defined before the first producer writes: `rule set` creates the
+/// ledger as `asset set` does, in a SQLite file and in a PostgreSQL schema.
+/// Its assets must still be known (SPEC §7), so on a new ledger it says to
+/// declare them, not that there is no ledger; once declared, the rule is
+/// recorded and listed. A fresh server answers the same.
+#[test]
+fn rule_set_creates_the_ledger_on_both_backends() {
+    let unknown = "gapless: unknown asset \"orders\": no event of it is recorded and it is not \
+                   declared (declare it first with `gapless asset set`)";
+    let schema = PgSchema::new();
+    let server_ledger = Gapless::new();
+    let server = Server::start(&server_ledger);
+    let mut served = Gapless::new();
+    served.url = Some(server.url.clone());
+    for (g, way) in [
+        (Gapless::new(), "sqlite"),
+        (Gapless::postgres(&schema), "postgres"),
+        (served, "server"),
+    ] {
+        let out = set_hourly(&g);
+        assert_eq!((out.code, out.stderr.trim_end()), (2, unknown), "{way}");
+        let rules = ok(&g.run(&["rules", "--json"], None));
+        assert_eq!(rules, json!({"rules": []}), "{way}: the ledger exists");
+        ok(&g.run(&["asset", "set", "orders"], None));
+        assert_eq!(set_hourly(&g).json()["outcome"], "created", "{way}");
+        let rules = ok(&g.run(&["rules", "--json"], None));
+        assert_eq!(rules["rules"][0]["rule"], "orders_hourly", "{way}: {rules}");
+        assert_eq!(rules["rules"][0]["assets"], json!(["orders"]), "{way}");
+    }
 }
