@@ -1,4 +1,4 @@
-//! The web page's picture of a year (issue 13), a plain binary (`cargo
+//! The web page's picture of a year, a plain binary (`cargo
 //! bench -p gapless-bench --bench buckets`): one asset with 10,000,000
 //! three-second slices (347 days; every 2,000th lost, every 5,000th a
 //! retraction: about 7,000 gaps), ingested into a SQLite ledger, served by

@@ -1,4 +1,4 @@
-//! The ledger bench of issue 3, a plain binary (`cargo bench -p gapless-bench
+//! The ledger bench, a plain binary (`cargo bench -p gapless-bench
 //! --bench ledger`):
 //!
 //! 1. bulk-ingest N events (default 10,000,000: a year of micro-batches for
@@ -8,7 +8,7 @@
 //!    whole process, with its peak memory;
 //! 3. the task-side approach on the same file: a Python script that reads
 //!    that month's events and sorts, merges and complements them;
-//! 4. many assets (issue 12): M five-minute events (default 2,000,000)
+//! 4. many assets: M five-minute events (default 2,000,000)
 //!    spread over 1,000 assets, interleaved as a shared pipeline writes
 //!    them, against the same count over 5 assets: the ingest rate of each,
 //!    their ratio, and a one-week `check` in each.

@@ -1,4 +1,4 @@
-//! The load bench of issue 4, a plain binary (`cargo bench -p gapless-bench
+//! The load bench, a plain binary (`cargo bench -p gapless-bench
 //! --bench load`). It starts real `gapless serve` processes on loopback
 //! (127.0.0.1:0), first on a SQLite file, then on a fresh PostgreSQL schema,
 //! and for each:
@@ -22,7 +22,7 @@
 //! fixed answer, read by the same client; the same answer from axum in a
 //! process of its own, as `gapless serve` is: the framework's floor; a
 //! prepared `SELECT 1` for the database), and the output closes with the
-//! targets of issue 12, each met or MISSED.
+//! targets of docs/BENCHMARKS.md, each met or MISSED.
 //!
 //! Clients are blocking (`ureq`), one kept-alive connection per thread. The
 //! servers run with `RUST_LOG=warn` (no per-request log lines). Everything
@@ -674,7 +674,7 @@ fn main() {
         }
     }
 
-    println!("\n== targets (issue 12) ==");
+    println!("\n== targets ==");
     if phase("load") {
         println!(
             "  {:<68} {:>10.0} events/s  {}",

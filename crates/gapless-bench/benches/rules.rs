@@ -1,4 +1,4 @@
-//! The cost of rules (issue 9), a plain binary (`cargo bench -p gapless-bench
+//! The cost of rules, a plain binary (`cargo bench -p gapless-bench
 //! --bench rules`):
 //!
 //! 1. 64 producers POST single events to one asset of a real `gapless

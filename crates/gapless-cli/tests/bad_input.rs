@@ -1,5 +1,5 @@
 //! Bad input gets exit 2, one line naming the input and the reason, and
-//! nothing stored (issue 3's list, beyond the conformance cases).
+//! nothing stored (beyond the conformance cases).
 
 mod common;
 

@@ -1,5 +1,4 @@
-//! `--help` offers each command only the flags it takes (issue 8, point
-//! 13): `serve` runs a ledger and never works against a server, so its help
+//! `--help` offers each command only the flags it takes: `serve` runs a ledger and never works against a server, so its help
 //! has no `--url`; the commands that work over a server do, and `--url`
 //! works before the command, after it and from `GAPLESS_URL`.
 

@@ -1,5 +1,5 @@
 //! A request hyper cannot parse is answered in SPEC §4's words, over a raw
-//! TCP socket (issue 8, point 8): never hyper's empty-bodied 400.
+//! TCP socket: never hyper's empty-bodied 400.
 
 mod common;
 
