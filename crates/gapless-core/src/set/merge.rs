@@ -37,10 +37,9 @@ pub(super) fn merge_into(runs: &Runs, pending: &mut [Interval], chunk: usize) ->
 /// Below this many intervals a comparison sort wins over radix passes.
 const RADIX_MIN: usize = 512;
 /// Above this many (4 MiB of intervals) the scatter of each radix pass
-/// misses the cache and a comparison sort wins again (measured: 1M shuffled
-/// intervals sort in 63 ms by comparison, 130 ms by radix; 250k in 20 ms by
-/// comparison, 3 ms by radix). The buffer's compactions keep most sorts
-/// below it.
+/// misses the cache and a comparison sort wins again (the `index` bench's
+/// shuffled loads show both sides). The buffer's compactions keep most
+/// sorts below it.
 const RADIX_MAX: usize = 1 << 18;
 /// Bits per radix pass: 2048 counters stay in L1.
 const RADIX_BITS: u32 = 11;

@@ -16,8 +16,8 @@ use crate::extract::Query;
 use crate::{ApiError, AppState};
 
 /// The largest body parsed on the request's own thread: a hundred-odd
-/// events, some 100 µs of parsing, short enough not to hold up the other
-/// requests of its runtime thread.
+/// events, short enough to parse that the other requests of its runtime
+/// thread are not held up.
 const INLINE_PARSE_BYTES: usize = 16 * 1024;
 
 fn format_of(headers: &HeaderMap) -> Result<BodyFormat, ApiError> {

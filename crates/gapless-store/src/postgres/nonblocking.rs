@@ -2,11 +2,9 @@
 //! driver, awaited on the caller's task: [`crate::NonBlockingReads`].
 //!
 //! A call of the synchronous pool from async code goes to a blocking thread
-//! and back. On the project's 2-core machine those two thread wake-ups cost
-//! more than the read's own round trip to the database: a one-row `SELECT`
-//! measured 30-54 µs awaited on a runtime's task, 77-121 µs through
-//! `spawn_blocking` and the synchronous client. A server answers more of
-//! these questions than of any other.
+//! and back, and on a small machine those two thread wake-ups cost more than
+//! the read's own round trip to the database (the `load` bench's questions
+//! show it). A server answers more of these questions than of any other.
 //!
 //! A few connections of their own, taken out of the store's `pool_size`,
 //! are made on first use, driven by tasks of the runtime that asks, and made

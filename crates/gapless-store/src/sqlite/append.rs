@@ -71,9 +71,9 @@ pub(crate) const WRITER_CACHE_MIB: i64 = 64;
 /// two-million-event batch.
 const BIG_BATCH: usize = 100_000;
 /// The page cache of a big batch (allocated only as pages are touched):
-/// the bound of an append's memory, whatever its size. Ten million events
-/// measured 433k events/s with a peak of 315 MiB at 256 MiB, 385k/s and
-/// 170 MiB at 128 MiB; 1 GiB was no faster.
+/// the bound of an append's memory, whatever its size. Smaller caches slow
+/// the `ledger` bench's ten-million-event ingest, larger ones do not speed
+/// it up and only raise its peak memory.
 const BIG_BATCH_CACHE_MIB: i64 = 256;
 
 /// The asset of an append in progress: its name (to find the slot of the
