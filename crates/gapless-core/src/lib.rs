@@ -41,9 +41,14 @@
 //!   asset events (`airflow.rs`) in a [`ProducerFormat`].
 //! - time-unit constants such as [`MICROS_PER_SECOND`] and [`MICROS_PER_DAY`]
 //!   (`units.rs`).
+//! - [`ConfigValue`]: configuration files (tokens, targets) as TOML or JSON
+//!   values deserialized into their readers' types, each problem a
+//!   [`ConfigError`] with the path to the bad value, worded in the file's
+//!   syntax (`config.rs`).
 //! - [`Error`]: the one error type, a one-line message naming input and reason.
 
 mod buckets;
+mod config;
 mod coverage;
 mod duration;
 mod error;
@@ -59,6 +64,7 @@ mod set;
 mod units;
 
 pub use buckets::{bucket_bounds, buckets, Bucket};
+pub use config::{config_entry, ConfigError, ConfigProblem, ConfigStep, ConfigSyntax, ConfigValue};
 pub use coverage::{Coverage, CoverageReport};
 pub use duration::Duration;
 pub use error::{Error, Result};
