@@ -25,6 +25,7 @@ use std::sync::Arc;
 use axum::extract::FromRequestParts;
 use axum::http::header::AUTHORIZATION;
 use axum::http::request::Parts;
+use gapless_core::{ConfigError, ConfigProblem, ConfigSyntax, ConfigValue};
 use serde::Deserialize;
 use serde_json::json;
 use subtle::ConstantTimeEq;
@@ -51,8 +52,6 @@ pub enum Scope {
 }
 
 impl Scope {
-    const ALL: [Scope; 3] = [Scope::Read, Scope::Write, Scope::Admin];
-
     fn as_str(self) -> &'static str {
         match self {
             Scope::Read => "read",
@@ -131,9 +130,9 @@ impl Tokens {
     /// a token without scopes.
     pub fn new(tokens: Vec<Token>) -> Result<Tokens, ServerError> {
         if tokens.is_empty() {
-            return Err(config("tokens", "no token is configured".into()));
+            return Err(ServerError::Config("tokens: no token is configured".into()));
         }
-        check(&tokens).map_err(|m| config("tokens", m))?;
+        check(&tokens).map_err(|p| config("tokens", &p))?;
         Ok(Tokens {
             tokens: tokens.into(),
         })
@@ -191,23 +190,8 @@ impl Tokens {
     }
 
     /// Parse `text`, naming `origin` (a path, `GAPLESS_TOKENS`) in errors.
-    ///
-    /// The text is read as a generic value and then checked entry by entry:
-    /// serde's errors for a document like this one (an untagged choice of
-    /// two shapes) cannot say which entry or field is wrong.
     fn parse_from(text: &str, origin: &str) -> Result<Tokens, ServerError> {
-        let (doc, format) = Raw::parse(text).map_err(|m| config(origin, m))?;
-        let entries = doc.entries(format).map_err(|m| config(origin, m))?;
-        let tokens = entries
-            .iter()
-            .enumerate()
-            .map(|(i, raw)| raw.token(i, format))
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|m| config(origin, m))?;
-        check(&tokens).map_err(|m| config(origin, m))?;
-        Ok(Tokens {
-            tokens: tokens.into(),
-        })
+        read(text).map_err(|p| config(origin, &p))
     }
 
     /// The token with this secret, compared in constant time against every
@@ -223,315 +207,199 @@ impl Tokens {
     }
 }
 
-fn config(origin: &str, message: String) -> ServerError {
-    ServerError::Config(format!("{origin}: {message}"))
+fn config(origin: &str, problem: &TokensProblem) -> ServerError {
+    ServerError::Config(format!("{origin}: {problem}"))
 }
 
-/// `token 2` or `token 2 ("orders-producer")`: 1-based, as people count
-/// the `[[token]]` entries of a file.
-fn which(index: usize, name: Option<&str>) -> String {
-    match name {
-        Some(n) => format!("token {} ({n:?})", index + 1),
-        None => format!("token {}", index + 1),
+/// A `[[token]]` entry as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: Option<String>,
+    secret: String,
+    scopes: Vec<Scope>,
+    #[serde(default)]
+    prefixes: Vec<String>,
+}
+
+/// What is wrong with a tokens text, in the words of its syntax: one line,
+/// after where it came from.
+#[derive(Debug, thiserror::Error)]
+enum TokensProblem {
+    #[error(transparent)]
+    Syntax(#[from] ConfigError),
+    #[error("no tokens: give at least one {}", entry_of(*.0))]
+    NoTokens(ConfigSyntax),
+    #[error("unknown key {key:?}: {}", match syntax {
+        ConfigSyntax::Toml => "the tokens go in [[token]] entries",
+        ConfigSyntax::Json => "give {\"token\": [...]} or an array of tokens",
+    })]
+    UnknownKey { key: String, syntax: ConfigSyntax },
+    #[error("{key}: expected {}, found {found}", match syntax {
+        ConfigSyntax::Toml => format!("[[{key}]] entries (an array of tables)"),
+        ConfigSyntax::Json => "an array of token objects".to_string(),
+    })]
+    NotEntries {
+        key: String,
+        found: &'static str,
+        syntax: ConfigSyntax,
+    },
+    #[error("give token or tokens, not both")]
+    TokenAndTokens,
+    #[error("expected {{\"token\": [...]}} or an array of tokens, found {0}")]
+    NotTokens(&'static str),
+    /// `token 2 ("ci"): ...`.
+    #[error("{0}: {1}")]
+    Entry(String, EntryProblem),
+}
+
+/// What a token entry is called.
+fn entry_of(syntax: ConfigSyntax) -> &'static str {
+    match syntax {
+        ConfigSyntax::Toml => "[[token]] entry",
+        ConfigSyntax::Json => "token object",
     }
+}
+
+/// What is wrong with one token.
+#[derive(Debug, thiserror::Error)]
+enum EntryProblem {
+    #[error("secret: must have at least {MIN_SECRET_LEN} characters")]
+    ShortSecret,
+    #[error("secret: must not contain spaces or control characters")]
+    SecretSpaces,
+    #[error("scopes: give at least one scope ({SCOPES})")]
+    NoScopes,
+    #[error("secret: given twice (also in {0})")]
+    SecretTwice(String),
+    #[error("{}", words(.0, *.1))]
+    Read(ConfigError, ConfigSyntax),
+}
+
+/// serde's problem with an entry, in the words of a tokens file.
+fn words(e: &ConfigError, syntax: ConfigSyntax) -> String {
+    let field = e.field(0);
+    match &e.problem {
+        ConfigProblem::UnknownField { field, expected } => format!(
+            "unknown field {field:?}: the fields are {}",
+            expected.join(", ")
+        ),
+        ConfigProblem::Missing("secret") => format!(
+            "secret is missing: give a random string of at least {MIN_SECRET_LEN} characters"
+        ),
+        ConfigProblem::Missing("scopes") => {
+            format!("scopes is missing: give at least one scope ({SCOPES})")
+        }
+        ConfigProblem::UnknownVariant { variant, .. } => {
+            format!("{field}: unknown scope {variant:?}: use {SCOPES}")
+        }
+        ConfigProblem::Type { found, .. } if e.path.is_empty() => {
+            format!("expected {}, found {found}", syntax.table())
+        }
+        ConfigProblem::Type { found, expected } => {
+            let expected = match (field.as_str(), e.in_item()) {
+                ("scopes", false) => "an array such as [\"read\"]".into(),
+                ("scopes", true) => format!("scope names ({SCOPES})"),
+                ("prefixes", false) => "an array of strings".into(),
+                ("prefixes", true) => "asset-name prefixes (strings)".into(),
+                _ => expected.clone(),
+            };
+            format!("{field}: expected {expected}, found {found}")
+        }
+        _ => e.to_string(),
+    }
+}
+
+/// `token 2` or `token 2 ("orders-producer")`.
+fn which(index: usize, name: Option<&str>) -> String {
+    gapless_core::config_entry("token", index, name)
+}
+
+/// Read tokens from TOML (`[[token]]` tables) or JSON (`{"token": [...]}`
+/// or an array), each entry through serde, then [`check`] them.
+fn read(text: &str) -> Result<Tokens, TokensProblem> {
+    let trimmed = text.trim_start();
+    // `[[token]]` is TOML; `[{...}]`, `[]` and `{...}` are JSON.
+    let after_bracket = trimmed.strip_prefix('[').map(str::trim_start);
+    let (doc, syntax) = if trimmed.starts_with('{')
+        || after_bracket.is_some_and(|r| r.starts_with('{') || r.starts_with(']'))
+    {
+        (ConfigValue::from_json(text)?, ConfigSyntax::Json)
+    } else {
+        (ConfigValue::from_toml(text)?, ConfigSyntax::Toml)
+    };
+    let tokens = entries(&doc, syntax)?
+        .iter()
+        .enumerate()
+        .map(|(i, entry)| {
+            let e: Entry = entry.deserialize(syntax).map_err(|e| {
+                let name = entry.get("name").and_then(ConfigValue::as_str);
+                TokensProblem::Entry(which(i, name), EntryProblem::Read(e, syntax))
+            })?;
+            Ok(Token {
+                name: e.name,
+                secret: e.secret,
+                scopes: e.scopes,
+                prefixes: e.prefixes,
+            })
+        })
+        .collect::<Result<Vec<_>, TokensProblem>>()?;
+    check(&tokens)?;
+    Ok(Tokens {
+        tokens: tokens.into(),
+    })
+}
+
+/// The token entries of a document: the array under `token` (or
+/// `tokens`), or, in JSON, the document itself. Found by hand: serde's
+/// errors for a choice of shapes cannot say which one was meant.
+fn entries(doc: &ConfigValue, syntax: ConfigSyntax) -> Result<&[ConfigValue], TokensProblem> {
+    let list = match doc {
+        ConfigValue::Array(list) if syntax == ConfigSyntax::Json => list,
+        ConfigValue::Table(keys) => {
+            if let Some((k, _)) = keys.iter().find(|(k, _)| k != "token" && k != "tokens") {
+                let key = k.clone();
+                return Err(TokensProblem::UnknownKey { key, syntax });
+            }
+            match keys.as_slice() {
+                [(_, ConfigValue::Array(list))] => list,
+                [(k, other)] => {
+                    let (key, found) = (k.clone(), other.kind(syntax));
+                    return Err(TokensProblem::NotEntries { key, found, syntax });
+                }
+                [_, _] => return Err(TokensProblem::TokenAndTokens),
+                _ => return Err(TokensProblem::NoTokens(syntax)),
+            }
+        }
+        other => return Err(TokensProblem::NotTokens(other.kind(syntax))),
+    };
+    if list.is_empty() {
+        return Err(TokensProblem::NoTokens(syntax));
+    }
+    Ok(list)
 }
 
 /// What every token must satisfy, whatever it was built from.
-fn check(tokens: &[Token]) -> Result<(), String> {
+fn check(tokens: &[Token]) -> Result<(), TokensProblem> {
     for (i, t) in tokens.iter().enumerate() {
-        let this = which(i, t.name.as_deref());
-        if t.secret.chars().count() < MIN_SECRET_LEN {
-            return Err(format!(
-                "{this}: secret: must have at least {MIN_SECRET_LEN} characters"
-            ));
-        }
-        if t.secret
+        let problem = if t.secret.chars().count() < MIN_SECRET_LEN {
+            EntryProblem::ShortSecret
+        } else if t
+            .secret
             .chars()
             .any(|c| c.is_whitespace() || c.is_control())
         {
-            return Err(format!(
-                "{this}: secret: must not contain spaces or control characters"
-            ));
-        }
-        if t.scopes.is_empty() {
-            return Err(format!(
-                "{this}: scopes: give at least one scope ({SCOPES})"
-            ));
-        }
-        if let Some(j) = tokens[..i].iter().position(|o| o.secret == t.secret) {
-            return Err(format!(
-                "{this}: secret: given twice (also in {})",
-                which(j, tokens[j].name.as_deref())
-            ));
-        }
+            EntryProblem::SecretSpaces
+        } else if t.scopes.is_empty() {
+            EntryProblem::NoScopes
+        } else if let Some(j) = tokens[..i].iter().position(|o| o.secret == t.secret) {
+            EntryProblem::SecretTwice(which(j, tokens[j].name.as_deref()))
+        } else {
+            continue;
+        };
+        return Err(TokensProblem::Entry(which(i, t.name.as_deref()), problem));
     }
     Ok(())
-}
-
-/// The syntax a tokens text is in; the messages use its words.
-#[derive(Debug, Clone, Copy)]
-enum Format {
-    Toml,
-    Json,
-}
-
-impl Format {
-    /// What a token entry is called.
-    fn entry(self) -> &'static str {
-        match self {
-            Format::Toml => "a table",
-            Format::Json => "an object",
-        }
-    }
-}
-
-/// The fields of a token entry, in the order the messages list them.
-const FIELDS: [&str; 4] = ["name", "secret", "scopes", "prefixes"];
-
-/// A TOML or JSON value reduced to what the checks need: strings, arrays
-/// and tables, and for anything else what it is called.
-#[derive(Debug)]
-enum Raw {
-    Str(String),
-    Array(Vec<Raw>),
-    Table(Vec<(String, Raw)>),
-    Other(&'static str),
-}
-
-impl From<toml::Value> for Raw {
-    fn from(v: toml::Value) -> Raw {
-        match v {
-            toml::Value::String(s) => Raw::Str(s),
-            toml::Value::Array(a) => Raw::Array(a.into_iter().map(Raw::from).collect()),
-            toml::Value::Table(t) => {
-                Raw::Table(t.into_iter().map(|(k, v)| (k, v.into())).collect())
-            }
-            toml::Value::Integer(_) => Raw::Other("an integer"),
-            toml::Value::Float(_) => Raw::Other("a float"),
-            toml::Value::Boolean(_) => Raw::Other("a boolean"),
-            toml::Value::Datetime(_) => Raw::Other("a date-time"),
-        }
-    }
-}
-
-impl From<serde_json::Value> for Raw {
-    fn from(v: serde_json::Value) -> Raw {
-        match v {
-            serde_json::Value::String(s) => Raw::Str(s),
-            serde_json::Value::Array(a) => Raw::Array(a.into_iter().map(Raw::from).collect()),
-            serde_json::Value::Object(o) => {
-                Raw::Table(o.into_iter().map(|(k, v)| (k, v.into())).collect())
-            }
-            serde_json::Value::Number(_) => Raw::Other("a number"),
-            serde_json::Value::Bool(_) => Raw::Other("a boolean"),
-            serde_json::Value::Null => Raw::Other("null"),
-        }
-    }
-}
-
-impl Raw {
-    /// Parse `text` as TOML or JSON, whichever it looks like.
-    fn parse(text: &str) -> Result<(Raw, Format), String> {
-        let trimmed = text.trim_start();
-        // `[[token]]` is TOML; `[{...}]`, `[]` and `{...}` are JSON.
-        let after_bracket = trimmed.strip_prefix('[').map(str::trim_start);
-        let json = trimmed.starts_with('{')
-            || after_bracket.is_some_and(|r| r.starts_with('{') || r.starts_with(']'));
-        if json {
-            let v: serde_json::Value =
-                serde_json::from_str(text).map_err(|e| format!("invalid JSON: {e}"))?;
-            Ok((v.into(), Format::Json))
-        } else {
-            let t: toml::Table = toml::from_str(text).map_err(|e| {
-                let line = e
-                    .span()
-                    .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-                let message = e.message().trim().replace('\n', "; ");
-                match line {
-                    Some(n) => format!("invalid TOML at line {n}: {message}"),
-                    None => format!("invalid TOML: {message}"),
-                }
-            })?;
-            Ok((toml::Value::Table(t).into(), Format::Toml))
-        }
-    }
-
-    /// What this is called in a message.
-    fn kind(&self) -> &'static str {
-        match self {
-            Raw::Str(_) => "a string",
-            Raw::Array(_) => "an array",
-            Raw::Table(_) => "a table",
-            Raw::Other(what) => what,
-        }
-    }
-
-    /// The token entries of a whole document: the array under `token` (or
-    /// `tokens`), or, in JSON, the document itself.
-    fn entries(&self, format: Format) -> Result<&[Raw], String> {
-        let list = match (self, format) {
-            (Raw::Array(list), Format::Json) => list,
-            (Raw::Table(keys), _) => {
-                if let Some((k, _)) = keys.iter().find(|(k, _)| k != "token" && k != "tokens") {
-                    return Err(match format {
-                        Format::Toml => {
-                            format!("unknown key {k:?}: the tokens go in [[token]] entries")
-                        }
-                        Format::Json => format!(
-                            "unknown key {k:?}: give {{\"token\": [...]}} or an array of tokens"
-                        ),
-                    });
-                }
-                match keys.as_slice() {
-                    [] => return Err(no_tokens(format)),
-                    [(_, Raw::Array(list))] => list,
-                    [(k, other)] => {
-                        return Err(match format {
-                            Format::Toml => format!(
-                                "{k}: expected [[{k}]] entries (an array of tables), found {}",
-                                other.kind()
-                            ),
-                            Format::Json => format!(
-                                "{k}: expected an array of token objects, found {}",
-                                json_kind(other)
-                            ),
-                        })
-                    }
-                    _ => return Err("give token or tokens, not both".into()),
-                }
-            }
-            (other, _) => {
-                return Err(format!(
-                    "expected {{\"token\": [...]}} or an array of tokens, found {}",
-                    json_kind(other)
-                ))
-            }
-        };
-        if list.is_empty() {
-            return Err(no_tokens(format));
-        }
-        Ok(list)
-    }
-
-    /// The token of entry `index`, checked field by field.
-    fn token(&self, index: usize, format: Format) -> Result<Token, String> {
-        let Raw::Table(fields) = self else {
-            return Err(format!(
-                "{}: expected {}, found {}",
-                which(index, None),
-                format.entry(),
-                match format {
-                    Format::Toml => self.kind(),
-                    Format::Json => json_kind(self),
-                }
-            ));
-        };
-        let get = |field: &str| fields.iter().find(|(k, _)| k == field).map(|(_, v)| v);
-        let name = match get("name") {
-            Some(Raw::Str(n)) => Some(n.clone()),
-            _ => None,
-        };
-        let which = which(index, name.as_deref());
-        let kind = |v: &Raw| match format {
-            Format::Toml => v.kind(),
-            Format::Json => json_kind(v),
-        };
-        if let Some((k, _)) = fields.iter().find(|(k, _)| !FIELDS.contains(&k.as_str())) {
-            return Err(format!(
-                "{which}: unknown field {k:?}: the fields are {}",
-                FIELDS.join(", ")
-            ));
-        }
-        if let Some(v) = get("name").filter(|v| !matches!(v, Raw::Str(_))) {
-            return Err(format!(
-                "{which}: name: expected a string, found {}",
-                kind(v)
-            ));
-        }
-        let secret = match get("secret") {
-            Some(Raw::Str(s)) => s.clone(),
-            Some(v) => {
-                return Err(format!(
-                    "{which}: secret: expected a string, found {}",
-                    kind(v)
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "{which}: secret is missing: give a random string of at least \
-                     {MIN_SECRET_LEN} characters"
-                ))
-            }
-        };
-        let scopes = match get("scopes") {
-            Some(Raw::Array(items)) => items
-                .iter()
-                .map(|item| match item {
-                    Raw::Str(s) => Scope::ALL
-                        .into_iter()
-                        .find(|scope| scope.as_str() == s)
-                        .ok_or_else(|| {
-                            format!("{which}: scopes: unknown scope {s:?}: use {SCOPES}")
-                        }),
-                    other => Err(format!(
-                        "{which}: scopes: expected scope names ({SCOPES}), found {}",
-                        kind(other)
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-            Some(v) => {
-                return Err(format!(
-                    "{which}: scopes: expected an array such as [\"read\"], found {}",
-                    kind(v)
-                ))
-            }
-            None => {
-                return Err(format!(
-                    "{which}: scopes is missing: give at least one scope ({SCOPES})"
-                ))
-            }
-        };
-        let prefixes = match get("prefixes") {
-            None => Vec::new(),
-            Some(Raw::Array(items)) => items
-                .iter()
-                .map(|item| match item {
-                    Raw::Str(s) => Ok(s.clone()),
-                    other => Err(format!(
-                        "{which}: prefixes: expected asset-name prefixes (strings), found {}",
-                        kind(other)
-                    )),
-                })
-                .collect::<Result<Vec<_>, _>>()?,
-            Some(v) => {
-                return Err(format!(
-                    "{which}: prefixes: expected an array of strings, found {}",
-                    kind(v)
-                ))
-            }
-        };
-        Ok(Token {
-            name,
-            secret,
-            scopes,
-            prefixes,
-        })
-    }
-}
-
-/// [`Raw::kind`] in JSON's words.
-fn json_kind(v: &Raw) -> &'static str {
-    match v {
-        Raw::Table(_) => "an object",
-        other => other.kind(),
-    }
-}
-
-fn no_tokens(format: Format) -> String {
-    match format {
-        Format::Toml => "no tokens: give at least one [[token]] entry".into(),
-        Format::Json => "no tokens: give at least one token object".into(),
-    }
 }
 
 /// Who is asking: anyone (no tokens configured) or the holder of a token.
@@ -572,8 +440,8 @@ impl Caller {
     ///
     /// # Errors
     ///
-    /// 403 naming the asset.
-    pub fn require_write(&self, asset: &str) -> Result<(), String> {
+    /// Why not, naming the asset.
+    pub fn require_write(&self, asset: &str) -> Result<(), WriteRefused> {
         match self {
             Caller::Open => Ok(()),
             Caller::Token(t) if t.may_write(asset) => Ok(()),
@@ -584,13 +452,24 @@ impl Caller {
                     "refused: asset outside the token's prefixes"
                 );
                 Err(if t.has(Scope::Write) {
-                    format!("this token may not write asset {asset:?}: it is outside the token's prefixes")
+                    WriteRefused::OutsidePrefixes(asset.to_string())
                 } else {
-                    "this token does not have the write scope".to_string()
+                    WriteRefused::NoWriteScope
                 })
             }
         }
     }
+}
+
+/// Why a caller may not write an asset (a 403).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WriteRefused {
+    /// The token writes other assets.
+    #[error("this token may not write asset {0:?}: it is outside the token's prefixes")]
+    OutsidePrefixes(String),
+    /// The token writes nothing.
+    #[error("this token does not have the write scope")]
+    NoWriteScope,
 }
 
 impl FromRequestParts<AppState> for Caller {

@@ -31,7 +31,8 @@ fn format_of(headers: &HeaderMap) -> Result<BodyFormat, ApiError> {
 /// Refuse the whole batch when any event is outside what the token may write.
 fn authorize(caller: &Caller, batch: &Batch) -> Result<(), ApiError> {
     for (index, event) in batch.events().iter().enumerate() {
-        if let Err(message) = caller.require_write(&event.asset) {
+        if let Err(refused) = caller.require_write(&event.asset) {
+            let message = refused.to_string();
             let (message, detail) = match batch.position(index) {
                 Some(p) => (
                     format!("{p}: {message}"),
