@@ -517,3 +517,93 @@ fn bad_targets_files_and_ledgers_are_refused() {
     assert_eq!(out.code, 2, "{out:?}");
     assert!(out.stderr.contains("bad.toml: target 1"), "{out:?}");
 }
+
+/// A target's URL may carry credentials (`user:password@`, `?token=`) and
+/// a path: the errors of its deliveries, stored as `last_error` for any
+/// reader and logged, name it by its name and host only. One target
+/// answers 400, the other's port refuses connections; on both backends,
+/// read through the ledger and over HTTP.
+#[test]
+fn delivery_errors_never_show_a_targets_url_credentials() {
+    let schema = PgSchema::new();
+    for g in [Gapless::new(), Gapless::postgres(&schema)] {
+        let rx = Receiver::start(
+            None,
+            Behaviour {
+                refuse_all: true,
+                ..Behaviour::default()
+            },
+        );
+        let port = rx.url.rsplit(':').next().unwrap().to_string();
+        let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let closed_port = closed.local_addr().unwrap().port();
+        drop(closed);
+        let url = |port: &str| format!("http://user:secret@127.0.0.1:{port}/hook/x?token=abc");
+        let file = targets(
+            &g,
+            "targets.toml",
+            &format!(
+                "[[target]]\nname = \"refusing\"\nkind = \"webhook\"\nurl = \"{}\"\n\n\
+                 [[target]]\nname = \"closed\"\nkind = \"webhook\"\nurl = \"{}\"\n\
+                 max_attempts = 1\n",
+                url(&port),
+                url(&closed_port.to_string()),
+            ),
+        );
+        rule(&g, "to_refusing", "orders", "refusing");
+        rule(&g, "to_closed", "returns", "closed");
+        let server = Server::start_with(&g, |c| {
+            c.args(["--targets-file", file.to_str().unwrap()]);
+        });
+        land(&g, "orders", 10, 11, &[]);
+        land(&g, "returns", 10, 11, &[]);
+        let stored = wait_firings(&g, Duration::from_secs(20), |f| {
+            f.len() == 2 && f.iter().all(|f| state(f) == "failed")
+        });
+        assert_eq!(rx.received().len(), 1, "the 400 is not tried again");
+        let served = ureq::get(format!("{}/v1/firings", server.url))
+            .call()
+            .unwrap()
+            .into_body()
+            .read_to_string()
+            .unwrap();
+        let served: Value = serde_json::from_str(&served).unwrap();
+        let served = served["firings"].as_array().unwrap().clone();
+        for firings in [&stored, &served] {
+            let error = |rule: &str| {
+                let f = firings.iter().find(|f| f["rule"] == rule).unwrap();
+                f["delivery"]["last_error"].as_str().unwrap().to_string()
+            };
+            let refused = error("to_refusing");
+            assert!(
+                refused.starts_with(&format!(
+                    "target \"refusing\" (http://127.0.0.1:{port}): HTTP 400"
+                )),
+                "{refused}"
+            );
+            let closed = error("to_closed");
+            assert!(
+                closed.starts_with(&format!(
+                    "target \"closed\" (http://127.0.0.1:{closed_port}): connection refused"
+                )),
+                "{closed}"
+            );
+        }
+        let log = server.log().join("\n");
+        // Logged too, in the same words.
+        assert!(
+            log.contains("HTTP 400") && log.contains("connection refused"),
+            "{log}"
+        );
+        let texts = [
+            serde_json::to_string(&stored).unwrap(),
+            serde_json::to_string(&served).unwrap(),
+            log,
+        ];
+        for text in texts {
+            for secret in ["secret", "user:", "token=abc", "/hook"] {
+                assert!(!text.contains(secret), "{secret:?} shown: {text}");
+            }
+        }
+    }
+}

@@ -109,8 +109,8 @@ impl Client {
             // The asset was removed (and maybe made again): its id anew.
             self.asset_id = None;
             Sent::Again(format!(
-                "{} (asset id {id} of {uri:?} is gone; looking it up again)",
-                a.describe(&self.url(path))
+                "{path}: {} (asset id {id} of {uri:?} is gone; looking it up again)",
+                a.describe()
             ))
         } else {
             self.judge(&a, path)
@@ -150,9 +150,8 @@ impl Client {
             let total = v["total_entries"].as_u64().unwrap_or(0);
             if assets.is_empty() || offset >= total {
                 return Ok(Err(Sent::Again(format!(
-                    "{}: Airflow has no asset with uri {uri:?} (is the DAG that declares it \
-                     parsed?)",
-                    self.url(path)
+                    "{path}: Airflow has no asset with uri {uri:?} (is the DAG that declares \
+                     it parsed?)"
                 ))));
             }
         }
@@ -222,10 +221,7 @@ impl Client {
         Ok(if a.is_success() || a.status == 409 {
             Sent::Delivered
         } else if a.status == 404 {
-            Sent::Again(format!(
-                "{} (is DAG {dag:?} parsed?)",
-                a.describe(&self.url(&path))
-            ))
+            Sent::Again(format!("{path}: {} (is DAG {dag:?} parsed?)", a.describe()))
         } else {
             self.judge(&a, &path)
         })
@@ -233,16 +229,12 @@ impl Client {
 
     /// The outcome of an answer that is not a success.
     fn judge(&self, a: &Answer, path: &str) -> Sent {
-        let what = a.describe(&self.url(path));
+        let what = format!("{path}: {}", a.describe());
         if a.is_transient() {
             Sent::Again(what)
         } else {
             Sent::Refused(what)
         }
-    }
-
-    fn url(&self, path: &str) -> String {
-        format!("{}{path}", self.target.url)
     }
 
     /// One request with the bearer token, logging in again once on a 401.
@@ -293,9 +285,9 @@ impl Client {
                 refused: !a.is_success() && !a.is_transient(),
                 message: format!("cannot log in to Airflow as {username:?}: {}", {
                     if a.is_success() {
-                        format!("{}: no access_token in the answer", self.url(path))
+                        format!("{path}: no access_token in the answer")
                     } else {
-                        a.describe(&self.url(path))
+                        format!("{path}: {}", a.describe())
                     }
                 }),
             }),
@@ -313,10 +305,12 @@ impl Client {
         token: Option<&str>,
         job: &Job<'_>,
     ) -> Result<Answer, Transport> {
-        let url = self.url(path);
-        let limit = job
-            .limit(self.timeout)
-            .ok_or_else(|| Transport::out_of_time(&url))?;
+        let url = format!("{}{path}", self.target.url);
+        let limit = job.limit(self.timeout).ok_or_else(|| {
+            let mut t = Transport::out_of_time();
+            t.message = format!("{path}: {}", t.message);
+            t
+        })?;
         let sent = match method {
             Method::Get => {
                 let mut req = agent
@@ -352,9 +346,10 @@ impl Client {
         match sent {
             Ok(resp) => Ok(Answer::read(resp)),
             Err(e) => {
-                let mut t = transport(&url, limit, e);
+                let mut t = transport(limit, e);
                 // A lost GET changed nothing in Airflow.
                 t.maybe_sent &= maybe_post;
+                t.message = format!("{path}: {}", t.message);
                 Err(t)
             }
         }

@@ -259,13 +259,17 @@ impl Deliverer {
             unsure: firing.delivery.attempts > 0 || firing.delivery.reclaimed,
             deadline,
         };
-        let sent = match &target.kind {
-            TargetKind::Webhook(w) => webhook::send(&self.agent, w, target.timeout, &job),
-            TargetKind::Airflow(_) => match self.airflow.get_mut(&target.name) {
-                Some(client) => client.send(&self.agent, &job),
-                None => Sent::Refused("no Airflow client for this target".into()),
+        let (sent, url) = match &target.kind {
+            TargetKind::Webhook(w) => (webhook::send(&self.agent, w, target.timeout, &job), &w.url),
+            TargetKind::Airflow(a) => match self.airflow.get_mut(&target.name) {
+                Some(client) => (client.send(&self.agent, &job), &a.url),
+                None => (Sent::Refused("no Airflow client".into()), &a.url),
             },
         };
+        // Recorded in the ledger, where every reader sees it: the target by
+        // its name and host, never its URL's credentials, path or query.
+        let site = send::site(url).unwrap_or_default();
+        let sent = sent.naming(&format!("target {:?} ({site})", target.name));
         let attempts = firing.delivery.attempts + 1;
         let log = |what: &str, error: &str| {
             tracing::warn!(

@@ -20,6 +20,18 @@ pub(crate) enum Sent {
     Unknown(String),
 }
 
+impl Sent {
+    /// The same outcome, its message naming `target` first.
+    pub(crate) fn naming(self, target: &str) -> Sent {
+        match self {
+            Sent::Delivered => Sent::Delivered,
+            Sent::Refused(m) => Sent::Refused(format!("{target}: {m}")),
+            Sent::Again(m) => Sent::Again(format!("{target}: {m}")),
+            Sent::Unknown(m) => Sent::Unknown(format!("{target}: {m}")),
+        }
+    }
+}
+
 /// One firing on its way: its JSON answer, its identity, the instant its
 /// attempt must be over by (well inside the lease).
 #[derive(Debug)]
@@ -47,6 +59,20 @@ impl Job<'_> {
         let left = self.deadline.checked_duration_since(Clock::now())?;
         (left > Duration::from_millis(10)).then(|| left.min(timeout))
     }
+}
+
+/// `scheme://host[:port]` of `url`: all of a target's URL that its errors
+/// show, as its userinfo, path and query may hold credentials (a
+/// `?token=`), and errors are stored in the ledger where any reader sees
+/// them.
+pub(crate) fn site(url: &str) -> Option<String> {
+    let uri: ureq::http::Uri = url.parse().ok()?;
+    let host = uri.host()?;
+    let scheme = uri.scheme_str()?;
+    Some(match uri.port_u16() {
+        Some(port) => format!("{scheme}://{host}:{port}"),
+        None => format!("{scheme}://{host}"),
+    })
 }
 
 /// The agent every target shares.
@@ -83,19 +109,21 @@ impl Transport {
     }
 
     /// Out of time before a request was made.
-    pub(crate) fn out_of_time(url: &str) -> Transport {
+    pub(crate) fn out_of_time() -> Transport {
         Transport {
             maybe_sent: false,
-            message: format!("{url}: not sent: the claim's lease is nearly over"),
+            message: "not sent: the claim's lease is nearly over".to_string(),
             refused: false,
         }
     }
 }
 
-/// Sort a ureq error.
-pub(crate) fn transport(url: &str, limit: Duration, e: ureq::Error) -> Transport {
+/// Sort a ureq error. Its words never include the request's URL: ureq's
+/// own messages for some errors quote it, so only those known to hold
+/// none are passed on.
+pub(crate) fn transport(limit: Duration, e: ureq::Error) -> Transport {
     use ureq::Error as E;
-    let (maybe_sent, what) = match &e {
+    let (maybe_sent, message) = match &e {
         E::HostNotFound => (false, "host not found".to_string()),
         E::ConnectionFailed => (false, "connection refused".to_string()),
         E::Timeout(ureq::Timeout::Resolve | ureq::Timeout::Connect) => {
@@ -105,11 +133,21 @@ pub(crate) fn transport(url: &str, limit: Duration, e: ureq::Error) -> Transport
         E::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             (false, "connection refused".to_string())
         }
-        other => (true, other.to_string()),
+        E::BadUri(_) | E::RequireHttpsOnly(_) | E::Http(_) => {
+            (false, "not sent: the URL was refused".to_string())
+        }
+        E::Io(_)
+        | E::Protocol(_)
+        | E::BodyExceedsLimit(_)
+        | E::LargeResponseHeader(..)
+        | E::TooManyRedirects
+        | E::RedirectFailed
+        | E::BodyStalled => (true, e.to_string()),
+        _ => (true, "the request failed".to_string()),
     };
     Transport {
         maybe_sent,
-        message: format!("{url}: {what}"),
+        message,
         refused: false,
     }
 }
@@ -136,7 +174,7 @@ impl Answer {
     }
 
     /// `HTTP 503: <the start of the body>` for a message.
-    pub(crate) fn describe(&self, url: &str) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut text: String = self.body.split_whitespace().collect::<Vec<_>>().join(" ");
         if text.len() > 200 {
             let mut cut = 200;
@@ -147,9 +185,9 @@ impl Answer {
             text.push('…');
         }
         if text.is_empty() {
-            format!("{url}: HTTP {}", self.status)
+            format!("HTTP {}", self.status)
         } else {
-            format!("{url}: HTTP {}: {text}", self.status)
+            format!("HTTP {}: {text}", self.status)
         }
     }
 

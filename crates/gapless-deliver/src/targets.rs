@@ -98,14 +98,14 @@ pub struct Webhook {
 impl std::fmt::Debug for Webhook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Webhook")
-            .field("url", &self.url)
+            .field("url", &crate::send::site(&self.url))
             .field("secret", &self.secret.as_ref().map(|_| "<hidden>"))
             .finish()
     }
 }
 
 /// `kind = "airflow"`.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Airflow {
     /// Airflow's base URL (no trailing slash).
     pub url: String,
@@ -113,6 +113,16 @@ pub struct Airflow {
     pub auth: AirflowAuth,
     /// What a firing becomes.
     pub to: AirflowTo,
+}
+
+impl std::fmt::Debug for Airflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Airflow")
+            .field("url", &crate::send::site(&self.url))
+            .field("auth", &self.auth)
+            .field("to", &self.to)
+            .finish()
+    }
 }
 
 /// How the deliverer authenticates to Airflow.

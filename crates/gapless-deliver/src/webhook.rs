@@ -30,7 +30,7 @@ pub fn signature(secret: &str, body: &[u8]) -> String {
 /// One attempt.
 pub(crate) fn send(agent: &ureq::Agent, w: &Webhook, timeout: Duration, job: &Job<'_>) -> Sent {
     let Some(limit) = job.limit(timeout) else {
-        return Transport::out_of_time(&w.url).sent();
+        return Transport::out_of_time().sent();
     };
     let body = serde_json::to_vec(job.answer).expect("a firing serializes");
     let mut req = agent
@@ -49,12 +49,12 @@ pub(crate) fn send(agent: &ureq::Agent, w: &Webhook, timeout: Duration, job: &Jo
             if a.is_success() {
                 Sent::Delivered
             } else if a.is_transient() {
-                Sent::Again(a.describe(&w.url))
+                Sent::Again(a.describe())
             } else {
-                Sent::Refused(a.describe(&w.url))
+                Sent::Refused(a.describe())
             }
         }
-        Err(e) => transport(&w.url, limit, e).sent(),
+        Err(e) => transport(limit, e).sent(),
     }
 }
 

@@ -3,8 +3,8 @@
 //! request by path and `Idempotency-Key`, checking `X-Gapless-Signature`
 //! with its own HMAC-SHA256. It can answer the first requests 500, hold
 //! requests for a while (to provoke a client timeout, or to have a
-//! delivery in flight), and records whether each 2xx answer reached a
-//! client that was still there.
+//! delivery in flight), answer every request 400, and records whether
+//! each 2xx answer reached a client that was still there.
 #![allow(dead_code)]
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -37,6 +37,8 @@ pub struct Behaviour {
     pub fail_first: usize,
     /// Answer every request 500.
     pub fail_all: bool,
+    /// Answer every request 400 (a refusal retrying cannot fix).
+    pub refuse_all: bool,
     /// Hold this many requests (the first ones) this long before answering.
     pub hang_first: usize,
     pub hang: Duration,
@@ -202,7 +204,9 @@ fn serve(conn: TcpStream, state: &(Mutex<State>, Condvar), secret: Option<&str>)
             s.seen += 1;
             let b = &s.behaviour;
             let hold = if n < b.hang_first { b.hang } else { b.delay };
-            let status = if b.fail_all || n < b.fail_first {
+            let status = if b.refuse_all {
+                400
+            } else if b.fail_all || n < b.fail_first {
                 500
             } else {
                 200
