@@ -14,8 +14,10 @@
 //!
 //! # Layout
 //!
-//! - [`Targets`], [`Target`], [`Retry`]: the targets file, checked field by
-//!   field (`targets.rs`).
+//! - [`Targets`], [`Target`], [`Retry`]: the targets file, read through
+//!   serde into its entries' types, then checked together; its problems
+//!   ([`TargetsError`]) one line naming the file, the entry and the field
+//!   (`targets.rs`).
 //! - [`Deliverer`]: claim, send, finish; the poll loop (`deliverer.rs`).
 //! - `send.rs`: what an attempt comes to (delivered, refused, again, maybe
 //!   sent) and the HTTP plumbing the targets share.
@@ -42,7 +44,7 @@ mod webhook;
 pub use airflow::run_id;
 pub use deliverer::{owner_id, Deliverer, Stats};
 pub use targets::{
-    Airflow, AirflowAuth, AirflowTo, Retry, Target, TargetKind, Targets, TargetsError, Webhook,
-    TARGETS_ENV,
+    Airflow, AirflowAuth, AirflowTo, Retry, Target, TargetKind, Targets, TargetsError,
+    TargetsProblem, Webhook, TARGETS_ENV,
 };
 pub use webhook::signature;

@@ -28,26 +28,15 @@
 //! Every error is one line naming the file, the entry, the field and what
 //! is accepted.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use gapless_core::FiringKind;
+use gapless_core::{ConfigError, ConfigProblem, ConfigStep, ConfigSyntax, ConfigValue, FiringKind};
+use serde::Deserialize;
 
 /// The environment variable naming the targets file when `--targets-file`
 /// is not given.
 pub const TARGETS_ENV: &str = "GAPLESS_TARGETS_FILE";
-
-/// A bad targets file: one line naming the file, the entry and the field.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TargetsError(pub String);
-
-impl std::fmt::Display for TargetsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for TargetsError {}
 
 /// The targets and the deliverer's settings.
 #[derive(Debug, Clone)]
@@ -197,23 +186,6 @@ impl Retry {
     }
 }
 
-const TOP_FIELDS: [&str; 3] = ["lease", "poll", "target"];
-const FIELDS: [&str; 13] = [
-    "name",
-    "kind",
-    "kinds",
-    "max_attempts",
-    "backoff",
-    "timeout",
-    "url",
-    "secret",
-    "username",
-    "password",
-    "token",
-    "asset_uri",
-    "dag_id",
-];
-
 impl Targets {
     /// Read and check the targets file at `path`.
     ///
@@ -222,70 +194,46 @@ impl Targets {
     /// An unreadable file, or the first problem in it, one line naming the
     /// file, the entry and the field.
     pub fn load(path: &Path) -> Result<Targets, TargetsError> {
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            TargetsError(format!("cannot read targets file {}: {e}", path.display()))
-        })?;
-        Targets::parse(&text).map_err(|m| TargetsError(format!("{}: {m}", path.display())))
+        let path = path.to_path_buf();
+        match std::fs::read_to_string(&path) {
+            Ok(text) => {
+                Targets::parse(&text).map_err(|problem| TargetsError::Invalid { path, problem })
+            }
+            Err(source) => Err(TargetsError::Read { path, source }),
+        }
     }
 
-    /// Check the text of a targets file.
+    /// Check the text of a targets file: serde reads each value into the
+    /// types below, then each target's values are checked together.
     ///
     /// # Errors
     ///
     /// The first problem, naming the entry and the field.
-    pub fn parse(text: &str) -> Result<Targets, String> {
-        let doc: toml::Table = toml::from_str(text).map_err(|e| {
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
-            let message = e.message().trim().replace('\n', "; ");
-            match line {
-                Some(n) => format!("invalid TOML at line {n}: {message}"),
-                None => format!("invalid TOML: {message}"),
-            }
-        })?;
-        if let Some(k) = doc.keys().find(|k| !TOP_FIELDS.contains(&k.as_str())) {
-            return Err(format!(
-                "unknown key {k:?}: the file holds lease, poll and [[target]] entries"
-            ));
-        }
-        let lease = match doc.get("lease") {
-            Some(v) => duration("lease", v)?,
-            None => Duration::from_secs(60),
-        };
-        let poll = match doc.get("poll") {
-            Some(v) => duration("poll", v)?,
-            None => Duration::from_secs(1),
-        };
-        let entries = match doc.get("target") {
-            None => Vec::new(),
-            Some(toml::Value::Array(items)) => items.clone(),
-            Some(other) => {
-                return Err(format!(
-                    "target: expected [[target]] entries, found {}",
-                    other.type_str()
-                ))
-            }
-        };
-        let mut targets: Vec<Target> = Vec::with_capacity(entries.len());
-        for (i, entry) in entries.iter().enumerate() {
-            let t = target(i, entry)?;
+    pub fn parse(text: &str) -> Result<Targets, TargetsProblem> {
+        let doc = ConfigValue::from_toml(text).map_err(Problem::Syntax)?;
+        let file: File =
+            doc.deserialize(ConfigSyntax::Toml)
+                .map_err(|e| match e.path.get(..2) {
+                    Some([_, ConfigStep::Index(i)]) => {
+                        let name = doc.at(&e.path[..2]).and_then(|t| t.get("name")?.as_str());
+                        Problem::In(which(*i, name), Box::new(Problem::Read(e)))
+                    }
+                    _ => Problem::Read(e),
+                })?;
+        let lease = duration("lease", file.lease.as_deref(), Duration::from_secs(60))?;
+        let poll = duration("poll", file.poll.as_deref(), Duration::from_secs(1))?;
+        let mut targets: Vec<Target> = Vec::with_capacity(file.target.len());
+        for (i, entry) in file.target.into_iter().enumerate() {
+            let this = which(i, Some(entry.name.as_str()));
+            let t = entry
+                .check()
+                .map_err(|p| Problem::In(this.clone(), Box::new(p)))?;
             if targets.iter().any(|o| o.name == t.name) {
-                return Err(format!(
-                    "target {} ({:?}): name: another target is named {:?}: names are unique",
-                    i + 1,
-                    t.name,
-                    t.name
-                ));
+                return Err(Problem::In(this, Box::new(Problem::NameTaken(t.name))).into());
             }
             if lease < 2 * t.timeout {
-                return Err(format!(
-                    "lease: {} is shorter than twice target {:?}'s timeout ({}): a lease must \
-                     outlast a delivery attempt",
-                    show(lease),
-                    t.name,
-                    show(t.timeout)
-                ));
+                let (lease, timeout) = (show(lease), show(t.timeout));
+                return Err(Problem::ShortLease(lease, t.name, timeout).into());
             }
             targets.push(t);
         }
@@ -302,249 +250,314 @@ impl Targets {
     }
 }
 
+/// A bad targets file.
+#[derive(Debug, thiserror::Error)]
+pub enum TargetsError {
+    /// It cannot be read.
+    #[error("cannot read targets file {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// What is in it is wrong.
+    #[error("{}: {problem}", path.display())]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// The first problem.
+        problem: TargetsProblem,
+    },
+}
+
+/// What is wrong with the text of a targets file: one line naming the
+/// entry, the field and what is accepted.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct TargetsProblem(#[from] Problem);
+
+#[derive(Debug, thiserror::Error)]
+enum Problem {
+    #[error(transparent)]
+    Syntax(ConfigError),
+    /// A value the types below do not take.
+    #[error("{}", words(.0))]
+    Read(ConfigError),
+    /// A problem of the entry named first (`target 2 ("hook")`).
+    #[error("{0}: {1}")]
+    In(String, Box<Problem>),
+    #[error(
+        "lease: {0} is shorter than twice target {1:?}'s timeout ({2}): a lease must outlast a \
+         delivery attempt"
+    )]
+    ShortLease(String, String, String),
+    #[error("name: {0}")]
+    Name(String),
+    #[error("name: another target is named {0:?}: names are unique")]
+    NameTaken(String),
+    #[error("{0}: must not be empty")]
+    Empty(&'static str),
+    #[error("kinds: expected a non-empty array such as [\"complete\", \"late\"], found []")]
+    NoKinds,
+    #[error("kinds: unknown firing kind {0:?}: use complete, incomplete or late")]
+    FiringKind(String),
+    #[error("max_attempts: expected a whole number from 1 to 1000, found {0}")]
+    MaxAttempts(i64),
+    #[error("{0}: {1}")]
+    Duration(&'static str, String),
+    #[error("{0}: {1:?} has months or years: give a fixed length such as \"30s\"")]
+    Calendar(&'static str, String),
+    #[error("backoff: max ({0}) is shorter than base ({1})")]
+    Backoff(String, String),
+    #[error(
+        "url: {0:?}: this build speaks plain http:// only (put a TLS-terminating proxy in front)"
+    )]
+    Https(String),
+    #[error("url: {0:?} is not an http:// URL")]
+    NotHttp(String),
+    #[error("{0}: not a field of a {1} target (its fields: url, {2})")]
+    NotAField(&'static str, &'static str, String),
+    #[error("give username and password, or token, to authenticate to Airflow")]
+    NoAuth,
+    #[error("token: give either token or username and password, not both")]
+    TokenAndPassword,
+    #[error("password is missing (username is given)")]
+    NoPassword,
+    #[error("username is missing (password is given)")]
+    NoUsername,
+    #[error("give exactly one of asset_uri and dag_id, not both")]
+    AssetAndDag,
+    #[error(
+        "give exactly one of asset_uri (an asset event per firing) and dag_id (a DAG run per \
+         firing)"
+    )]
+    NoAssetOrDag,
+}
+
+/// The file as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    lease: Option<String>,
+    poll: Option<String>,
+    #[serde(default)]
+    target: Vec<Entry>,
+}
+
+/// A `[[target]]` entry as written; its fields in the order messages list
+/// them.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    kind: Kind,
+    kinds: Option<Vec<String>>,
+    max_attempts: Option<i64>,
+    backoff: Option<Backoff>,
+    timeout: Option<String>,
+    url: String,
+    secret: Option<String>,
+    username: Option<String>,
+    password: Option<String>,
+    token: Option<String>,
+    asset_uri: Option<String>,
+    dag_id: Option<String>,
+}
+
+#[derive(Deserialize, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+enum Kind {
+    Webhook,
+    Airflow,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Backoff {
+    base: Option<String>,
+    max: Option<String>,
+}
+
+/// How `backoff` is written.
+const BACKOFF: &str = "{ base = \"1s\", max = \"5m\" }";
+
+/// serde's problem with the file, in its words.
+fn words(e: &ConfigError) -> String {
+    let entry = e.path.len() >= 2 && e.path[0] == ConfigStep::Key("target".into());
+    let field = e.field(if entry { 2 } else { 0 });
+    match &e.problem {
+        ConfigProblem::UnknownField { field: key, .. } if !entry => {
+            format!("unknown key {key:?}: the file holds lease, poll and [[target]] entries")
+        }
+        ConfigProblem::UnknownField { field: key, .. } if field.starts_with("backoff.") => {
+            format!("backoff: unknown field {key:?}: give base and max, such as {BACKOFF}")
+        }
+        ConfigProblem::UnknownField { field, expected } => {
+            format!(
+                "unknown field {field:?}: the fields are {}",
+                expected.join(", ")
+            )
+        }
+        ConfigProblem::Missing("name") => {
+            "name is missing: give the name rules use in --target".into()
+        }
+        ConfigProblem::Missing("kind") => "kind is missing: use webhook or airflow".into(),
+        ConfigProblem::UnknownVariant { variant, .. } => {
+            format!("kind: unknown kind {variant:?}: use webhook or airflow")
+        }
+        ConfigProblem::Type { found, expected } => {
+            let expected = match (field.as_str(), e.in_item()) {
+                ("", _) => "a table".into(),
+                ("target", _) => "[[target]] entries".into(),
+                ("kind", _) => "webhook or airflow".into(),
+                ("kinds", false) => "a non-empty array such as [\"complete\", \"late\"]".into(),
+                ("kinds", true) => "firing kinds (complete, incomplete or late)".into(),
+                ("max_attempts", _) => "a whole number from 1 to 1000".into(),
+                ("backoff", _) => format!("a table such as {BACKOFF}"),
+                ("lease" | "poll" | "timeout" | "backoff.base" | "backoff.max", _) => {
+                    "a duration such as \"30s\"".into()
+                }
+                _ => expected.clone(),
+            };
+            match field.as_str() {
+                "" => format!("expected {expected}, found {found}"),
+                _ => format!("{field}: expected {expected}, found {found}"),
+            }
+        }
+        problem if field.is_empty() => problem.to_string(),
+        problem => format!("{field}: {problem}"),
+    }
+}
+
+/// `target 2` or `target 2 ("hook")`.
+fn which(index: usize, name: Option<&str>) -> String {
+    gapless_core::config_entry("target", index, name)
+}
+
+impl Entry {
+    /// The target these values describe, checked together.
+    fn check(self) -> Result<Target, Problem> {
+        gapless_core::validate_rule_name(&self.name).map_err(|e| Problem::Name(e.to_string()))?;
+        let texts = [
+            ("url", Some(&self.url)),
+            ("secret", self.secret.as_ref()),
+            ("username", self.username.as_ref()),
+            ("password", self.password.as_ref()),
+            ("token", self.token.as_ref()),
+            ("asset_uri", self.asset_uri.as_ref()),
+            ("dag_id", self.dag_id.as_ref()),
+        ];
+        if let Some((field, _)) = texts.iter().find(|(_, v)| v.is_some_and(|s| s.is_empty())) {
+            return Err(Problem::Empty(field));
+        }
+        let (kind, fields): (&str, &[&str]) = match self.kind {
+            Kind::Webhook => ("webhook", &["secret"]),
+            Kind::Airflow => (
+                "airflow",
+                &["username", "password", "token", "asset_uri", "dag_id"],
+            ),
+        };
+        if let Some((field, _)) = texts[1..]
+            .iter()
+            .find(|(f, v)| v.is_some() && !fields.contains(f))
+        {
+            return Err(Problem::NotAField(field, kind, fields.join(", ")));
+        }
+        let kinds = match self.kinds {
+            None => vec![FiringKind::Complete],
+            Some(names) if names.is_empty() => return Err(Problem::NoKinds),
+            Some(names) => names
+                .into_iter()
+                .map(|n| {
+                    let kind = FiringKind::ALL.into_iter().find(|k| k.as_str() == n);
+                    kind.ok_or(Problem::FiringKind(n))
+                })
+                .collect::<Result<_, _>>()?,
+        };
+        let mut retry = Retry::default();
+        if let Some(n) = self.max_attempts {
+            retry.max_attempts = u32::try_from(n)
+                .ok()
+                .filter(|n| (1..=1000).contains(n))
+                .ok_or(Problem::MaxAttempts(n))?;
+        }
+        if let Some(b) = self.backoff {
+            retry.base = duration("backoff.base", b.base.as_deref(), retry.base)?;
+            retry.max = duration("backoff.max", b.max.as_deref(), retry.max)?;
+            if retry.max < retry.base {
+                return Err(Problem::Backoff(show(retry.max), show(retry.base)));
+            }
+        }
+        let timeout = duration("timeout", self.timeout.as_deref(), Duration::from_secs(10))?;
+        let url = http_url(self.url)?;
+        let kind = match self.kind {
+            Kind::Webhook => TargetKind::Webhook(Webhook {
+                url,
+                secret: self.secret,
+            }),
+            Kind::Airflow => TargetKind::Airflow(Airflow {
+                url,
+                auth: match (self.username, self.password, self.token) {
+                    (Some(username), Some(password), None) => {
+                        AirflowAuth::Password { username, password }
+                    }
+                    (None, None, Some(token)) => AirflowAuth::Token(token),
+                    (None, None, None) => return Err(Problem::NoAuth),
+                    (_, _, Some(_)) => return Err(Problem::TokenAndPassword),
+                    (Some(_), None, None) => return Err(Problem::NoPassword),
+                    (None, Some(_), None) => return Err(Problem::NoUsername),
+                },
+                to: match (self.asset_uri, self.dag_id) {
+                    (Some(uri), None) => AirflowTo::Asset(uri),
+                    (None, Some(dag)) => AirflowTo::Dag(dag),
+                    (Some(_), Some(_)) => return Err(Problem::AssetAndDag),
+                    (None, None) => return Err(Problem::NoAssetOrDag),
+                },
+            }),
+        };
+        Ok(Target {
+            name: self.name,
+            kinds,
+            retry,
+            timeout,
+            kind,
+        })
+    }
+}
+
+/// An `http://` URL with a host, without a trailing `/`.
+fn http_url(url: String) -> Result<String, Problem> {
+    if url.starts_with("https://") {
+        return Err(Problem::Https(url));
+    }
+    if !url.starts_with("http://") || crate::send::site(&url).is_none() {
+        return Err(Problem::NotHttp(url));
+    }
+    Ok(url.trim_end_matches('/').to_string())
+}
+
 /// `d` as the short text form.
 fn show(d: Duration) -> String {
     gapless_core::Duration::from_micros(i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
         .map_or_else(|_| format!("{d:?}"), |d| d.to_string())
 }
 
-/// A positive fixed duration: `30s`, `PT1M`.
-fn duration(field: &str, v: &toml::Value) -> Result<Duration, String> {
-    let toml::Value::String(s) = v else {
-        return Err(format!(
-            "{field}: expected a duration such as \"30s\", found {}",
-            v.type_str()
-        ));
+/// A positive fixed duration (`30s`, `PT1M`), or `default` when not given.
+fn duration(
+    field: &'static str,
+    text: Option<&str>,
+    default: Duration,
+) -> Result<Duration, Problem> {
+    let Some(text) = text else {
+        return Ok(default);
     };
-    let d = gapless_core::Duration::parse(s).map_err(|e| format!("{field}: {e}"))?;
-    let us = d.fixed_micros().ok_or_else(|| {
-        format!("{field}: {s:?} has months or years: give a fixed length such as \"30s\"")
-    })?;
+    let d =
+        gapless_core::Duration::parse(text).map_err(|e| Problem::Duration(field, e.to_string()))?;
+    let us = d
+        .fixed_micros()
+        .ok_or_else(|| Problem::Calendar(field, text.to_string()))?;
     Ok(Duration::from_micros(u64::try_from(us).unwrap_or(0)))
-}
-
-/// Entry `i` (from 0) of `[[target]]`.
-fn target(i: usize, entry: &toml::Value) -> Result<Target, String> {
-    let toml::Value::Table(fields) = entry else {
-        return Err(format!(
-            "target {}: expected a table, found {}",
-            i + 1,
-            entry.type_str()
-        ));
-    };
-    let name = match fields.get("name") {
-        Some(toml::Value::String(n)) => n.clone(),
-        Some(v) => {
-            return Err(format!(
-                "target {}: name: expected a string, found {}",
-                i + 1,
-                v.type_str()
-            ))
-        }
-        None => {
-            return Err(format!(
-                "target {}: name is missing: give the name rules use in --target",
-                i + 1
-            ))
-        }
-    };
-    let which = format!("target {} ({name:?})", i + 1);
-    gapless_core::validate_rule_name(&name).map_err(|e| format!("{which}: name: {e}"))?;
-    if let Some(k) = fields.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-        return Err(format!(
-            "{which}: unknown field {k:?}: the fields are {}",
-            FIELDS.join(", ")
-        ));
-    }
-    let text = |field: &str| -> Result<Option<String>, String> {
-        match fields.get(field) {
-            None => Ok(None),
-            Some(toml::Value::String(s)) if s.is_empty() => {
-                Err(format!("{which}: {field}: must not be empty"))
-            }
-            Some(toml::Value::String(s)) => Ok(Some(s.clone())),
-            Some(v) => Err(format!(
-                "{which}: {field}: expected a string, found {}",
-                v.type_str()
-            )),
-        }
-    };
-    let kinds = match fields.get("kinds") {
-        None => vec![FiringKind::Complete],
-        Some(toml::Value::Array(items)) if !items.is_empty() => items
-            .iter()
-            .map(|v| {
-                let s = v.as_str().unwrap_or_default();
-                FiringKind::ALL
-                    .into_iter()
-                    .find(|k| k.as_str() == s)
-                    .ok_or_else(|| {
-                        format!(
-                            "{which}: kinds: unknown firing kind {v}: use complete, incomplete \
-                             or late"
-                        )
-                    })
-            })
-            .collect::<Result<Vec<_>, _>>()?,
-        Some(v) => {
-            return Err(format!(
-                "{which}: kinds: expected a non-empty array such as [\"complete\", \"late\"], \
-                 found {}",
-                if v.is_array() { "[]" } else { v.type_str() }
-            ))
-        }
-    };
-    let mut retry = Retry::default();
-    match fields.get("max_attempts") {
-        None => {}
-        Some(toml::Value::Integer(n)) if (1..=1000).contains(n) => {
-            retry.max_attempts = u32::try_from(*n).expect("in range");
-        }
-        Some(v) => {
-            return Err(format!(
-                "{which}: max_attempts: expected a whole number from 1 to 1000, found {v}"
-            ))
-        }
-    }
-    match fields.get("backoff") {
-        None => {}
-        Some(toml::Value::Table(b)) => {
-            if let Some(k) = b.keys().find(|k| *k != "base" && *k != "max") {
-                return Err(format!(
-                    "{which}: backoff: unknown field {k:?}: give base and max, such as \
-                     {{ base = \"1s\", max = \"5m\" }}"
-                ));
-            }
-            if let Some(v) = b.get("base") {
-                retry.base = duration(&format!("{which}: backoff.base"), v)?;
-            }
-            if let Some(v) = b.get("max") {
-                retry.max = duration(&format!("{which}: backoff.max"), v)?;
-            }
-            if retry.max < retry.base {
-                return Err(format!(
-                    "{which}: backoff: max ({}) is shorter than base ({})",
-                    show(retry.max),
-                    show(retry.base)
-                ));
-            }
-        }
-        Some(v) => {
-            return Err(format!(
-                "{which}: backoff: expected a table such as {{ base = \"1s\", max = \"5m\" }}, \
-                 found {}",
-                v.type_str()
-            ))
-        }
-    }
-    let timeout = match fields.get("timeout") {
-        Some(v) => duration(&format!("{which}: timeout"), v)?,
-        None => Duration::from_secs(10),
-    };
-    let url = |field: &str| -> Result<String, String> {
-        let u = text(field)?.ok_or_else(|| format!("{which}: {field} is missing"))?;
-        if u.starts_with("https://") {
-            return Err(format!(
-                "{which}: {field}: {u:?}: this build speaks plain http:// only (put a \
-                 TLS-terminating proxy in front)"
-            ));
-        }
-        if !u.starts_with("http://") || u.len() <= "http://".len() {
-            return Err(format!("{which}: {field}: {u:?} is not an http:// URL"));
-        }
-        Ok(u.trim_end_matches('/').to_string())
-    };
-    let only = |allowed: &[&str], kind: &str| -> Result<(), String> {
-        let specific = [
-            "secret",
-            "username",
-            "password",
-            "token",
-            "asset_uri",
-            "dag_id",
-        ];
-        match specific
-            .iter()
-            .find(|f| fields.contains_key(**f) && !allowed.contains(f))
-        {
-            Some(f) => Err(format!(
-                "{which}: {f}: not a field of a {kind} target (its fields: url, {})",
-                allowed.join(", ")
-            )),
-            None => Ok(()),
-        }
-    };
-    let kind = match text("kind")?.as_deref() {
-        Some("webhook") => {
-            only(&["secret"], "webhook")?;
-            TargetKind::Webhook(Webhook {
-                url: url("url")?,
-                secret: text("secret")?,
-            })
-        }
-        Some("airflow") => {
-            only(
-                &["username", "password", "token", "asset_uri", "dag_id"],
-                "airflow",
-            )?;
-            let auth = match (text("username")?, text("password")?, text("token")?) {
-                (Some(username), Some(password), None) => {
-                    AirflowAuth::Password { username, password }
-                }
-                (None, None, Some(token)) => AirflowAuth::Token(token),
-                (None, None, None) => {
-                    return Err(format!(
-                        "{which}: give username and password, or token, to authenticate to \
-                         Airflow"
-                    ))
-                }
-                (_, _, Some(_)) => {
-                    return Err(format!(
-                        "{which}: token: give either token or username and password, not both"
-                    ))
-                }
-                (Some(_), None, None) => {
-                    return Err(format!("{which}: password is missing (username is given)"))
-                }
-                (None, Some(_), None) => {
-                    return Err(format!("{which}: username is missing (password is given)"))
-                }
-            };
-            let to = match (text("asset_uri")?, text("dag_id")?) {
-                (Some(uri), None) => AirflowTo::Asset(uri),
-                (None, Some(dag)) => AirflowTo::Dag(dag),
-                (Some(_), Some(_)) => {
-                    return Err(format!(
-                        "{which}: give exactly one of asset_uri and dag_id, not both"
-                    ))
-                }
-                (None, None) => {
-                    return Err(format!(
-                        "{which}: give exactly one of asset_uri (an asset event per firing) and \
-                         dag_id (a DAG run per firing)"
-                    ))
-                }
-            };
-            TargetKind::Airflow(Airflow {
-                url: url("url")?,
-                auth,
-                to,
-            })
-        }
-        Some(other) => {
-            return Err(format!(
-                "{which}: kind: unknown kind {other:?}: use webhook or airflow"
-            ))
-        }
-        None => return Err(format!("{which}: kind is missing: use webhook or airflow")),
-    };
-    Ok(Target {
-        name,
-        kinds,
-        retry,
-        timeout,
-        kind,
-    })
 }
 
 #[cfg(test)]
@@ -552,7 +565,7 @@ mod tests {
     use super::*;
 
     fn err(text: &str) -> String {
-        Targets::parse(text).expect_err(text)
+        Targets::parse(text).expect_err(text).to_string()
     }
 
     #[test]
@@ -683,6 +696,44 @@ mod tests {
                 "lease: 5s is shorter than twice target \"hook\"'s timeout (10s)",
             ),
             ("leese = \"5s\"\n".into(), "unknown key \"leese\""),
+            (
+                format!("{hook}color = 1\n"),
+                "target 1 (\"hook\"): unknown field \"color\": the fields are name, kind, kinds, \
+                 max_attempts, backoff, timeout, url, secret, username, password, token, \
+                 asset_uri, dag_id",
+            ),
+            ("target = [1]\n".into(), "target 1: expected a table, found an integer"),
+            (
+                "[target]\nname = \"x\"\n".into(),
+                "target: expected [[target]] entries, found a table",
+            ),
+            (
+                "lease = 30\n".into(),
+                "lease: expected a duration such as \"30s\", found an integer",
+            ),
+            (
+                "[[target]]\nname = \"x\"\nkind = 5\n".into(),
+                "target 1 (\"x\"): kind: expected webhook or airflow, found an integer",
+            ),
+            (
+                format!("{hook}kinds = [\"complete\", 1]\n"),
+                "target 1 (\"hook\"): kinds: expected firing kinds (complete, incomplete or \
+                 late), found an integer",
+            ),
+            (
+                format!("{hook}backoff = {{ base = 1 }}\n"),
+                "target 1 (\"hook\"): backoff.base: expected a duration such as \"30s\", found \
+                 an integer",
+            ),
+            (
+                format!("{hook}backoff = {{ bse = \"1s\" }}\n"),
+                "target 1 (\"hook\"): backoff: unknown field \"bse\": give base and max, such \
+                 as { base = \"1s\", max = \"5m\" }",
+            ),
+            (
+                format!("{hook}secret = \"\"\n"),
+                "target 1 (\"hook\"): secret: must not be empty",
+            ),
             ("[[target]\n".into(), "invalid TOML at line 1"),
         ];
         for (text, want) in cases {
@@ -700,10 +751,12 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("targets.toml");
         std::fs::write(&path, "[[target]]\nname = \"x\"\n").unwrap();
-        let e = Targets::load(&path).unwrap_err().0;
+        let e = Targets::load(&path).unwrap_err().to_string();
         assert!(e.starts_with(&path.display().to_string()), "{e}");
         assert!(e.contains("target 1 (\"x\"): kind is missing"), "{e}");
-        let e = Targets::load(&dir.path().join("nope.toml")).unwrap_err().0;
+        let e = Targets::load(&dir.path().join("nope.toml"))
+            .unwrap_err()
+            .to_string();
         assert!(e.starts_with("cannot read targets file"), "{e}");
     }
 }
