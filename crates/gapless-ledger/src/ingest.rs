@@ -182,19 +182,60 @@ pub(crate) fn parse_body<'a>(
 ) -> Result<Batch, Error> {
     let text = std::str::from_utf8(body)
         .map_err(|e| Error::bad_input(format!("the body is not UTF-8: {e}")))?;
-    match format {
-        BodyFormat::Ndjson => {
-            let lines = text.split('\n').map(|l| l.strip_suffix('\r').unwrap_or(l));
-            parse_items(BatchBuilder::new(Some(Unit::Line), lookup), lines)
+    let (unit, items) = items(format, text)?;
+    parse_items(BatchBuilder::new(unit, lookup), items)
+}
+
+/// Call `visit` with the asset each item of a body names and its position
+/// (none for a single event), in order, before anything else of the body is
+/// read: whoever may write only some assets is refused those first, what
+/// else is wrong with the body notwithstanding. Items in which no asset can
+/// be read are skipped, as is a body whose items cannot be told apart:
+/// [`Ledger::parse_body`](crate::Ledger::parse_body) refuses them.
+///
+/// # Errors
+///
+/// The first error of `visit`.
+pub fn each_asset<E>(
+    format: BodyFormat,
+    body: &[u8],
+    mut visit: impl FnMut(&str, Option<Position>) -> Result<(), E>,
+) -> Result<(), E> {
+    /// Only the asset of an event; other fields are skipped unread.
+    #[derive(serde::Deserialize)]
+    struct Named<'a> {
+        #[serde(borrow)]
+        asset: Option<std::borrow::Cow<'a, str>>,
+    }
+    let Ok(text) = std::str::from_utf8(body) else {
+        return Ok(());
+    };
+    let Ok((unit, items)) = items(format, text) else {
+        return Ok(());
+    };
+    for (i, item) in items.enumerate() {
+        if let Ok(Named { asset: Some(asset) }) = serde_json::from_str(item) {
+            let position = unit.map(|unit| Position {
+                unit,
+                number: i + 1,
+            });
+            visit(&asset, position)?;
         }
+    }
+    Ok(())
+}
+
+/// The items of a body: the unit their positions count in (none for a
+/// single event) and each item's text, blank NDJSON lines included (they
+/// count as lines).
+fn items(format: BodyFormat, text: &str) -> Result<(Option<Unit>, Items<'_>), Error> {
+    match format {
+        BodyFormat::Ndjson => Ok((Some(Unit::Line), Items::Lines(text.split('\n')))),
         BodyFormat::Json if text.trim_start().starts_with('[') => {
             let items: Vec<&RawValue> = serde_json::from_str(text).map_err(|e| {
                 Error::bad_input(format!("events: not a JSON array of event objects: {e}"))
             })?;
-            parse_items(
-                BatchBuilder::new(Some(Unit::Event), lookup),
-                items.iter().map(|r| r.get()),
-            )
+            Ok((Some(Unit::Event), Items::Array(items.into_iter())))
         }
         BodyFormat::Json => {
             // One object a line sent as JSON is the common mistake: say
@@ -208,8 +249,27 @@ pub(crate) fn parse_body<'a>(
                          send NDJSON with Content-Type: application/x-ndjson, or a JSON array"
                     )))
                 }
-                _ => parse_items(BatchBuilder::new(None, lookup), [text]),
+                _ => Ok((None, Items::One(Some(text)))),
             }
+        }
+    }
+}
+
+/// The items of a body, as [`items`] splits it.
+enum Items<'a> {
+    Lines(std::str::Split<'a, char>),
+    Array(std::vec::IntoIter<&'a RawValue>),
+    One(Option<&'a str>),
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = &'a str;
+
+    fn next(&mut self) -> Option<&'a str> {
+        match self {
+            Items::Lines(lines) => lines.next().map(|l| l.strip_suffix('\r').unwrap_or(l)),
+            Items::Array(items) => items.next().map(|r| r.get()),
+            Items::One(one) => one.take(),
         }
     }
 }
@@ -241,5 +301,38 @@ mod tests {
             .collect();
         assert_eq!(got, expected);
         assert_eq!(batch.position(expected.len()), None);
+    }
+
+    /// The assets a body names, by the positions its errors use; items
+    /// without a readable asset skipped, the first refusal ending the walk.
+    #[test]
+    fn each_asset_names_the_readable_ones_by_position() {
+        let body = "{\"asset\":\"a\"}\n\n{\"asset\": 5}\nnot json\n{\"x\": [1], \"asset\":\"b\\u0041\"}\r\n";
+        let mut seen = Vec::new();
+        each_asset::<()>(BodyFormat::Ndjson, body.as_bytes(), |asset, at| {
+            seen.push((asset.to_string(), at.map(|p| p.number)));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, [("a".into(), Some(1)), ("bA".into(), Some(5))]);
+        let array = r#"[{"asset": "a"}, {"asset": "b"}, {"asset": "c"}]"#;
+        let refused = each_asset(BodyFormat::Json, array.as_bytes(), |asset, at| {
+            if asset == "b" {
+                Err(at)
+            } else {
+                Ok(())
+            }
+        });
+        assert_eq!(
+            refused,
+            Err(Some(Position {
+                unit: Unit::Event,
+                number: 2
+            }))
+        );
+        let one = each_asset(BodyFormat::Json, br#"{"asset": "z"}"#, |asset, at| {
+            Err((asset.to_string(), at))
+        });
+        assert_eq!(one, Err(("z".to_string(), None)));
     }
 }

@@ -13,7 +13,8 @@
 //! - [`gapless_api::Ask`] for [`Ledger`]: a request's text to typed values,
 //!   in one place (`ask.rs`).
 //! - [`ingest`]: event objects to a validated [`ingest::Batch`], errors by
-//!   position (`ingest.rs`).
+//!   position; [`ingest::each_asset`], the assets a body names, read before
+//!   the rest (`ingest.rs`).
 //! - rules (SPEC §7): recording and reading rules, firings, waiting for a
 //!   range to complete (`rules.rs`).
 //! - `error.rs`: storage errors as API errors of the right kind.

@@ -436,6 +436,12 @@ impl Caller {
         }
     }
 
+    /// Whether this caller may write some assets and not others: a token
+    /// with the write scope and prefixes, but not the admin scope.
+    pub fn writes_some_assets_only(&self) -> bool {
+        matches!(self, Caller::Token(t) if !t.scopes.contains(&Scope::Admin) && !t.prefixes.is_empty())
+    }
+
     /// Allow only a caller that may write `asset`.
     ///
     /// # Errors

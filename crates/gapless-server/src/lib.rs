@@ -63,7 +63,8 @@
 //! loopback address. With tokens (see [`Tokens`]) every route but
 //! `/healthz` and the web page's files needs `Authorization: Bearer
 //! TOKEN`: 401 without a valid one, 403 when its scopes do not allow the
-//! request.
+//! request or a write names an asset outside its prefixes, both judged
+//! before anything else of the request.
 
 mod app;
 pub mod auth;

@@ -317,6 +317,157 @@ fn writes_outside_a_tokens_scope_store_nothing() {
     );
 }
 
+/// The test PostgreSQL server (`GAPLESS_TEST_PG`, required when set) and a
+/// fresh schema on it, dropped on drop; `None` when it is not reachable.
+struct PgSchema {
+    url: String,
+    name: String,
+}
+
+impl PgSchema {
+    fn new() -> Option<PgSchema> {
+        let set = std::env::var("GAPLESS_TEST_PG").ok();
+        let url = set
+            .clone()
+            .unwrap_or_else(|| "postgres://postgres@127.0.0.1:5432/test".to_string());
+        if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
+            assert!(set.is_none(), "PostgreSQL at {url} is not reachable: {e}");
+            eprintln!("PostgreSQL skipped: none at {url} ({e}); set GAPLESS_TEST_PG");
+            return None;
+        }
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        let name = format!("gs_auth_{}_{nanos}", std::process::id());
+        Some(PgSchema { url, name })
+    }
+}
+
+impl Drop for PgSchema {
+    fn drop(&mut self) {
+        if let Ok(mut c) = postgres::Client::connect(&self.url, postgres::NoTls) {
+            let _ = c.batch_execute(&format!("DROP SCHEMA IF EXISTS \"{}\" CASCADE", self.name));
+        }
+    }
+}
+
+/// The answer about an asset outside a writer's prefixes is 403 whatever
+/// else is wrong with its event: a discrete key of an asset that declares
+/// no key span (400 inside the prefixes), a bad instant, a bad declaration.
+/// Single events and batches (small ones parsed on the request's thread,
+/// large ones on a blocking thread), on SQLite and PostgreSQL; nothing is
+/// stored.
+#[test]
+fn a_writer_learns_nothing_of_assets_outside_its_prefixes() {
+    let schema = PgSchema::new();
+    let dir = tempfile::tempdir().unwrap();
+    let mut ledgers = vec![("sqlite", common::ledger_at(&dir.path().join("l.db")))];
+    if let Some(s) = &schema {
+        let store = gapless_store::PostgresStore::open_in_schema(&s.url, &s.name).unwrap();
+        ledgers.push((
+            "postgres",
+            gapless_ledger::Ledger::new(std::sync::Arc::new(store)),
+        ));
+    }
+    for (backend, ledger) in ledgers {
+        let server = TestServer::with_ledger(
+            tempfile::tempdir().unwrap(),
+            ledger,
+            ServerConfig {
+                tokens: Some(tokens()),
+                ..ServerConfig::default()
+            },
+        );
+        let writer = server.client_with(WRITER);
+        let admin = server.client_with(ADMIN);
+        let r = admin.put_json(
+            &format!("/v1/assets/{}", enc("team-b/declared")),
+            &json!({"key_span": "PT5M"}),
+        );
+        assert_eq!(r.status, 200, "{backend}: {}", r.text());
+        let key = |asset: &str| json!({"asset": asset, "partition_key": "2025-06-01T10:05:00Z"});
+        let outside = |asset: &str| {
+            format!("this token may not write asset {asset:?}: it is outside the token's prefixes")
+        };
+
+        // Single events.
+        for (body, asset) in [
+            (key("team-b/undeclared"), "team-b/undeclared"),
+            (key("team-b/declared"), "team-b/declared"),
+            (
+                json!({"asset": "team-b/x", "start": "soon", "end": 5}),
+                "team-b/x",
+            ),
+        ] {
+            let r = writer.post_json("/v1/events", &body);
+            assert_eq!(r.status, 403, "{backend}: {body}: {}", r.text());
+            assert_eq!(r.error(), outside(asset), "{backend}");
+            assert_eq!(r.json()["detail"], json!({"asset": asset}), "{backend}");
+        }
+        // Inside the prefixes the event is judged as ever.
+        let r = writer.post_json("/v1/events", &key("team-a/undeclared"));
+        assert_eq!(r.status, 400, "{backend}: {}", r.text());
+        assert!(r.error().contains("key span"), "{backend}: {}", r.text());
+
+        // A batch: a bad event inside the prefixes before one outside.
+        let body = format!(
+            "{}\n{}\n{}\n",
+            event("team-a/orders", &at(0), &at(5), None),
+            event("team-a/orders", &at(5), "not an instant", None),
+            key("team-b/undeclared"),
+        );
+        let r = writer.post_ndjson("/v1/events", &body);
+        assert_eq!(r.status, 403, "{backend}: {}", r.text());
+        assert_eq!(
+            r.error(),
+            format!("line 3: {}", outside("team-b/undeclared")),
+            "{backend}"
+        );
+        assert_eq!(
+            r.json()["detail"],
+            json!({"line": 3, "asset": "team-b/undeclared"})
+        );
+        // A large array, parsed off the request's thread, the same.
+        let mut items = vec![key("team-a/undeclared")];
+        items.extend((0..300).map(|i| {
+            event(
+                "team-a/orders",
+                &at(i % 59),
+                &at(i % 59 + 1),
+                Some(&format!("e{i}")),
+            )
+        }));
+        items.push(key("team-b/undeclared"));
+        let r = writer.post_json("/v1/events", &Value::Array(items));
+        assert_eq!(r.status, 403, "{backend}: {}", r.text());
+        assert_eq!(
+            r.error(),
+            format!("event 302: {}", outside("team-b/undeclared")),
+            "{backend}"
+        );
+
+        // Declarations and rules: the scope before the body.
+        let r = writer.put_json(
+            &format!("/v1/assets/{}", enc("team-b/x")),
+            &json!({"key_span": 5}),
+        );
+        assert_eq!(r.status, 403, "{backend}: {}", r.text());
+        let r = writer.put_json("/v1/rules/no%20such%20name", &json!({"every": 5}));
+        assert_eq!(r.status, 403, "{backend}: {}", r.text());
+
+        // Nothing stored but the declaration.
+        let assets = admin.get("/v1/assets").json();
+        let names: Vec<&str> = assets["assets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a["asset"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["team-b/declared"], "{backend}: {assets}");
+    }
+}
+
 #[test]
 fn an_open_server_refuses_a_non_loopback_address() {
     // `run` refuses before binding.

@@ -84,11 +84,13 @@ pub(crate) async fn show(
 pub(crate) async fn declare(
     State(state): State<AppState>,
     caller: Caller,
-    AssetPath(asset): AssetPath,
-    Query(_): Query<extract::NoParams>,
-    extract::Json(mut q): extract::Json<DeclareRequest>,
+    path: Result<AssetPath, ApiError>,
+    query: Result<Query<extract::NoParams>, ApiError>,
+    body: Result<extract::Json<DeclareRequest>, ApiError>,
 ) -> Result<Json<DeclAnswer>, ApiError> {
+    // Who may ask first, then what is asked (SPEC §4, access).
     caller.require(Scope::Admin)?;
+    let (AssetPath(asset), _, extract::Json(mut q)) = (path?, query?, body?);
     q.asset = asset;
     Ok(Json(state.ask(move |l| l.declare(&q)).await?))
 }

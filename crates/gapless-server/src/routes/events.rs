@@ -6,8 +6,7 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
-use gapless_api::{BodyFormat, IngestAnswer};
-use gapless_ledger::ingest::Batch;
+use gapless_api::{BodyFormat, IngestAnswer, Position};
 use gapless_ledger::Ledger;
 use serde_json::json;
 
@@ -28,22 +27,27 @@ fn format_of(headers: &HeaderMap) -> Result<BodyFormat, ApiError> {
         .map_err(|m| ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, m))
 }
 
-/// Refuse the whole batch when any event is outside what the token may write.
-fn authorize(caller: &Caller, batch: &Batch) -> Result<(), ApiError> {
-    for (index, event) in batch.events().iter().enumerate() {
-        if let Err(refused) = caller.require_write(&event.asset) {
-            let message = refused.to_string();
-            let (message, detail) = match batch.position(index) {
-                Some(p) => (
-                    format!("{p}: {message}"),
-                    json!({p.unit.as_str(): p.number, "asset": event.asset}),
-                ),
-                None => (message, json!({"asset": event.asset})),
-            };
-            return Err(ApiError::forbidden(message).with_detail(detail));
-        }
-    }
-    Ok(())
+/// Refuse the whole body when any event names an asset the token may not
+/// write. Asked before the body is read any further, so that the answer
+/// about such an asset is always 403: a token learns nothing of the assets
+/// outside its prefixes, not even whether one declares a key span.
+fn authorize(caller: &Caller, format: BodyFormat, body: &[u8]) -> Result<(), ApiError> {
+    gapless_ledger::ingest::each_asset(format, body, |asset, at| refuse(caller, asset, at))
+}
+
+/// 403 for an event at `at` (none: a single event) whose asset `caller`
+/// may not write.
+fn refuse(caller: &Caller, asset: &str, at: Option<Position>) -> Result<(), ApiError> {
+    caller.require_write(asset).map_err(|refused| {
+        let (message, detail) = match at {
+            Some(p) => (
+                format!("{p}: {refused}"),
+                json!({p.unit.as_str(): p.number, "asset": asset}),
+            ),
+            None => (refused.to_string(), json!({"asset": asset})),
+        };
+        ApiError::forbidden(message).with_detail(detail)
+    })
 }
 
 /// Record events.
@@ -79,28 +83,49 @@ fn authorize(caller: &Caller, batch: &Batch) -> Result<(), ApiError> {
 pub(crate) async fn post_events(
     State(state): State<AppState>,
     caller: Caller,
-    Query(_): Query<crate::extract::NoParams>,
+    query: Result<Query<crate::extract::NoParams>, ApiError>,
     headers: HeaderMap,
     body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<IngestAnswer>, ApiError> {
+    // Who may ask first, then what is asked (SPEC §4, access).
     caller.require(Scope::Write)?;
+    query?;
     let format = format_of(&headers)?;
     let body = body.map_err(|r| crate::extract::body_error(r, &state))?;
+    // Only a token with prefixes may be refused an asset; the check reads
+    // the body once more, on the thread that parses it.
+    let limited = caller.writes_some_assets_only();
+    let inline = body.len() <= INLINE_PARSE_BYTES;
+    if inline && limited {
+        authorize(&caller, format, &body)?;
+    }
     // A small body is parsed right here: a hop to a blocking thread costs
     // more than parsing it. Only events that need their asset's declaration
     // (a store read) go to a blocking thread for it, as a large body does.
-    let inline = (body.len() <= INLINE_PARSE_BYTES)
+    let parsed = inline
         .then(|| Ledger::parse_body_without_store(format, &body))
         .flatten();
-    let batch = match inline {
+    let batch = match parsed {
         Some(parsed) => parsed?,
         None => {
+            let caller = (limited && !inline).then(|| caller.clone());
             state
-                .ask(move |ledger| ledger.parse_body(format, &body))
-                .await?
+                .ask(move |ledger| {
+                    if let Some(Err(refused)) = caller.map(|c| authorize(&c, format, &body)) {
+                        return Ok(Err(refused));
+                    }
+                    ledger.parse_body(format, &body).map(Ok)
+                })
+                .await??
         }
     };
-    authorize(&caller, &batch)?;
+    if limited {
+        // The assets as parsed are the ones stored: asked again, so that no
+        // reading of an event that the check above skipped writes past it.
+        for (i, event) in batch.events().iter().enumerate() {
+            refuse(&caller, &event.asset, batch.position(i))?;
+        }
+    }
     if batch.is_empty() {
         return Ok(Json(IngestAnswer::default()));
     }

@@ -50,10 +50,12 @@ pub(crate) const RECHECK: Duration = Duration::from_secs(1);
 pub(crate) async fn put(
     State(state): State<AppState>,
     caller: Caller,
-    NamePath(name): NamePath,
-    extract::Json(mut q): extract::Json<RuleSetRequest>,
+    path: Result<NamePath, ApiError>,
+    body: Result<extract::Json<RuleSetRequest>, ApiError>,
 ) -> Result<Json<RuleSetAnswer>, ApiError> {
+    // Who may ask first, then what is asked (SPEC §4, access).
     caller.require(Scope::Admin)?;
+    let (NamePath(name), extract::Json(mut q)) = (path?, body?);
     q.name = name;
     let answer = state.ask(move |l| l.set_rule(&q)).await?;
     state.changed();
@@ -159,9 +161,10 @@ pub(crate) async fn windows(
 pub(crate) async fn delete(
     State(state): State<AppState>,
     caller: Caller,
-    NamePath(name): NamePath,
+    path: Result<NamePath, ApiError>,
 ) -> Result<Json<RuleDeletedAnswer>, ApiError> {
     caller.require(Scope::Admin)?;
+    let NamePath(name) = path?;
     Ok(Json(
         state
             .ask(move |l| l.delete_rule(&RuleRequest { name }))
