@@ -5,14 +5,22 @@ as RFC 3339 UTC), or a :class:`str` in one of the SPEC's text forms (sent as
 written: RFC 3339 with an offset, a naive date-time, a bare date; the
 server reads the naive ones in the question's ``tz``). A naive ``datetime``
 is refused unless a ``tz`` says which zone its wall-clock time is in.
+
+The second half reads instants, durations, ISO 8601 intervals and grid
+boundaries as the server reads them (SPEC §1, §2), for work that has no
+server to ask: the Airflow provider (airflow-provider-gapless) reads asset
+events and partition windows with it, so its names are kept stable. Every
+error there is a :class:`ValueError` (or :class:`TypeError`) whose one-line
+message names the input and the reason.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
 from typing import Union
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 #: What the client takes for an instant.
 InstantLike = Union[datetime, str]
@@ -22,6 +30,7 @@ TzLike = Union[str, tzinfo]
 #: the SPEC's text (``"PT5M"``, ``"5m"``).
 DurationLike = Union[timedelta, int, float, str]
 
+UTC = timezone.utc
 _UNIX = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
 _RFC3339 = re.compile(
@@ -198,3 +207,390 @@ def _text_seconds(text: str, name: str) -> float:
     raise ValueError(
         f"{name}: {text!r} is not a fixed duration (seconds, a timedelta, 'PT5M' or '5m')"
     )
+
+
+# -- the server's readings, for work with no server (SPEC §1, §2) ---------------
+
+_INSTANT = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*"
+    r"([Zz]|[+-]\d{2}(?::?\d{2})?)?$"
+)
+
+
+def zone_or_utc(tz: TzLike | None) -> tzinfo:
+    """The tzinfo of ``tz`` (an IANA name or a tzinfo), UTC for None; an
+    unknown name is a :class:`ValueError` naming it.
+
+    >>> zone_or_utc("Europe/Berlin")
+    zoneinfo.ZoneInfo(key='Europe/Berlin')
+    """
+    try:
+        return zone(tz) or UTC
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"tz {tz!r}: not an IANA time zone name (such as 'Europe/Berlin')"
+        ) from None
+
+
+def local(naive: datetime, tz: TzLike | None) -> datetime:
+    """Wall-clock time ``naive`` in ``tz`` (UTC when None) as an aware UTC
+    datetime, as the server resolves it: a time in a DST gap moves forward
+    by the gap, one in a fold is the earlier instant."""
+    z = zone_or_utc(tz)
+    if z is UTC:
+        return naive.replace(tzinfo=UTC, fold=0)
+    # PEP 495: fold=0 reads a time in a gap with the offset before the
+    # transition (forward by the gap) and a time in a fold as the earlier.
+    return naive.replace(tzinfo=z, fold=0).astimezone(UTC)
+
+
+def start_of_day(d: date, tz: TzLike | None) -> datetime:
+    """The first instant of local date ``d`` in ``tz`` (where midnight is
+    skipped by a DST gap, the end of the gap), as aware UTC."""
+    z = zone_or_utc(tz)
+    first = local(datetime(d.year, d.month, d.day), z)
+    wall = first.astimezone(z)
+    if wall.date() == d and wall.hour == 0 and wall.minute == 0:
+        return first
+    # Midnight does not exist: the first instant whose local date is d lies
+    # between the two readings of midnight; bisect on whole seconds.
+    lo = datetime(d.year, d.month, d.day, tzinfo=z, fold=1).astimezone(UTC) - timedelta(days=1)
+    hi = first
+    while hi - lo > timedelta(seconds=1):
+        mid = (lo + (hi - lo) // 2).replace(microsecond=0)
+        if mid.astimezone(z).date() >= d:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def read_instant(value: InstantLike | date, name: str, tz: TzLike | None = None) -> datetime:
+    """An instant as the server reads it, as an aware UTC datetime: an aware
+    datetime as it is; a naive datetime, naive text (``2025-06-14T10:05:00``,
+    ``2025-06-14 10:05``) or a bare date (its first instant) as local time
+    in ``tz`` (UTC when None); text with an offset as it says.
+
+    >>> read_instant("2025-06-14T10:05:00+02:00", "start")
+    datetime.datetime(2025, 6, 14, 8, 5, tzinfo=datetime.timezone.utc)
+    >>> read_instant("2025-03-30", "start", "Europe/Berlin")
+    datetime.datetime(2025, 3, 29, 23, 0, tzinfo=datetime.timezone.utc)
+    """
+    if isinstance(value, datetime):
+        if value.tzinfo is not None and value.utcoffset() is not None:
+            return value.astimezone(UTC)
+        return local(value, tz)
+    if isinstance(value, date):
+        return start_of_day(value, tz)
+    if not isinstance(value, str):
+        raise TypeError(f"{name}: expected a datetime or text, got {type(value).__name__}")
+    text = value.strip()
+    m = _INSTANT.match(text)
+    if m:
+        y, mo, d, h, mi, s, frac, off = m.groups()
+        try:
+            micro = int((frac or "0")[:6].ljust(6, "0"))
+            naive = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro)
+        except ValueError as e:
+            raise ValueError(f"{name}: {value!r} is not an instant ({e})") from None
+        if off is None:
+            return local(naive, tz)
+        if off in ("Z", "z"):
+            return naive.replace(tzinfo=UTC)
+        digits = off[1:].replace(":", "")
+        minutes = int(digits[:2]) * 60 + int(digits[2:4] or 0)
+        sign = -1 if off[0] == "-" else 1
+        offset = timezone(timedelta(minutes=sign * minutes))
+        return naive.replace(tzinfo=offset).astimezone(UTC)
+    m = _DATE.match(text)
+    if m:
+        try:
+            day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+        except ValueError as e:
+            raise ValueError(f"{name}: {value!r} is not a date ({e})") from None
+        return start_of_day(day, tz)
+    raise ValueError(
+        f"{name}: {value!r} is not an instant (RFC 3339 such as 2025-06-14T10:05:00Z, "
+        "a date-time or a date)"
+    )
+
+
+@dataclass(frozen=True)
+class Duration:
+    """A length of time: calendar months and days (which follow a zone's
+    calendar) and elapsed microseconds, as the server's durations are."""
+
+    months: int = 0
+    days: int = 0
+    micros: int = 0
+
+    @property
+    def fixed(self) -> timedelta | None:
+        """The length as a timedelta when it has no months (a day counts as
+        24 hours), else None."""
+        if self.months:
+            return None
+        return timedelta(days=self.days, microseconds=self.micros)
+
+    def add_to(self, t: datetime, tz: TzLike | None = None, sign: int = 1) -> datetime:
+        """``t + self`` (``sign=-1``: ``t - self``): months and days on the
+        local calendar of ``tz`` (a local time landing in a DST gap moves
+        forward, in a fold is the earlier instant), the rest elapsed."""
+        t = t.astimezone(UTC)
+        if self.months or self.days:
+            z = zone_or_utc(tz)
+            wall = t.astimezone(z).replace(tzinfo=None)
+            months = wall.month - 1 + sign * self.months
+            y, mo = wall.year + months // 12, months % 12 + 1
+            day = min(wall.day, _days_in_month(y, mo))
+            wall = wall.replace(year=y, month=mo, day=day) + timedelta(days=sign * self.days)
+            t = local(wall, z)
+        return t + timedelta(microseconds=sign * self.micros)
+
+
+def _days_in_month(y: int, m: int) -> int:
+    nxt = date(y + (m == 12), m % 12 + 1, 1)
+    return (nxt - timedelta(days=1)).day
+
+
+_ISO_DURATION = re.compile(
+    r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?"
+    r"(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$",
+    re.IGNORECASE,
+)
+_SHORT_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|mo|s|m|h|d|w|y)")
+_SHORT_SECONDS = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+
+
+def duration(value: DurationLike, name: str, allow_zero: bool = False) -> Duration:
+    """A duration as the server reads it: ISO 8601 (``PT5M``, ``PT0.5S``,
+    ``P1D``, ``P1M``, ``P1DT2H``), short text (``5m``, ``1h30m``, ``1d``,
+    ``1w``, ``1mo``, ``1y``, ``500ms``), a timedelta, or seconds; positive
+    (or zero, with ``allow_zero``).
+
+    >>> duration("1h30m", "span")
+    Duration(months=0, days=0, micros=5400000000)
+    >>> duration("P1M", "span")
+    Duration(months=1, days=0, micros=0)
+    """
+    if isinstance(value, bool):
+        raise TypeError(f"{name}: expected a duration, got bool")
+    if isinstance(value, timedelta):
+        d = Duration(0, 0, value // _MICRO)
+    elif isinstance(value, (int, float)):
+        d = Duration(0, 0, round(value * 1_000_000))
+    elif isinstance(value, str):
+        d = _duration_text(value.strip(), name)
+    else:
+        raise TypeError(
+            f"{name}: expected a duration (text, timedelta or seconds), got {type(value).__name__}"
+        )
+    zero = d.months == 0 and d.days == 0 and d.micros == 0
+    if d.months < 0 or d.days < 0 or d.micros < 0 or (zero and not allow_zero):
+        raise ValueError(f"{name}: {value!r} is not a positive duration")
+    return d
+
+
+def _duration_text(t: str, name: str) -> Duration:
+    m = _ISO_DURATION.match(t)
+    if m and t.upper() not in ("P", "PT") and not t.upper().endswith("T"):
+        y, mo, w, d, h, mi, s = m.groups()
+
+        def f(g: str | None) -> float:
+            return float(g.replace(",", ".")) if g else 0.0
+
+        micros = round((f(h) * 3600 + f(mi) * 60 + f(s)) * 1_000_000)
+        return Duration(int(y or 0) * 12 + int(mo or 0), int(w or 0) * 7 + int(d or 0), micros)
+    pos, months, days, micros = 0, 0, 0, 0
+    for part in _SHORT_PART.finditer(t):
+        if part.start() != pos:
+            break
+        pos = part.end()
+        n, unit = float(part.group(1)), part.group(2)
+        if unit in ("mo", "y", "d", "w") and n != int(n):
+            raise ValueError(f"{name}: {t!r}: a fraction of a {unit} is not a duration")
+        if unit == "y":
+            months += int(n) * 12
+        elif unit == "mo":
+            months += int(n)
+        elif unit == "w":
+            days += int(n) * 7
+        elif unit == "d":
+            days += int(n)
+        else:
+            micros += round(n * _SHORT_SECONDS[unit] * 1_000_000)
+    if t and pos == len(t):
+        return Duration(months, days, micros)
+    raise ValueError(
+        f"{name}: {t!r} is not a duration (ISO 8601 such as PT5M or P1D, "
+        "or short such as 5m, 1h, 1d, 1mo)"
+    )
+
+
+def iso_duration(d: Duration) -> str:
+    """A duration as ISO 8601 text (``PT1H``, ``P1D``, ``P1M``)."""
+    out = "P"
+    if d.months:
+        out += f"{d.months}M"
+    if d.days:
+        out += f"{d.days}D"
+    if d.micros:
+        whole, frac = divmod(d.micros, 1_000_000)
+        out += f"T{whole}" + (f".{frac:06d}".rstrip("0") if frac else "") + "S"
+    return out
+
+
+def looks_like_interval(key: str) -> bool:
+    """Whether a partition key is an ISO 8601 interval rather than one instant."""
+    return "/" in key or "--" in key
+
+
+def interval(key: str, name: str, tz: TzLike | None = None) -> tuple[datetime, datetime]:
+    """An ISO 8601 interval key as aware UTC ``(start, end)``: ``start/end``,
+    ``start/duration``, ``duration/end`` (``--`` also separates); an end may
+    be abbreviated from the start (``2025-06-14T10:00Z/10:05``,
+    ``2025-06-14/06-15``). Naive instants are read in ``tz`` (UTC when
+    None), calendar durations follow its calendar.
+
+    >>> [format_instant(t) for t in interval("2025-06-14T10:00:00Z/PT5M", "partition_key")]
+    ['2025-06-14T10:00:00Z', '2025-06-14T10:05:00Z']
+    """
+    t = key.strip()
+    if "/" in t:
+        a, b = t.split("/", 1)
+        sep = "/"
+    elif "--" in t:
+        a, b = t.split("--", 1)
+        sep = "--"
+    else:
+        raise ValueError(f"{name} {key!r}: not an interval (expected two parts separated by '/')")
+    a, b = a.strip(), b.strip()
+    if "/" in b:
+        raise ValueError(f"{name} {key!r}: more than one '/'; an interval has two parts")
+    if not a:
+        raise ValueError(f"{name} {key!r}: the start is missing before {sep!r}")
+    if not b:
+        raise ValueError(f"{name} {key!r}: the end is missing after {sep!r}")
+    a_dur, b_dur = a[:1] in "Pp", b[:1] in "Pp"
+    if a_dur and b_dur:
+        raise ValueError(f"{name} {key!r}: both parts are durations; one must be an instant")
+    try:
+        if a_dur:
+            end = read_instant(b, "end", tz)
+            start = duration(a, "duration").add_to(end, tz, -1)
+        elif b_dur:
+            start = read_instant(a, "start", tz)
+            end = duration(b, "duration").add_to(start, tz)
+        else:
+            start = read_instant(a, "start", tz)
+            end = read_instant(_full_end(a, b), "end", tz)
+    except (ValueError, OverflowError) as e:
+        raise ValueError(f"{name} {key!r}: {e}") from None
+    if start >= end:
+        what = "empty" if start == end else "reversed"
+        raise ValueError(
+            f"{name} {key!r}: {what} interval [{format_instant(start)}, {format_instant(end)})"
+        )
+    return start, end
+
+
+def _full_end(start: str, end: str) -> str:
+    """An end abbreviated from the start (ISO 8601 §5.5.4.2) written out:
+    it inherits the leading date components it leaves out, and the start's
+    offset when it has a time but no offset."""
+    if re.match(r"\d{4}-", end):
+        full = end
+    else:
+        date_part, time_part = end, None
+        if "T" in end or "t" in end:
+            i = end.upper().index("T")
+            date_part, time_part = end[:i], end[i + 1 :]
+        elif ":" in end:
+            date_part, time_part = "", end
+        fields = date_part.split("-") if date_part else []
+        sy, sm, sd = start[0:4], start[5:7], start[8:10]
+        if len(fields) == 0:
+            m, d = sm, sd
+        elif len(fields) == 1:
+            m, d = sm, fields[0]
+        elif len(fields) == 2:
+            m, d = fields
+        else:
+            raise ValueError(
+                f"end {end!r}: expected an instant or an end abbreviated from the start"
+            )
+        full = f"{sy}-{m}-{d}" + (f"T{time_part}" if time_part is not None else "")
+    if re.search(r"[Tt ]\d", full) and not re.search(r"([Zz]|[+-]\d{2}(:?\d{2})?)$", full):
+        off = re.search(r"[Tt ][\d:.,]+([Zz]|[+-]\d{2}(:?\d{2})?)$", start)
+        if off:
+            full += off.group(1)
+    return full
+
+
+_GRID = re.compile(r"(\d+)(mo|m|h|d|w|y)$")
+_GRID_LIMITS = {"m": 59, "h": 23, "d": 31, "w": 53, "mo": 12, "y": 9999}
+
+
+def parse_grid(every: str) -> tuple[int, str]:
+    """A grid's ``N`` and unit (``m``, ``h``, ``d``, ``w``, ``mo``, ``y``)."""
+    m = _GRID.match(every.strip()) if isinstance(every, str) else None
+    if not m:
+        raise ValueError(f"every {every!r}: not a grid (such as 15m, 1h, 1d, 1w, 1mo, 1y)")
+    n, unit = int(m.group(1)), m.group(2)
+    if not 1 <= n <= _GRID_LIMITS[unit] or (unit == "mo" and 12 % n):
+        raise ValueError(f"every {every!r}: {n} is out of range for unit {unit!r}")
+    return n, unit
+
+
+def next_boundary(t: datetime, every: str, tz: TzLike | None = None) -> datetime:
+    """The first boundary of grid ``every`` in ``tz`` strictly after ``t``,
+    with the boundaries a cron schedule would have in local time (SPEC §1).
+
+    >>> format_instant(next_boundary(read_instant("2025-06-14T10:05:00Z", "t"), "1h"))
+    '2025-06-14T11:00:00Z'
+    """
+    n, unit = parse_grid(every)
+    z = zone_or_utc(tz)
+    t = t.astimezone(UTC)
+    if unit in ("m", "h"):
+        # Walk whole UTC minutes: each local reading that is a boundary is
+        # one (so a fold's repeated hour counts twice, a gap's never).
+        u = t.replace(second=0, microsecond=0) + timedelta(minutes=1)
+        for _ in range(60 * 24 * 2):
+            w = u.astimezone(z)
+            if w.second == 0 and (
+                (unit == "m" and w.minute % n == 0)
+                or (unit == "h" and w.minute == 0 and w.hour % n == 0)
+            ):
+                return u
+            u += timedelta(minutes=1)
+        raise ValueError(  # pragma: no cover
+            f"every {every!r}: no boundary within two days of {format_instant(t)}"
+        )
+    d = t.astimezone(z).date()
+    while True:
+        d += timedelta(days=1)
+        if unit == "d":
+            ok = (d.day - 1) % n == 0
+        elif unit == "w":
+            ok = d.weekday() == 0 and (d.isocalendar()[1] - 1) % n == 0
+        elif unit == "mo":
+            ok = d.day == 1 and (d.month - 1) % n == 0
+        else:
+            ok = d.day == 1 and d.month == 1 and (n == 1 or d.year % n == 0)
+        if ok:
+            b = start_of_day(d, z)
+            if b > t:
+                return b
+
+
+def window_from(start: datetime, every: str, tz: TzLike | None = None) -> tuple[datetime, datetime]:
+    """The window of grid ``every`` that starts at ``start``; an error when
+    ``start`` is not one of the grid's boundaries."""
+    end = next_boundary(start, every, tz)
+    if next_boundary(start - _MICRO, every, tz) != start.astimezone(UTC):
+        raise ValueError(
+            f"{format_instant(start)} is not the start of a window of grid {every} "
+            f"in {tz_text(tz) or 'UTC'}"
+        )
+    return start.astimezone(UTC), end
