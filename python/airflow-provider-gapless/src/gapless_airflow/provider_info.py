@@ -6,6 +6,24 @@ from __future__ import annotations
 from typing import Any
 
 
+def ui_field_behaviour() -> dict[str, Any]:
+    """The form of a ``gapless`` connection (hidden fields, labels,
+    placeholders), spelt as provider info spells it: Airflow 3 reads it from
+    here without importing the hook, and the hook's
+    ``get_ui_field_behaviour`` answers the same form."""
+    return {
+        "hidden-fields": ["login"],
+        "relabeling": {"schema": "Scheme", "password": "Token"},
+        "placeholders": {
+            "host": "gapless.internal (or http://gapless.internal:8080)",
+            "port": "8080",
+            "schema": "http",
+            "password": "a token of the server's tokens file (empty: none)",
+            "extra": '{"timeout": 30, "retries": 5}',
+        },
+    }
+
+
 def get_provider_info() -> dict[str, Any]:
     from . import __version__
 
@@ -37,16 +55,7 @@ def get_provider_info() -> dict[str, Any]:
                 "hook-class-name": "gapless_airflow.hooks.gapless.GaplessHook",
                 "connection-type": "gapless",
                 "hook-name": "gapless",
-                "ui-field-behaviour": {
-                    "hidden-fields": ["login"],
-                    "relabeling": {"schema": "Scheme", "password": "Token"},
-                    "placeholders": {
-                        "host": "gapless.internal",
-                        "port": "8080",
-                        "schema": "http",
-                        "password": "a token of the server's tokens file (empty: none)",
-                    },
-                },
+                "ui-field-behaviour": ui_field_behaviour(),
             }
         ],
     }

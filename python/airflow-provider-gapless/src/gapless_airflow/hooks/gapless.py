@@ -25,6 +25,8 @@ from typing import Any, Optional
 import gapless
 from airflow.sdk import BaseHook
 
+from ..provider_info import ui_field_behaviour
+
 
 class GaplessHook(BaseHook):
     """Talk to a gapless server through an Airflow connection.
@@ -49,18 +51,9 @@ class GaplessHook(BaseHook):
 
     @classmethod
     def get_ui_field_behaviour(cls) -> dict[str, Any]:
-        """The connection form: host, port, scheme and token."""
-        return {
-            "hidden_fields": ["login"],
-            "relabeling": {"schema": "Scheme", "password": "Token"},
-            "placeholders": {
-                "host": "gapless.internal (or http://gapless.internal:8080)",
-                "port": "8080",
-                "schema": "http",
-                "password": "a token of the server's tokens file (empty: none)",
-                "extra": '{"timeout": 30, "retries": 5}',
-            },
-        }
+        """The connection form: host, port, scheme and token (provider
+        info's form, with the hook's snake_case keys)."""
+        return {key.replace("-", "_"): value for key, value in ui_field_behaviour().items()}
 
     @staticmethod
     def url_of(conn: Any) -> str:
