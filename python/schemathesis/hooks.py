@@ -11,6 +11,8 @@ Two things the generic fuzzer cannot know:
   never instead of it.
 """
 
+from __future__ import annotations
+
 import schemathesis
 from hypothesis import strategies as st
 

@@ -68,11 +68,10 @@ class Procs:
     started: list[Proc] = field(default_factory=list)
 
     def start(self, name: str, argv: list[str], env: dict, cwd: Path, log: Path) -> Proc:
-        out = open(log, "ab")
-        popen = subprocess.Popen(
-            argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
-        )
-        out.close()
+        with open(log, "ab") as out:
+            popen = subprocess.Popen(
+                argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            )
         p = Proc(name, popen, log)
         self.started.append(p)
         LOGS[name] = log
@@ -109,7 +108,7 @@ def run(argv: list[str], env: dict, cwd: Path, log: Path, timeout: float) -> flo
     t0 = time.monotonic()
     with open(log, "ab") as out:
         r = subprocess.run(
-            argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout
+            argv, env=env, cwd=cwd, stdout=out, stderr=subprocess.STDOUT, timeout=timeout, check=False
         )
     LOGS[Path(log).stem] = log
     if r.returncode != 0:

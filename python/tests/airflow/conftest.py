@@ -40,13 +40,13 @@ import httpx
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from airflow_harness import (  # noqa: E402
+from airflow_harness import (
     LOGS,
     Proc,
     Procs,
     add_logs,
-    fresh_database,
     free_port,
+    fresh_database,
     run,
     unwind_on_sigterm,
     wait_for,
@@ -240,7 +240,7 @@ class Gapless:
 
     def cli(self, *args: str, check: bool = True) -> subprocess.CompletedProcess:
         r = subprocess.run(
-            [self.bin, *args, "--url", self.url], capture_output=True, text=True, timeout=60
+            [self.bin, *args, "--url", self.url], capture_output=True, text=True, timeout=60, check=False
         )
         if check and r.returncode != 0:
             pytest.fail(

@@ -45,8 +45,8 @@ sys.path.insert(0, str(HERE.parent))
 from airflow_harness import (  # noqa: E402
     Procs,
     add_logs,
-    fresh_database,
     free_port,
+    fresh_database,
     run,
     unwind_on_sigterm,
     wait_for,
@@ -79,7 +79,7 @@ for f in _EXAMPLES.glob("example_*.py"):
 _DB = fresh_database("gapless_provider")
 METADATA_DB = _DB.__enter__()
 
-for k in [k for k in os.environ if k.startswith("AIRFLOW__") or k.startswith("AIRFLOW_CONN_")]:
+for k in [k for k in os.environ if k.startswith(("AIRFLOW__", "AIRFLOW_CONN_"))]:
     del os.environ[k]
 os.environ.update(
     {

@@ -37,14 +37,14 @@ def test_airflow_finds_the_provider():
 
 def test_the_example_dags_parse(airflow_db):
     r = subprocess.run(
-        [AIRFLOW, "dags", "list-import-errors", "-o", "json"], capture_output=True, text=True, timeout=120, cwd=WORKDIR
+        [AIRFLOW, "dags", "list-import-errors", "-o", "json"], capture_output=True, text=True, timeout=120, cwd=WORKDIR, check=False
     )
     (LOGDIR / "list-import-errors.log").write_text(r.stdout + r.stderr)
     assert r.returncode == 0, r.stderr
     last = [line for line in r.stdout.splitlines() if line.strip()][-1]  # after Airflow's own warnings
     assert last.strip() == "[]", r.stdout
     listed = subprocess.run(
-        [AIRFLOW, "dags", "list", "-o", "plain"], capture_output=True, text=True, timeout=120, cwd=WORKDIR
+        [AIRFLOW, "dags", "list", "-o", "plain"], capture_output=True, text=True, timeout=120, cwd=WORKDIR, check=False
     ).stdout
     for dag_id in EXAMPLES:
         assert dag_id in listed, f"{dag_id} missing from `airflow dags list`"
@@ -96,25 +96,25 @@ def test_the_trigger_serializes_and_waits(gapless_server, client):
         ({"id": 1, "extra": {"interval_start": "2025-06-14T00:00:00Z"}},
          "asset event 1: extra has interval_start without interval_end"),
         ({"id": 2, "extra": {"interval_start": "2025-06-14T00:00Z", "interval_end": "yesterday"}},
-         "asset event 2: extra.interval_end: 'yesterday' is not an instant (RFC 3339 such as "
-         "2025-06-14T10:05:00Z, a date-time or a date)"),
+         ("asset event 2: extra.interval_end: 'yesterday' is not an instant (RFC 3339 such as "
+          "2025-06-14T10:05:00Z, a date-time or a date)")),
         ({"id": 3, "extra": {"interval_start": "2025-06-14T02:00Z", "interval_end": "2025-06-14T01:00Z"}},
          "asset event 3: extra's interval is reversed: [2025-06-14T02:00:00Z, 2025-06-14T01:00:00Z)"),
         ({"id": 4, "partition_key": "2025-06-14T03:00:00"},
-         "asset event 4: partition_key '2025-06-14T03:00:00' is a single instant; give key_span= "
-         "(e.g. 'PT1H') to read discrete keys as [key, key + span)"),
+         ("asset event 4: partition_key '2025-06-14T03:00:00' is a single instant; give key_span= "
+          "(e.g. 'PT1H') to read discrete keys as [key, key + span)")),
         ({"id": 5, "partition_key": "2025-06-14T03:00:00Z/"},
          "asset event 5: partition_key '2025-06-14T03:00:00Z/': the end is missing after '/'"),
         ({"id": 6, "partition_key": "PT1H/PT2H"},
          "asset event 6: partition_key 'PT1H/PT2H': both parts are durations; one must be an instant"),
         ({"id": 7, "partition_key": "2025-06-14/P1X"},
-         "asset event 7: partition_key '2025-06-14/P1X': duration: 'P1X' is not a duration (ISO 8601 "
-         "such as PT5M or P1D, or short such as 5m, 1h, 1d, 1mo)"),
+         ("asset event 7: partition_key '2025-06-14/P1X': duration: 'P1X' is not a duration (ISO 8601 "
+          "such as PT5M or P1D, or short such as 5m, 1h, 1d, 1mo)")),
         ({"id": 8, "extra": {"interval_start": "2025-06-14", "interval_end": "2025-06-15", "interval_kind": "gone"}},
          "asset event 8: extra.interval_kind 'gone' is neither 'landed' nor 'retracted'"),
         ({"partition_key": "2025-06-14T03:00:00Z/2025-06-14T03:00:00Z"},
-         "asset event #1: partition_key '2025-06-14T03:00:00Z/2025-06-14T03:00:00Z': empty interval "
-         "[2025-06-14T03:00:00Z, 2025-06-14T03:00:00Z)"),
+         ("asset event #1: partition_key '2025-06-14T03:00:00Z/2025-06-14T03:00:00Z': empty interval "
+          "[2025-06-14T03:00:00Z, 2025-06-14T03:00:00Z)")),
     ],
 )
 def test_unreadable_events_are_named_in_one_line(event, message):

@@ -58,7 +58,7 @@ def pytest_configure(config):
 def run(*args: str, db: str | None = None, input: str | None = None) -> subprocess.CompletedProcess:
     """The gapless command on `db` (or with whatever args say)."""
     argv = [BIN, *(["--db", db] if db else []), *args]
-    return subprocess.run(argv, input=input, capture_output=True, text=True, timeout=60)
+    return subprocess.run(argv, input=input, capture_output=True, text=True, timeout=60, check=False)
 
 
 def psql(sql: str) -> None:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 from conftest import CASES
-from gapless._time import format_instant
 
 import gapless
+from gapless._time import format_instant
 
 CASE_LIST = json.loads(CASES.read_text())["cases"]
 

@@ -125,6 +125,7 @@ def test_python_m_gapless_runs_the_binary(tmp_path):
         env=env,
         cwd=tmp_path,
         timeout=30,
+        check=False,
     )
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("gapless ")
@@ -148,6 +149,7 @@ def test_python_m_gapless_runs_the_binary(tmp_path):
         env=env,
         cwd=tmp_path,
         timeout=30,
+        check=False,
     )
     assert out.returncode == 2 and "no ledger" in out.stderr
     env["PATH"] = "/nonexistent"
@@ -158,6 +160,7 @@ def test_python_m_gapless_runs_the_binary(tmp_path):
         env=env,
         cwd=tmp_path,
         timeout=30,
+        check=False,
     )
     assert out.returncode == 2 and "no gapless binary" in out.stderr
 

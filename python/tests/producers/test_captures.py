@@ -10,6 +10,7 @@ import json
 import logging
 import time
 from datetime import datetime, timezone
+from itertools import pairwise
 from types import SimpleNamespace
 
 import pytest
@@ -32,7 +33,7 @@ def intervals(events):
 
 
 def tiles(ivs) -> bool:
-    return all(a[1] == b[0] for a, b in zip(ivs, ivs[1:]))
+    return all(a[1] == b[0] for a, b in pairwise(ivs))
 
 
 def test_progress_all_in_watermark_mode_tiles_batches_3_to_6():

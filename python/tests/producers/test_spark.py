@@ -15,6 +15,7 @@ import os
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -86,7 +87,7 @@ def at(seconds: float) -> datetime:
 
 
 def assert_tiles(rows):
-    for a, b in zip(rows, rows[1:]):
+    for a, b in pairwise(rows):
         assert a[2] == b[1], f"{a} and {b} leave a gap or overlap"
 
 

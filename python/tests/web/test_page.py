@@ -70,7 +70,7 @@ def test_the_timeline_shows_the_demo_gaps_where_check_finds_them(demo, demo_db, 
     # The gap table: one row per gap of check, with its ISO range.
     rows = page.locator("#gap-table tbody tr")
     expect(rows).to_have_count(check["missing_count"])
-    for row, gap in zip(rows.all(), check["missing"]):
+    for row, gap in zip(rows.all(), check["missing"], strict=False):
         assert (row.get_attribute("data-start"), row.get_attribute("data-end")) == (gap["start"], gap["end"])
         expect(row.locator("code")).to_have_text(f"{gap['start']}/{gap['end']}")
 
@@ -80,7 +80,7 @@ def test_the_timeline_shows_the_demo_gaps_where_check_finds_them(demo, demo_db, 
     drawn = parts(page, "buckets")
     n = page.evaluate("Math.floor(document.querySelector('#timeline').clientWidth)")
     bucket = (t(DAY_END) - t(DAY_START)) / n
-    for gap, state in zip(check["missing"], gap_states(demo_db, check["missing"])):
+    for gap, state in zip(check["missing"], gap_states(demo_db, check["missing"]), strict=False):
         whole = [p for p in drawn if p["state"] == state and not p["mixed"]]
         assert len(whole) == 1, (state, whole)
         assert t(gap["start"]) <= t(whole[0]["start"]) <= t(gap["start"]) + bucket
@@ -113,7 +113,7 @@ def test_at_fine_zoom_each_part_names_its_segment_and_event(demo, demo_db, page)
     open_timeline(page, demo, "orders", start, end)
     drawn = parts(page, "segments")
     assert [(p["start"], p["end"]) for p in drawn] == [(s["start"], s["end"]) for s in segments]
-    for p, s in zip(drawn, segments):
+    for p, s in zip(drawn, segments, strict=False):
         assert p["state"] == ("retracted" if s["kind"] == "retracted" else "covered")
         assert p["seq"] == str(s["event"]["seq"]) and p["id"] == s["event"]["id"]
         assert f"event {s['event']['id']} (seq {s['event']['seq']})" in p["label"]

@@ -34,7 +34,7 @@ _LAZY = {
     "sync": "sync",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = ["__version__", *_LAZY]  # noqa: PLE0604 (the lazy names: strings all)
 
 
 def __getattr__(name: str) -> Any:

@@ -11,7 +11,7 @@ coverage, ``POST /v1/coverage``) ``"assets"`` in place of ``"asset"``, with
 from __future__ import annotations
 
 import re
-from typing import Any, Optional
+from typing import Any
 
 from . import _time as t
 
@@ -20,8 +20,8 @@ _GAP = re.compile(r"gap\s*<\s*(.+)$")
 
 
 def policy_text(
-    policy: Optional[str] = None, min_ratio: Optional[float] = None, max_gap: Optional[t.DurationLike] = None
-) -> Optional[str]:
+    policy: str | None = None, min_ratio: float | None = None, max_gap: t.DurationLike | None = None
+) -> str | None:
     """One policy text from the three ways of giving one (at most one)."""
     given = [x for x in (policy, min_ratio, max_gap) if x is not None and x != ""]
     if len(given) > 1:
@@ -34,7 +34,7 @@ def policy_text(
     return policy or None
 
 
-def complete_under(answer: dict[str, Any], policy: Optional[str]) -> bool:
+def complete_under(answer: dict[str, Any], policy: str | None) -> bool:
     """Whether a coverage answer is complete under ``policy`` (SPEC §1):
     ``full`` no gap, ``ratio>=R`` covered share at least R, ``gap<D`` every
     gap shorter than D."""
@@ -51,7 +51,9 @@ def complete_under(answer: dict[str, Any], policy: Optional[str]) -> bool:
     if m:
         d = t.duration(m.group(1).strip(), f"policy {policy!r}")
         if d.fixed is None:
-            raise ValueError(f"policy {policy!r}: a gap length is a fixed duration (no months or years)")
+            raise ValueError(
+                f"policy {policy!r}: a gap length is a fixed duration (no months or years)"
+            )
         if answer["missing_count"] > len(answer["missing"]):
             return False  # gaps beyond the listed ones cannot be judged: not complete
         for g in answer["missing"]:
@@ -61,7 +63,7 @@ def complete_under(answer: dict[str, Any], policy: Optional[str]) -> bool:
     raise ValueError(f"policy {policy!r}: not a policy (full, ratio>=R, gap<D)")
 
 
-def joint(raw: dict[str, Any], policy: Optional[str]) -> dict[str, Any]:
+def joint(raw: dict[str, Any], policy: str | None) -> dict[str, Any]:
     """The answer of several assets: the joint coverage with its policy and completeness."""
     out = dict(raw)
     out["policy"] = (policy or "full").strip()
@@ -95,4 +97,6 @@ def describe(answer: dict[str, Any], gaps: int = 10) -> str:
         return head + ", no gap"
     listed = ", ".join(f"[{g['start']}, {g['end']})" for g in answer["missing"][:gaps])
     more = n - min(n, gaps, len(answer["missing"]))
-    return head + f", {n} gap{'s' if n != 1 else ''}: {listed}" + (f" and {more} more" if more else "")
+    return (
+        head + f", {n} gap{'s' if n != 1 else ''}: {listed}" + (f" and {more} more" if more else "")
+    )

@@ -14,19 +14,19 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 from . import _time as t
 
 
 def resolve(
     context: Mapping[str, Any],
-    start: Optional[t.InstantLike],
-    end: Optional[t.InstantLike],
+    start: t.InstantLike | None,
+    end: t.InstantLike | None,
     *,
-    every: Optional[str] = None,
-    key_span: Optional[t.DurationLike] = None,
-    tz: Optional[t.TzLike] = None,
+    every: str | None = None,
+    key_span: t.DurationLike | None = None,
+    tz: t.TzLike | None = None,
     what: str = "task",
 ) -> tuple[datetime, datetime, str]:
     """``(start, end, where)``: the window as aware UTC datetimes and a few
@@ -34,7 +34,9 @@ def resolve(
     neither; an error names what is missing."""
     if (start is None or start == "") != (end is None or end == ""):
         given = "start" if end in (None, "") else "end"
-        raise ValueError(f"{what}: {given} is given without {'end' if given == 'start' else 'start'}; give both or neither")
+        raise ValueError(
+            f"{what}: {given} is given without {'end' if given == 'start' else 'start'}; give both or neither"
+        )
     if start not in (None, "") and end not in (None, ""):
         s, e = t.instant(start, "start", tz), t.instant(end, "end", tz)
         _order(s, e, what)
@@ -58,9 +60,9 @@ def resolve(
 def partition_window(
     key: str,
     *,
-    every: Optional[str] = None,
-    key_span: Optional[t.DurationLike] = None,
-    tz: Optional[t.TzLike] = None,
+    every: str | None = None,
+    key_span: t.DurationLike | None = None,
+    tz: t.TzLike | None = None,
 ) -> tuple[datetime, datetime]:
     """The window of a partition key (see the module's text).
 

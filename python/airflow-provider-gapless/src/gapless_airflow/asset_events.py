@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Optional
+from typing import Any
 
 import gapless
 
@@ -70,7 +70,7 @@ def field(event: Any, name: str) -> Any:
     return getattr(event, name, None)
 
 
-def describe(event: Any, position: Optional[int] = None) -> str:
+def describe(event: Any, position: int | None = None) -> str:
     """How an error names an event: by its id, else by its position."""
     ident = field(event, "id")
     if ident is not None:
@@ -81,10 +81,10 @@ def describe(event: Any, position: Optional[int] = None) -> str:
 def interval_of(
     event: Any,
     *,
-    key_span: Optional[t.DurationLike] = None,
-    tz: Optional[t.TzLike] = None,
-    position: Optional[int] = None,
-) -> Optional[EventInterval]:
+    key_span: t.DurationLike | None = None,
+    tz: t.TzLike | None = None,
+    position: int | None = None,
+) -> EventInterval | None:
     """The interval an asset event covers (see the module's text), or None
     when it carries none. A ``ValueError`` names the event and why its
     interval cannot be read: one of ``interval_start``/``interval_end``
@@ -98,18 +98,23 @@ def interval_of(
     name = describe(event, position)
     extra = field(event, "extra") or {}
     if not isinstance(extra, Mapping):
-        raise ValueError(f"{name}: extra is {type(extra).__name__}, not an object")
+        # A ValueError, as every unreadable event is: the sync skips those.
+        raise ValueError(f"{name}: extra is {type(extra).__name__}, not an object")  # noqa: TRY004
     kind = extra.get(INTERVAL_KIND)
     if kind is None:
         kind = "landed"
     elif kind not in _KINDS:
-        raise ValueError(f"{name}: extra.{INTERVAL_KIND} {kind!r} is neither 'landed' nor 'retracted'")
+        raise ValueError(
+            f"{name}: extra.{INTERVAL_KIND} {kind!r} is neither 'landed' nor 'retracted'"
+        )
     ident = field(event, "id")
     s_raw, e_raw = extra.get(INTERVAL_START), extra.get(INTERVAL_END)
     if s_raw is not None or e_raw is not None:
         if s_raw is None or e_raw is None:
             missing = INTERVAL_START if s_raw is None else INTERVAL_END
-            raise ValueError(f"{name}: extra has {INTERVAL_END if s_raw is None else INTERVAL_START} without {missing}")
+            raise ValueError(
+                f"{name}: extra has {INTERVAL_END if s_raw is None else INTERVAL_START} without {missing}"
+            )
         try:
             s = t.instant(s_raw, f"extra.{INTERVAL_START}", tz)
             e = t.instant(e_raw, f"extra.{INTERVAL_END}", tz)
@@ -123,7 +128,7 @@ def interval_of(
     if key is None or key == "":
         return None
     if not isinstance(key, str):
-        raise ValueError(f"{name}: partition_key is {type(key).__name__}, not text")
+        raise ValueError(f"{name}: partition_key is {type(key).__name__}, not text")  # noqa: TRY004
     if t.looks_like_interval(key):
         try:
             s, e = t.interval(key, "partition_key", tz)
@@ -142,15 +147,17 @@ def interval_of(
     except (ValueError, TypeError, OverflowError) as err:
         raise ValueError(f"{name}: {err}") from None
     if s >= e:
-        raise ValueError(f"{name}: partition_key {key!r} + {t.iso_duration(span)} is not after the key")
+        raise ValueError(
+            f"{name}: partition_key {key!r} + {t.iso_duration(span)} is not after the key"
+        )
     return EventInterval(s, e, kind, "discrete_key", ident)
 
 
 def intervals_of(
     events: Iterable[Any],
     *,
-    key_span: Optional[t.DurationLike] = None,
-    tz: Optional[t.TzLike] = None,
+    key_span: t.DurationLike | None = None,
+    tz: t.TzLike | None = None,
 ) -> list[EventInterval]:
     """The intervals of the events that carry one, in the order given."""
     span = t.duration(key_span, "key_span") if key_span is not None else None
@@ -167,8 +174,8 @@ def coverage_from_asset_events(
     start: t.InstantLike,
     end: t.InstantLike,
     *,
-    key_span: Optional[t.DurationLike] = None,
-    tz: Optional[t.TzLike] = None,
+    key_span: t.DurationLike | None = None,
+    tz: t.TzLike | None = None,
 ) -> gapless.Coverage:
     """The coverage of ``[start, end)`` by asset events: ``inlet_events[asset]``
     in a task, or the ``asset_events`` of ``GET /api/v2/assets/events``

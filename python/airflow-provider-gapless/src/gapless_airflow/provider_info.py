@@ -44,11 +44,19 @@ def get_provider_info() -> dict[str, Any]:
         ],
         "hooks": [{"integration-name": integration, "python-modules": modules("hooks.gapless")}],
         "sensors": [
-            {"integration-name": integration, "python-modules": modules("sensors.coverage", "sensors.asset_events")}
+            {
+                "integration-name": integration,
+                "python-modules": modules("sensors.coverage", "sensors.asset_events"),
+            }
         ],
-        "triggers": [{"integration-name": integration, "python-modules": modules("triggers.coverage")}],
+        "triggers": [
+            {"integration-name": integration, "python-modules": modules("triggers.coverage")}
+        ],
         "operators": [
-            {"integration-name": integration, "python-modules": modules("operators.record", "operators.sync")}
+            {
+                "integration-name": integration,
+                "python-modules": modules("operators.record", "operators.sync"),
+            }
         ],
         "connection-types": [
             {

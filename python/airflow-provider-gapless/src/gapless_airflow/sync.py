@@ -46,13 +46,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any
+
+import httpx
 
 import gapless
-import httpx
 
 from . import _time as t
 from .asset_events import INTERVAL_END, INTERVAL_START, describe, interval_of
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11
 
 log = logging.getLogger("gapless_airflow.sync")
 
@@ -69,14 +73,14 @@ class Cursor:
     """Where the last sync stopped: the newest event read (its timestamp,
     RFC 3339 text as Airflow gave it, and its id)."""
 
-    timestamp: Optional[str] = None
-    last_id: Optional[int] = None
+    timestamp: str | None = None
+    last_id: int | None = None
 
     def to_json(self) -> str:
         return json.dumps({"timestamp": self.timestamp, "last_id": self.last_id})
 
     @classmethod
-    def from_json(cls, text: Optional[str]) -> Cursor:
+    def from_json(cls, text: str | None) -> Cursor:
         """A cursor from :meth:`to_json`'s text (None or empty: from the start)."""
         if not text or not text.strip():
             return cls()
@@ -135,11 +139,11 @@ class AirflowAPI:
         self,
         url: str,
         *,
-        username: Optional[str] = None,
-        password: Optional[str] = None,
-        token: Optional[str] = None,
+        username: str | None = None,
+        password: str | None = None,
+        token: str | None = None,
         timeout: float = 30.0,
-        transport: Optional[httpx.BaseTransport] = None,
+        transport: httpx.BaseTransport | None = None,
     ) -> None:
         if not url or not url.startswith(("http://", "https://")):
             raise ValueError(f"airflow url {url!r}: not an http:// URL")
@@ -156,18 +160,22 @@ class AirflowAPI:
     def close(self) -> None:
         self._http.close()
 
-    def __enter__(self) -> AirflowAPI:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def _login(self) -> Optional[str]:
+    def _login(self) -> str | None:
         if self._fixed or not self.username:
             return self._token
-        r = self._http.post("/auth/token", json={"username": self.username, "password": self.password})
+        r = self._http.post(
+            "/auth/token", json={"username": self.username, "password": self.password}
+        )
         if r.status_code not in (200, 201):
-            raise SyncError(f"airflow {self.url}: login as {self.username!r} refused ({r.status_code}: {r.text[:200]})")
+            raise SyncError(
+                f"airflow {self.url}: login as {self.username!r} refused ({r.status_code}: {r.text[:200]})"
+            )
         self._token = r.json()["access_token"]
         return self._token
 
@@ -177,7 +185,9 @@ class AirflowAPI:
             token = self._token if self._token is not None else self._login()
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             try:
-                r = self._http.get(path, params={k: v for k, v in params.items() if v is not None}, headers=headers)
+                r = self._http.get(
+                    path, params={k: v for k, v in params.items() if v is not None}, headers=headers
+                )
             except httpx.HTTPError as e:
                 raise SyncError(f"airflow {self.url}{path}: {e or type(e).__name__}") from e
             if r.status_code == 401 and not self._fixed and self.username and attempt == 0:
@@ -193,9 +203,9 @@ def gapless_event(
     event: dict[str, Any],
     *,
     name_from: str = "uri",
-    key_spans: Optional[dict[str, tuple[Optional[str], Optional[str]]]] = None,
+    key_spans: dict[str, tuple[str | None, str | None]] | None = None,
     id_prefix: str = "airflow:",
-) -> tuple[Optional[dict[str, Any]], Optional[str]]:
+) -> tuple[dict[str, Any] | None, str | None]:
     """The gapless event for one Airflow asset event (a JSON object of the
     REST API), or ``(None, reason)`` when it is skipped. ``key_spans`` maps a
     gapless asset to its declared ``(key_span, tz)``.
@@ -210,7 +220,9 @@ def gapless_event(
     span, tz = (key_spans or {}).get(name, (None, None))
     extra = event.get("extra") or {}
     key = event.get("partition_key")
-    has_extra = isinstance(extra, dict) and (extra.get(INTERVAL_START) is not None or extra.get(INTERVAL_END) is not None)
+    has_extra = isinstance(extra, dict) and (
+        extra.get(INTERVAL_START) is not None or extra.get(INTERVAL_END) is not None
+    )
     if not has_extra and key and not t.looks_like_interval(key) and span is None:
         return None, "discrete key, no key span"
     try:
@@ -234,13 +246,13 @@ def sync(
     airflow: AirflowAPI,
     client: gapless.Client,
     *,
-    cursor: Optional[Cursor] = None,
+    cursor: Cursor | None = None,
     name_from: str = "uri",
-    assets: Optional[Iterable[str]] = None,
+    assets: Iterable[str] | None = None,
     overlap: t.DurationLike = "PT5M",
     id_prefix: str = "airflow:",
-    save: Optional[Callable[[Cursor], None]] = None,
-    max_pages: Optional[int] = None,
+    save: Callable[[Cursor], None] | None = None,
+    max_pages: int | None = None,
 ) -> SyncResult:
     """Import the asset events after ``cursor`` (all of them without one)
     into gapless; the new cursor is in the answer, and handed to ``save``
@@ -269,7 +281,11 @@ def sync(
     offset = 0
     while max_pages is None or result.pages < max_pages:
         page = airflow.get(
-            "/api/v2/assets/events", order_by="timestamp", limit=PAGE, offset=offset, timestamp_gte=since
+            "/api/v2/assets/events",
+            order_by="timestamp",
+            limit=PAGE,
+            offset=offset,
+            timestamp_gte=since,
         )
         events = page.get("asset_events", [])
         result.pages += 1
@@ -280,7 +296,9 @@ def sync(
             if wanted is not None and name not in wanted:
                 result.skipped["not selected"] += 1
                 continue
-            out, why = gapless_event(ev, name_from=name_from, key_spans=key_spans, id_prefix=id_prefix)
+            out, why = gapless_event(
+                ev, name_from=name_from, key_spans=key_spans, id_prefix=id_prefix
+            )
             if out is None:
                 result.skipped[why] += 1
                 continue
@@ -295,7 +313,9 @@ def sync(
                 if pos and pos[0] == "event" and 1 <= pos[1] <= len(origin):
                     bad = origin[pos[1] - 1]
                     where = f" at {describe(bad)} ({bad.get(name_from)})"
-                raise SyncError(f"gapless refused the page at offset {offset}{where}: {e.message}") from e
+                raise SyncError(
+                    f"gapless refused the page at offset {offset}{where}: {e.message}"
+                ) from e
             result.sent += len(batch)
             result.accepted += recorded.accepted
             result.duplicates += recorded.duplicates
@@ -313,29 +333,47 @@ def sync(
 # -- the command line ---------------------------------------------------------------
 
 
-def main(argv: Optional[list[str]] = None) -> int:
+def main(argv: list[str] | None = None) -> int:
     """``gapless-airflow-sync``: one sync, its cursor kept in ``--state``."""
     p = argparse.ArgumentParser(
         prog="gapless-airflow-sync",
         description="Import Airflow asset events that carry intervals into gapless (a rerun is a no-op).",
     )
-    p.add_argument("--airflow-url", default=os.environ.get("AIRFLOW_URL"), help="Airflow's base URL (AIRFLOW_URL)")
-    p.add_argument("--username", default=os.environ.get("AIRFLOW_USERNAME"), help="(AIRFLOW_USERNAME)")
-    p.add_argument("--password", default=os.environ.get("AIRFLOW_PASSWORD"), help="(AIRFLOW_PASSWORD)")
-    p.add_argument("--token", default=os.environ.get("AIRFLOW_TOKEN"), help="a fixed API token (AIRFLOW_TOKEN)")
+    p.add_argument(
+        "--airflow-url",
+        default=os.environ.get("AIRFLOW_URL"),
+        help="Airflow's base URL (AIRFLOW_URL)",
+    )
+    p.add_argument(
+        "--username", default=os.environ.get("AIRFLOW_USERNAME"), help="(AIRFLOW_USERNAME)"
+    )
+    p.add_argument(
+        "--password", default=os.environ.get("AIRFLOW_PASSWORD"), help="(AIRFLOW_PASSWORD)"
+    )
+    p.add_argument(
+        "--token", default=os.environ.get("AIRFLOW_TOKEN"), help="a fixed API token (AIRFLOW_TOKEN)"
+    )
     p.add_argument("--gapless-url", default=os.environ.get("GAPLESS_URL"), help="(GAPLESS_URL)")
     p.add_argument("--gapless-token", default=None, help="(GAPLESS_TOKEN)")
-    p.add_argument("--state", type=Path, help="the cursor's file: read, and written after each page")
+    p.add_argument(
+        "--state", type=Path, help="the cursor's file: read, and written after each page"
+    )
     p.add_argument("--name-from", choices=("uri", "name"), default="uri")
-    p.add_argument("--asset", action="append", dest="assets", help="import only this asset (repeat)")
-    p.add_argument("--overlap", default="PT5M", help="read again this far before the cursor (default PT5M)")
+    p.add_argument(
+        "--asset", action="append", dest="assets", help="import only this asset (repeat)"
+    )
+    p.add_argument(
+        "--overlap", default="PT5M", help="read again this far before the cursor (default PT5M)"
+    )
     p.add_argument("--id-prefix", default="airflow:")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     args = p.parse_args(argv)
     try:
         if not args.airflow_url:
             raise SyncError("--airflow-url (or AIRFLOW_URL) is required")
-        cursor = Cursor.from_json(args.state.read_text() if args.state and args.state.exists() else None)
+        cursor = Cursor.from_json(
+            args.state.read_text() if args.state and args.state.exists() else None
+        )
 
         def save(c: Cursor) -> None:
             if args.state:
@@ -343,10 +381,22 @@ def main(argv: Optional[list[str]] = None) -> int:
                 tmp.write_text(c.to_json() + "\n")
                 tmp.replace(args.state)
 
-        with AirflowAPI(args.airflow_url, username=args.username, password=args.password, token=args.token) as api, \
-                gapless.Client(args.gapless_url, args.gapless_token) as client:
-            result = sync(api, client, cursor=cursor, name_from=args.name_from, assets=args.assets,
-                          overlap=args.overlap, id_prefix=args.id_prefix, save=save)
+        with (
+            AirflowAPI(
+                args.airflow_url, username=args.username, password=args.password, token=args.token
+            ) as api,
+            gapless.Client(args.gapless_url, args.gapless_token) as client,
+        ):
+            result = sync(
+                api,
+                client,
+                cursor=cursor,
+                name_from=args.name_from,
+                assets=args.assets,
+                overlap=args.overlap,
+                id_prefix=args.id_prefix,
+                save=save,
+            )
     except (SyncError, gapless.GaplessError, ValueError, OSError) as e:
         print(f"gapless-airflow-sync: {e}", file=sys.stderr)
         return 2

@@ -67,8 +67,8 @@ def _version() -> str:
 __version__ = _version()
 
 __all__ = [
-    "AsyncClient",
     "Asset",
+    "AsyncClient",
     "BadInput",
     "Bucket",
     "Buckets",

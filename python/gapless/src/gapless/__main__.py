@@ -17,7 +17,7 @@ def main() -> int:
         return 2
     args = [binary, *sys.argv[1:]]
     if sys.platform == "win32":  # no exec there: run it and pass its exit code on
-        return subprocess.run(args).returncode
+        return subprocess.run(args, check=False).returncode
     os.execv(binary, args)
     return 0  # not reached
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator, Iterable, Mapping
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 
@@ -15,6 +15,9 @@ from . import _transport as t
 from ._api import Call, Item, Plan, R, Steps, T
 from ._client import Client
 from ._time import DurationLike, InstantLike, TzLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11
 
 
 class AsyncClient:
@@ -59,7 +62,7 @@ class AsyncClient:
         """Close the connections."""
         await self._http.aclose()
 
-    async def __aenter__(self) -> AsyncClient:
+    async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import httpx
 
@@ -14,6 +14,9 @@ from . import _models as m
 from . import _transport as t
 from ._api import Call, Item, Plan, R, Steps, T
 from ._time import DurationLike, InstantLike, TzLike
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11
 
 
 class Client:
@@ -76,7 +79,7 @@ class Client:
         """Close the connections."""
         self._http.close()
 
-    def __enter__(self) -> Client:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(

@@ -19,16 +19,15 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta, timezone, tzinfo
-from typing import Union
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 #: What the client takes for an instant.
-InstantLike = Union[datetime, str]
+InstantLike = datetime | str
 #: What the client takes for a zone: an IANA name (``"Europe/Berlin"``) or a tzinfo.
-TzLike = Union[str, tzinfo]
+TzLike = str | tzinfo
 #: What the client takes for a duration: a :class:`timedelta`, seconds, or
 #: the SPEC's text (``"PT5M"``, ``"5m"``).
-DurationLike = Union[timedelta, int, float, str]
+DurationLike = timedelta | int | float | str
 
 UTC = timezone.utc
 _UNIX = datetime(1970, 1, 1, tzinfo=timezone.utc)

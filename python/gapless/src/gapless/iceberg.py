@@ -97,7 +97,7 @@ def _seq(s: Mapping[str, Any]) -> int | None:
 
 def _same(a: tuple[Any, Any], b: tuple[Any, Any]) -> bool:
     return all(
-        to_datetime(x, "interval") == to_datetime(y, "interval") for x, y in zip(a, b)
+        to_datetime(x, "interval") == to_datetime(y, "interval") for x, y in zip(a, b, strict=True)
     )
 
 

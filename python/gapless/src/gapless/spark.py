@@ -327,7 +327,9 @@ class GaplessListener(StreamingQueryListener):
             return
         event = _event(self.asset, p, prev, w)
         try:
-            r = self._retrying(f"recording batch {b} of query {qid}", lambda: self.client.record_many([event]))
+            r = self._retrying(
+                f"recording batch {b} of query {qid}", lambda: self.client.record_many([event])
+            )
             self.recorded += r.accepted
             self.duplicates += r.duplicates
         except _errors.Conflict as e:
@@ -438,5 +440,5 @@ def record_batch(
 def _running_query_id(batch_df: Any) -> str | None:
     try:
         return batch_df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
-    except Exception:
+    except Exception:  # noqa: BLE001 (no query id is an answer: the caller asks for id=)
         return None

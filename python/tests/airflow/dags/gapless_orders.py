@@ -15,6 +15,8 @@ Each task appends `<dag_id> <partition_key> <run_id>` to the file named by
 GAPLESS_AIRFLOW_RECORD (the test reads it besides Airflow's REST API).
 """
 
+from __future__ import annotations
+
 import os
 
 import pendulum

@@ -33,8 +33,13 @@ with DAG(
     @task
     def incomplete_windows(params=None) -> list[dict]:
         with GaplessHook().get_conn() as client:
-            plan = client.windows(params["asset"], params["start"], params["end"], params["every"], incomplete=True)
-        return [{"key": w.key, "start": w.start.isoformat(), "end": w.end.isoformat()} for w in plan.windows]
+            plan = client.windows(
+                params["asset"], params["start"], params["end"], params["every"], incomplete=True
+            )
+        return [
+            {"key": w.key, "start": w.start.isoformat(), "end": w.end.isoformat()}
+            for w in plan.windows
+        ]
 
     @task(max_active_tis_per_dagrun=4)
     def rebuild(window: dict, params=None) -> dict:

@@ -20,10 +20,11 @@ As an environment variable::
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
+
+from airflow.sdk import BaseHook
 
 import gapless
-from airflow.sdk import BaseHook
 
 from ..provider_info import ui_field_behaviour
 
@@ -65,7 +66,9 @@ class GaplessHook(BaseHook):
         """
         host = (conn.host or "").strip().rstrip("/")
         if not host:
-            raise ValueError(f"connection {conn.conn_id!r}: no host (the gapless server's host name)")
+            raise ValueError(
+                f"connection {conn.conn_id!r}: no host (the gapless server's host name)"
+            )
         if "://" in host:
             scheme, _, rest = host.partition("://")
             if conn.port and ":" not in rest:
@@ -113,6 +116,6 @@ class GaplessHook(BaseHook):
             return False, str(e)
 
 
-def client_for(conn_id: Optional[str]) -> gapless.Client:
+def client_for(conn_id: str | None) -> gapless.Client:
     """A :class:`gapless.Client` for connection ``conn_id`` (``gapless_default`` when None)."""
     return GaplessHook(conn_id or GaplessHook.default_conn_name).get_conn()

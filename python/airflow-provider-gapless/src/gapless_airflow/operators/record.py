@@ -4,12 +4,12 @@ code, :class:`GaplessRecordOperator` as a task of its own."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Optional
+from typing import Any
 
 from airflow.sdk import BaseOperator
 
-from .. import _window
 from .. import _time as t
+from .. import _window
 from ..hooks.gapless import GaplessHook
 
 
@@ -20,7 +20,9 @@ def run_id_of(context: Mapping[str, Any]) -> str:
     ti = context.get("ti") or context.get("task_instance")
     dag_run = context.get("dag_run")
     dag_id = getattr(ti, "dag_id", None) or getattr(dag_run, "dag_id", None)
-    run_id = getattr(ti, "run_id", None) or getattr(dag_run, "run_id", None) or context.get("run_id")
+    run_id = (
+        getattr(ti, "run_id", None) or getattr(dag_run, "run_id", None) or context.get("run_id")
+    )
     task_id = getattr(ti, "task_id", None)
     if not (dag_id and run_id and task_id):
         raise ValueError("record: no DAG run in the context to derive an id from; give id=")
@@ -36,13 +38,13 @@ def record(
     start: Any = None,
     end: Any = None,
     *,
-    context: Optional[Mapping[str, Any]] = None,
-    id: Optional[str] = None,
-    extra: Optional[Mapping[str, Any]] = None,
+    context: Mapping[str, Any] | None = None,
+    id: str | None = None,
+    extra: Mapping[str, Any] | None = None,
     retract: bool = False,
-    every: Optional[str] = None,
+    every: str | None = None,
     key_span: Any = None,
-    tz: Optional[str] = None,
+    tz: str | None = None,
     gapless_conn_id: str = GaplessHook.default_conn_name,
 ) -> dict[str, Any]:
     """Record that the running task wrote ``[start, end)`` of ``asset`` (or
@@ -63,7 +65,9 @@ def record(
         from airflow.sdk import get_current_context
 
         context = get_current_context()
-    s, e, where = _window.resolve(context, start, end, every=every, key_span=key_span, tz=tz, what="record")
+    s, e, where = _window.resolve(
+        context, start, end, every=every, key_span=key_span, tz=tz, what="record"
+    )
     ident = id or run_id_of(context)
     names = [asset] if isinstance(asset, str) else list(asset)
     if not names:
@@ -80,10 +84,21 @@ def record(
         recorded = client.record_many(events)
     _log().info(
         "recorded %s [%s, %s) (window from %s) as %r: %d accepted, %d duplicates",
-        "+".join(names), t.text(s), t.text(e), where, ident, recorded.accepted, recorded.duplicates,
+        "+".join(names),
+        t.text(s),
+        t.text(e),
+        where,
+        ident,
+        recorded.accepted,
+        recorded.duplicates,
     )
-    return {"accepted": recorded.accepted, "duplicates": recorded.duplicates, "id": ident,
-            "start": t.text(s), "end": t.text(e)}
+    return {
+        "accepted": recorded.accepted,
+        "duplicates": recorded.duplicates,
+        "id": ident,
+        "start": t.text(s),
+        "end": t.text(e),
+    }
 
 
 def _log():
@@ -111,7 +126,16 @@ class GaplessRecordOperator(BaseOperator):
     >>> GaplessRecordOperator(task_id="record_hour", asset="orders_hourly", every="1h")  # doctest: +SKIP
     """
 
-    template_fields: Sequence[str] = ("asset", "start", "end", "id", "extra", "every", "key_span", "tz")
+    template_fields: Sequence[str] = (
+        "asset",
+        "start",
+        "end",
+        "id",
+        "extra",
+        "every",
+        "key_span",
+        "tz",
+    )
     ui_color = "#d6f5e3"
 
     def __init__(
@@ -120,12 +144,12 @@ class GaplessRecordOperator(BaseOperator):
         asset: str | Sequence[str],
         start: Any = None,
         end: Any = None,
-        id: Optional[str] = None,
-        extra: Optional[Mapping[str, Any]] = None,
+        id: str | None = None,
+        extra: Mapping[str, Any] | None = None,
         retract: bool = False,
-        every: Optional[str] = None,
+        every: str | None = None,
         key_span: Any = None,
-        tz: Optional[str] = None,
+        tz: str | None = None,
         gapless_conn_id: str = GaplessHook.default_conn_name,
         **kwargs: Any,
     ) -> None:

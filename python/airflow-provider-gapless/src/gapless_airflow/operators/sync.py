@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 from airflow.sdk import BaseHook, BaseOperator, Variable
 
@@ -41,7 +41,7 @@ class GaplessSyncOperator(BaseOperator):
         gapless_conn_id: str = GaplessHook.default_conn_name,
         cursor_variable: str = "gapless_sync_cursor",
         name_from: str = "uri",
-        assets: Optional[Sequence[str]] = None,
+        assets: Sequence[str] | None = None,
         overlap: str = "PT5M",
         **kwargs: Any,
     ) -> None:
@@ -71,7 +71,14 @@ class GaplessSyncOperator(BaseOperator):
             Variable.set(self.cursor_variable, c.to_json())
 
         with self._api() as api, GaplessHook(self.gapless_conn_id).get_conn() as client:
-            result = sync(api, client, cursor=cursor, name_from=self.name_from, assets=self.assets,
-                          overlap=self.overlap, save=save)
+            result = sync(
+                api,
+                client,
+                cursor=cursor,
+                name_from=self.name_from,
+                assets=self.assets,
+                overlap=self.overlap,
+                save=save,
+            )
         self.log.info("%s", result.summary())
         return result.to_dict()

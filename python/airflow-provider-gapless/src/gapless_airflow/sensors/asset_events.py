@@ -4,7 +4,7 @@ with no gapless server (:func:`gapless_airflow.asset_events.coverage_from_asset_
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import Any
 
 from airflow.sdk import Asset, BaseSensorOperator, PokeReturnValue
 from airflow.sdk.exceptions import AirflowSensorTimeout, AirflowSkipException
@@ -48,11 +48,11 @@ class AssetEventCoverageSensor(BaseSensorOperator):
         asset: Asset,
         start: Any = None,
         end: Any = None,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
         max_gap: Any = None,
-        tz: Optional[str] = None,
-        every: Optional[str] = None,
+        tz: str | None = None,
+        every: str | None = None,
         key_span: Any = None,
         lookback: Any = "P7D",
         **kwargs: Any,
@@ -62,7 +62,9 @@ class AssetEventCoverageSensor(BaseSensorOperator):
             inlets.append(asset)
         super().__init__(inlets=inlets, **kwargs)
         if not isinstance(asset, Asset):
-            raise TypeError(f"{self.task_id}: asset must be an airflow.sdk.Asset, got {type(asset).__name__}")
+            raise TypeError(
+                f"{self.task_id}: asset must be an airflow.sdk.Asset, got {type(asset).__name__}"
+            )
         self.asset = asset
         self.start = start
         self.end = end
@@ -71,16 +73,25 @@ class AssetEventCoverageSensor(BaseSensorOperator):
         self.every = every
         self.key_span = key_span
         self.lookback = lookback
-        self._last: Optional[dict[str, Any]] = None
+        self._last: dict[str, Any] | None = None
 
     def poke(self, context: Any) -> PokeReturnValue:
         s, e, where = _window.resolve(
-            context, self.start, self.end, every=self.every, key_span=self.key_span, tz=self.tz,
+            context,
+            self.start,
+            self.end,
+            every=self.every,
+            key_span=self.key_span,
+            tz=self.tz,
             what=self.task_id,
         )
         accessor = context["inlet_events"][self.asset]
         after = t.duration(self.lookback, "lookback").add_to(s, self.tz, -1)
-        events = accessor.after(t.text(after)).ascending(True) if hasattr(accessor, "after") else accessor
+        events = (
+            accessor.after(t.text(after)).ascending(True)
+            if hasattr(accessor, "after")
+            else accessor
+        )
         cov = coverage_from_asset_events(events, s, e, key_span=self.key_span, tz=self.tz)
         answer = {
             "asset": self.asset.uri,

@@ -5,12 +5,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from datetime import timedelta
-from typing import Any, Optional
+from typing import Any
 
-import gapless
 from airflow.sdk import BaseSensorOperator, PokeReturnValue
 from airflow.sdk.configuration import conf
 from airflow.sdk.exceptions import AirflowException, AirflowSensorTimeout, AirflowSkipException
+
+import gapless
 
 from .. import _answer, _window
 from .. import _time as t
@@ -60,21 +61,30 @@ class GaplessCoverageSensor(BaseSensorOperator):
     ... )
     """
 
-    template_fields: Sequence[str] = ("asset", "assets", "start", "end", "policy", "tz", "every", "key_span")
+    template_fields: Sequence[str] = (
+        "asset",
+        "assets",
+        "start",
+        "end",
+        "policy",
+        "tz",
+        "every",
+        "key_span",
+    )
     ui_color = "#d6f5e3"
 
     def __init__(
         self,
         *,
-        asset: Optional[str] = None,
-        assets: Optional[Sequence[str]] = None,
+        asset: str | None = None,
+        assets: Sequence[str] | None = None,
         start: Any = None,
         end: Any = None,
-        policy: Optional[str] = None,
-        min_ratio: Optional[float] = None,
+        policy: str | None = None,
+        min_ratio: float | None = None,
         max_gap: Any = None,
-        tz: Optional[str] = None,
-        every: Optional[str] = None,
+        tz: str | None = None,
+        every: str | None = None,
         key_span: Any = None,
         gapless_conn_id: str = GaplessHook.default_conn_name,
         deferrable: bool = conf.getboolean("operators", "default_deferrable", fallback=False),
@@ -95,7 +105,7 @@ class GaplessCoverageSensor(BaseSensorOperator):
         self.key_span = key_span
         self.gapless_conn_id = gapless_conn_id
         self.deferrable = deferrable
-        self._last: Optional[dict[str, Any]] = None
+        self._last: dict[str, Any] | None = None
 
     # -- the question ------------------------------------------------------
 
@@ -109,7 +119,12 @@ class GaplessCoverageSensor(BaseSensorOperator):
     def window(self, context: Any) -> tuple[str, str, str]:
         """The range as RFC 3339 UTC text, and where it came from."""
         s, e, where = _window.resolve(
-            context, self.start, self.end, every=self.every, key_span=self.key_span, tz=self.tz,
+            context,
+            self.start,
+            self.end,
+            every=self.every,
+            key_span=self.key_span,
+            tz=self.tz,
             what=self.task_id,
         )
         return t.text(s), t.text(e), where
@@ -150,7 +165,11 @@ class GaplessCoverageSensor(BaseSensorOperator):
         self.log.info("%s (window from %s)", _answer.describe(answer), where)
         if answer["complete"]:
             return answer
-        timeout = self.timeout.total_seconds() if isinstance(self.timeout, timedelta) else float(self.timeout)
+        timeout = (
+            self.timeout.total_seconds()
+            if isinstance(self.timeout, timedelta)
+            else float(self.timeout)
+        )
         trigger = GaplessCoverageTrigger(
             assets=self._names(),
             start=start,
@@ -158,12 +177,19 @@ class GaplessCoverageSensor(BaseSensorOperator):
             policy=self.policy,
             gapless_conn_id=self.gapless_conn_id,
             deadline=time.time() + timeout,
-            poll_interval=float(self.poke_interval.total_seconds() if isinstance(self.poke_interval, timedelta) else self.poke_interval),
+            poll_interval=float(
+                self.poke_interval.total_seconds()
+                if isinstance(self.poke_interval, timedelta)
+                else self.poke_interval
+            ),
         )
-        self.log.info("deferring to the triggerer (waiting on the server's long poll for at most %.0f s)", timeout)
+        self.log.info(
+            "deferring to the triggerer (waiting on the server's long poll for at most %.0f s)",
+            timeout,
+        )
         self.defer(trigger=trigger, method_name="execute_complete")
 
-    def execute_complete(self, context: Any, event: Optional[dict[str, Any]] = None) -> Any:
+    def execute_complete(self, context: Any, event: dict[str, Any] | None = None) -> Any:
         """Resume after the trigger fired: the answer, or the timeout naming the gaps."""
         if not event:
             raise AirflowException(f"{self.task_id}: the trigger fired without an event")

@@ -8,10 +8,11 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
-from typing import Any, Optional
+from typing import Any
+
+from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 import gapless
-from airflow.triggers.base import BaseTrigger, TriggerEvent
 
 from .. import _answer
 from ..hooks.gapless import GaplessHook
@@ -48,9 +49,9 @@ class GaplessCoverageTrigger(BaseTrigger):
         assets: list[str],
         start: str,
         end: str,
-        policy: Optional[str] = None,
+        policy: str | None = None,
         gapless_conn_id: str = GaplessHook.default_conn_name,
-        deadline: Optional[float] = None,
+        deadline: float | None = None,
         poll_interval: float = 60.0,
     ) -> None:
         super().__init__()
@@ -86,10 +87,16 @@ class GaplessCoverageTrigger(BaseTrigger):
         try:
             client = await hook.get_async_conn()
         except Exception as e:  # noqa: BLE001 (a bad connection fails the task with its reason)
-            yield TriggerEvent({"status": "error", "answer": None, "message": f"connection {self.gapless_conn_id!r}: {e}"})
+            yield TriggerEvent(
+                {
+                    "status": "error",
+                    "answer": None,
+                    "message": f"connection {self.gapless_conn_id!r}: {e}",
+                }
+            )
             return
         async with client:
-            answer: Optional[dict[str, Any]] = None
+            answer: dict[str, Any] | None = None
             rounds = 0
             while True:
                 rounds += 1
@@ -99,7 +106,9 @@ class GaplessCoverageTrigger(BaseTrigger):
                 except gapless.Unavailable as e:
                     self.log.warning("gapless server unavailable (asking again): %s", e.message)
                     if self._left() <= 0:
-                        yield TriggerEvent({"status": "error", "answer": answer, "message": e.message})
+                        yield TriggerEvent(
+                            {"status": "error", "answer": answer, "message": e.message}
+                        )
                         return
                     await asyncio.sleep(min(self.poll_interval, self._left()))
                     continue
@@ -108,10 +117,18 @@ class GaplessCoverageTrigger(BaseTrigger):
                     return
                 if answer["complete"]:
                     self.log.info("%s", _answer.describe(answer))
-                    yield TriggerEvent({"status": "complete", "answer": answer, "message": _answer.describe(answer)})
+                    yield TriggerEvent(
+                        {
+                            "status": "complete",
+                            "answer": answer,
+                            "message": _answer.describe(answer),
+                        }
+                    )
                     return
                 if self._left() <= 0:
-                    yield TriggerEvent({"status": "timeout", "answer": answer, "message": _answer.describe(answer)})
+                    yield TriggerEvent(
+                        {"status": "timeout", "answer": answer, "message": _answer.describe(answer)}
+                    )
                     return
                 self.log.info("waiting (round %d): %s", rounds, _answer.describe(answer, gaps=3))
 
