@@ -81,7 +81,7 @@ def describe(event: Any, position: int | None = None) -> str:
 def interval_of(
     event: Any,
     *,
-    key_span: t.DurationLike | None = None,
+    key_span: t.DurationLike | t.Duration | None = None,
     tz: t.TzLike | None = None,
     position: int | None = None,
 ) -> EventInterval | None:

@@ -27,7 +27,9 @@ def ui_field_behaviour() -> dict[str, Any]:
 def get_provider_info() -> dict[str, Any]:
     from . import __version__
 
-    modules = lambda *names: [f"gapless_airflow.{n}" for n in names]  # noqa: E731
+    def modules(*names: str) -> list[str]:
+        return [f"gapless_airflow.{n}" for n in names]
+
     integration = "gapless"
     return {
         "package-name": "airflow-provider-gapless",

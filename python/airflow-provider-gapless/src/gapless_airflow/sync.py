@@ -101,7 +101,7 @@ class SyncResult:
     sent: int = 0
     accepted: int = 0
     duplicates: int = 0
-    skipped: Counter = field(default_factory=Counter)
+    skipped: Counter[str] = field(default_factory=Counter)
 
     def summary(self) -> str:
         skipped = sum(self.skipped.values())
@@ -195,7 +195,8 @@ class AirflowAPI:
                 continue
             if r.status_code != 200:
                 raise SyncError(f"airflow {self.url}{path}: {r.status_code}: {r.text[:200]}")
-            return r.json()
+            answer: dict[str, Any] = r.json()
+            return answer
         raise SyncError(f"airflow {self.url}{path}: 401 after logging in again")  # pragma: no cover
 
 
@@ -205,7 +206,7 @@ def gapless_event(
     name_from: str = "uri",
     key_spans: dict[str, tuple[str | None, str | None]] | None = None,
     id_prefix: str = "airflow:",
-) -> tuple[dict[str, Any] | None, str | None]:
+) -> tuple[dict[str, Any], None] | tuple[None, str]:
     """The gapless event for one Airflow asset event (a JSON object of the
     REST API), or ``(None, reason)`` when it is skipped. ``key_spans`` maps a
     gapless asset to its declared ``(key_span, tz)``.
@@ -296,13 +297,11 @@ def sync(
             if wanted is not None and name not in wanted:
                 result.skipped["not selected"] += 1
                 continue
-            out, why = gapless_event(
-                ev, name_from=name_from, key_spans=key_spans, id_prefix=id_prefix
-            )
-            if out is None:
-                result.skipped[why] += 1
+            got = gapless_event(ev, name_from=name_from, key_spans=key_spans, id_prefix=id_prefix)
+            if got[1] is not None:  # skipped, and why
+                result.skipped[got[1]] += 1
                 continue
-            batch.append(out)
+            batch.append(got[0])
             origin.append(ev)
         if batch:
             try:

@@ -126,7 +126,7 @@ def snapshot_batches(
         enumerate(metadata.get("snapshots") or []),
         key=lambda item: (_seq(item[1]) if _seq(item[1]) is not None else 2**63, item[0]),
     )
-    snaps = [s for _, s in ordered if _seq(s) is None or _seq(s) > after]
+    snaps = [s for _, s in ordered if (n := _seq(s)) is None or n > after]
     batches: list[list[dict[str, Any]]] = []
     skipped = 0
     cursor = after
@@ -202,7 +202,10 @@ def cursor(client: Client, asset: str, table_uuid: str) -> int:
 
 def table_metadata(table: Any) -> dict[str, Any]:
     """A pyiceberg table's current metadata as JSON (ids exact: never floats)."""
-    return json.loads(table.metadata.model_dump_json(by_alias=True, exclude_none=True))
+    metadata: dict[str, Any] = json.loads(
+        table.metadata.model_dump_json(by_alias=True, exclude_none=True)
+    )
+    return metadata
 
 
 def sync(

@@ -31,9 +31,9 @@ import logging
 import queue
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _errors
 from ._time import DurationLike, InstantLike, format_instant, from_micros, seconds, to_datetime
@@ -50,6 +50,7 @@ _NO_PYSPARK = "gapless.spark needs pyspark (>= 3.5) for this: pip install 'gaple
 
 if TYPE_CHECKING:
     from ._client import Client
+    from ._models import Recorded
 
 __all__ = [
     "GaplessListener",
@@ -63,6 +64,7 @@ __all__ = [
 log = logging.getLogger("gapless.spark")
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_T = TypeVar("_T")
 MODES = ("watermark",)
 
 
@@ -146,7 +148,9 @@ def _event(asset: str, p: Mapping[str, Any], start: datetime, end: datetime) -> 
     }
 
 
-def last_watermark(client: Client, asset: str, query_id: str, before_batch: int | None = None):
+def last_watermark(
+    client: Client, asset: str, query_id: str, before_batch: int | None = None
+) -> datetime | None:
     """What gapless holds for a query: the end of its newest recorded
     watermark event (the highest batch id, below ``before_batch`` when
     given), i.e. the last watermark recorded; None when there is none (or
@@ -233,7 +237,8 @@ class GaplessListener(StreamingQueryListener):
         #: query id -> the newest batch id whose progress was queued
         self.last_batch: dict[str, int] = {}
         self._warned: set[str] = set()
-        self._last: dict[str, tuple[int, datetime]] = {}  # query id -> (batch, real watermark)
+        # query id -> (batch, real watermark)
+        self._last: dict[str, tuple[int, datetime | None]] = {}
         self._queue: queue.Queue[dict[str, Any] | None] = queue.Queue()
         self._closed = False
         self._worker = threading.Thread(target=self._run, name="gapless-listener", daemon=True)
@@ -291,7 +296,7 @@ class GaplessListener(StreamingQueryListener):
             finally:
                 self._queue.task_done()
 
-    def _retrying(self, what: str, fn):
+    def _retrying(self, what: str, fn: Callable[[], _T]) -> _T:
         pause = self.retry_backoff
         while True:
             try:
@@ -322,7 +327,7 @@ class GaplessListener(StreamingQueryListener):
                 lambda: last_watermark(self.client, self.asset, qid, before_batch=b),
             )
         moved = w is not None and (prev is None or w > prev)
-        if not moved or prev is None:
+        if not moved or prev is None or w is None:  # (w is None only when it has not moved)
             self._last[qid] = (b, w if moved else prev)
             return
         event = _event(self.asset, p, prev, w)
@@ -382,7 +387,7 @@ def record_batch(
     id: str | None = None,
     query_id: str | None = None,
     extra: Mapping[str, Any] | None = None,
-):
+) -> Recorded | None:
     """Record what one ``foreachBatch`` batch wrote; call it after the
     batch's write succeeded. Answers :class:`gapless.Recorded`, or None when
     there was nothing to record (an empty batch with ``column``).
@@ -439,6 +444,9 @@ def record_batch(
 
 def _running_query_id(batch_df: Any) -> str | None:
     try:
-        return batch_df.sparkSession.sparkContext.getLocalProperty("sql.streaming.queryId")
+        qid: str | None = batch_df.sparkSession.sparkContext.getLocalProperty(
+            "sql.streaming.queryId"
+        )
+        return qid
     except Exception:  # noqa: BLE001 (no query id is an answer: the caller asks for id=)
         return None

@@ -9,8 +9,10 @@ next time, so running it again only redoes what is still missing.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pendulum
-from airflow.sdk import DAG, Param, task
+from airflow.sdk import DAG, Param, get_current_context, task
 
 from gapless_airflow.hooks.gapless import GaplessHook
 from gapless_airflow.operators.record import record
@@ -31,7 +33,8 @@ with DAG(
 ):
 
     @task
-    def incomplete_windows(params=None) -> list[dict]:
+    def incomplete_windows() -> list[dict[str, str]]:
+        params = get_current_context()["params"]
         with GaplessHook().get_conn() as client:
             plan = client.windows(
                 params["asset"], params["start"], params["end"], params["every"], incomplete=True
@@ -42,7 +45,8 @@ with DAG(
         ]
 
     @task(max_active_tis_per_dagrun=4)
-    def rebuild(window: dict, params=None) -> dict:
+    def rebuild(window: dict[str, str]) -> dict[str, Any]:
+        params = get_current_context()["params"]
         # ... recompute the window [start, end) from the raw data ...
         # The id is this run's and this map index's: a retry is a duplicate, a later
         # backfill (after a retraction) a new event that wins.

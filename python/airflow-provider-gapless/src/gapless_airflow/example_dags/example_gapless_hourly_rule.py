@@ -26,6 +26,8 @@ records a duplicate, not a second event.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pendulum
 from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, task
 
@@ -49,7 +51,7 @@ with DAG(
     )
 
     @task
-    def aggregate(dag_run=None) -> dict:
+    def aggregate() -> dict[str, Any]:
         # ... read orders of the hour, write the aggregate ...
         return record("orders_hourly", every="1h", extra={"source": "orders"})
 

@@ -3,6 +3,7 @@ code, :class:`GaplessRecordOperator` as a task of its own."""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -101,9 +102,7 @@ def record(
     }
 
 
-def _log():
-    import logging
-
+def _log() -> logging.Logger:
     return logging.getLogger("airflow.task.gapless")
 
 

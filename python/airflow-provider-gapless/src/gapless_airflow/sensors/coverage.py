@@ -133,7 +133,8 @@ class GaplessCoverageSensor(BaseSensorOperator):
         """The coverage answer now."""
         names = self._names()
         if len(names) == 1:
-            return client.check(names[0], start, end, policy=self.policy).raw
+            answer: dict[str, Any] = client.check(names[0], start, end, policy=self.policy).raw
+            return answer
         return _answer.joint(client.check_all(names, start, end).raw, self.policy)
 
     def poke(self, context: Any) -> PokeReturnValue:
