@@ -195,6 +195,7 @@ pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> 
             context: "cannot read the listening address".into(),
             source,
         })?;
+        let shutdown = shutdown_signal();
         eprintln!("listening on http://{addr}");
         tracing::info!(
             %addr,
@@ -203,7 +204,7 @@ pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> 
             "listening"
         );
         let state = AppState::new(ledger, config);
-        serve(listener, state, shutdown_signal()).await
+        serve(listener, state, shutdown).await
     });
     drop(runtime);
     // The deliverer stops (between firings) once the server has.
@@ -215,25 +216,39 @@ pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> 
 }
 
 /// Completes on ctrl-c or, on Unix, SIGTERM.
-pub async fn shutdown_signal() {
-    let ctrl_c = async {
+///
+/// The handlers are installed when this is called, not when the future is
+/// first polled: a signal sent as soon as the server says it listens must
+/// stop it gracefully, not end it by the signal's default action.
+///
+/// # Panics
+///
+/// When called outside a Tokio runtime.
+pub fn shutdown_signal() -> impl std::future::Future<Output = ()> + Send {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, Signal, SignalKind};
+        async fn received(s: Option<Signal>) {
+            match s {
+                Some(mut s) => {
+                    s.recv().await;
+                }
+                None => std::future::pending::<()>().await,
+            }
+        }
+        let interrupt = signal(SignalKind::interrupt()).ok();
+        let terminate = signal(SignalKind::terminate()).ok();
+        async move {
+            tokio::select! {
+                () = received(interrupt) => {}
+                () = received(terminate) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
         }
-    };
-    #[cfg(unix)]
-    let terminate = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    #[cfg(not(unix))]
-    let terminate = std::future::pending::<()>();
-    tokio::select! {
-        () = ctrl_c => {}
-        () = terminate => {}
     }
 }
