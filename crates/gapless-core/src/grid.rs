@@ -29,6 +29,7 @@ use jiff::civil::{Date, ISOWeekDate, Weekday};
 use jiff::tz::TimeZone;
 use jiff::Timestamp;
 
+use crate::error::err;
 use crate::parse::{invalid, start_of_day};
 use crate::units::{MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND};
 use crate::{Error, Instant, Interval, Result};
@@ -143,10 +144,12 @@ impl Grid {
         self.unit
     }
 
-    fn lex(text: &str) -> Result<Grid, String> {
+    fn lex(text: &str) -> Result<Grid> {
         let t = text.trim();
         if t.is_empty() {
-            return Err("empty; expected a grid such as 5m, 1h, 1d, 1w, 3mo or 1y".into());
+            return Err(err!(
+                "empty; expected a grid such as 5m, 1h, 1d, 1w, 3mo or 1y"
+            ));
         }
         let split = t
             .bytes()
@@ -154,7 +157,9 @@ impl Grid {
             .unwrap_or(t.len());
         let (digits, suffix) = t.split_at(split);
         if digits.is_empty() {
-            return Err("expected a number and a unit, such as 5m, 1h, 1d, 1w, 3mo or 1y".into());
+            return Err(err!(
+                "expected a number and a unit, such as 5m, 1h, 1d, 1w, 3mo or 1y"
+            ));
         }
         let unit = match suffix {
             "m" => GridUnit::Minute,
@@ -163,9 +168,13 @@ impl Grid {
             "w" => GridUnit::Week,
             "mo" => GridUnit::Month,
             "y" => GridUnit::Year,
-            "" => return Err("missing unit; use m, h, d, w, mo or y, such as 5m or 1h".into()),
+            "" => {
+                return Err(err!(
+                    "missing unit; use m, h, d, w, mo or y, such as 5m or 1h"
+                ))
+            }
             _ => {
-                return Err(format!(
+                return Err(err!(
                     "unknown unit {:?}; use m, h, d, w, mo or y, such as 5m or 1h",
                     crate::parse::shown(suffix)
                 ))
@@ -180,9 +189,9 @@ impl Grid {
         Ok(Grid { n, unit })
     }
 
-    fn check(n: u32, unit: GridUnit) -> Result<(), String> {
+    fn check(n: u32, unit: GridUnit) -> Result<()> {
         if n == 0 {
-            return Err("the count must be at least 1".into());
+            return Err(err!("the count must be at least 1"));
         }
         let ok = match unit {
             GridUnit::Minute => n <= 59,
@@ -196,16 +205,16 @@ impl Grid {
             return Ok(());
         }
         Err(match unit {
-            GridUnit::Minute if n == 60 => "minutes must be 1 to 59 (60m is 1h)".into(),
-            GridUnit::Minute => "minutes must be 1 to 59 (multiples of N in each hour)".into(),
-            GridUnit::Hour if n == 24 => "hours must be 1 to 23 (24h is 1d)".into(),
-            GridUnit::Hour => "hours must be 1 to 23 (multiples of N in each day)".into(),
-            GridUnit::Day => "days must be 1 to 31 (days 1, 1+N… of each month)".into(),
-            GridUnit::Week => "weeks must be 1 to 53 (ISO weeks 1, 1+N… of each year)".into(),
+            GridUnit::Minute if n == 60 => err!("minutes must be 1 to 59 (60m is 1h)"),
+            GridUnit::Minute => err!("minutes must be 1 to 59 (multiples of N in each hour)"),
+            GridUnit::Hour if n == 24 => err!("hours must be 1 to 23 (24h is 1d)"),
+            GridUnit::Hour => err!("hours must be 1 to 23 (multiples of N in each day)"),
+            GridUnit::Day => err!("days must be 1 to 31 (days 1, 1+N… of each month)"),
+            GridUnit::Week => err!("weeks must be 1 to 53 (ISO weeks 1, 1+N… of each year)"),
             GridUnit::Month => {
-                format!("{n} months does not divide a year; use 1, 2, 3, 4, 6 or 12")
+                err!("{n} months does not divide a year; use 1, 2, 3, 4, 6 or 12")
             }
-            GridUnit::Year => "years must be 1 to 9999".into(),
+            GridUnit::Year => err!("years must be 1 to 9999"),
         })
     }
 

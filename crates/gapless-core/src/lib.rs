@@ -45,7 +45,9 @@
 //!   values deserialized into their readers' types, each problem a
 //!   [`ConfigError`] with the path to the bad value, worded in the file's
 //!   syntax (`config.rs`).
-//! - [`Error`]: the one error type, a one-line message naming input and reason.
+//! - [`Error`]: the one error type, a one-line message naming input and reason
+//!   that keeps its cause: the error a context wraps, jiff's or serde's error
+//!   under a reason they found (`error.rs`).
 
 mod buckets;
 mod config;

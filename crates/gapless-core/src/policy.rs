@@ -3,6 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::err;
 use crate::parse::invalid;
 use crate::{CoverageReport, Duration, Error, Result};
 
@@ -70,7 +71,7 @@ impl Policy {
         Policy::lex(text).map_err(|reason| invalid("policy", text, reason))
     }
 
-    fn lex(text: &str) -> Result<Policy, String> {
+    fn lex(text: &str) -> Result<Policy> {
         let t = text.trim();
         if t == "full" {
             return Ok(Policy::Full);
@@ -78,7 +79,7 @@ impl Policy {
         if let Some(rest) = t.strip_prefix("ratio") {
             let rest = rest.trim_start();
             let Some(value) = rest.strip_prefix(">=") else {
-                return Err("expected \">=\" after \"ratio\", as in ratio>=0.95".into());
+                return Err(err!("expected \">=\" after \"ratio\", as in ratio>=0.95"));
             };
             let value = value.trim();
             let valid_text = !value.is_empty()
@@ -88,35 +89,41 @@ impl Policy {
             let r: f64 = match value.parse() {
                 Ok(r) if valid_text => r,
                 _ => {
-                    return Err(format!(
+                    return Err(err!(
                         "expected a ratio from 0 to 1 after \">=\", found {:?}",
                         crate::parse::shown(value)
                     ))
                 }
             };
             if !(0.0..=1.0).contains(&r) {
-                return Err(format!("the ratio {value} must be from 0 to 1"));
+                return Err(err!("the ratio {value} must be from 0 to 1"));
             }
             return Ok(Policy::RatioAtLeast(r));
         }
         if let Some(rest) = t.strip_prefix("gap") {
             let rest = rest.trim_start();
             let Some(value) = rest.strip_prefix('<') else {
-                return Err("expected \"<\" after \"gap\", as in gap<5m".into());
+                return Err(err!("expected \"<\" after \"gap\", as in gap<5m"));
             };
             if value.starts_with('=') {
-                return Err("use \"gap<D\" (every gap shorter than D), not \"<=\"".into());
+                return Err(err!("use \"gap<D\" (every gap shorter than D), not \"<=\""));
             }
-            let d = Duration::lex(value)
-                .map_err(|r| format!("duration {:?}: {r}", crate::parse::shown(value.trim())))?;
+            let d = Duration::lex(value).map_err(|r| {
+                r.context(format_args!(
+                    "duration {:?}",
+                    crate::parse::shown(value.trim())
+                ))
+            })?;
             if d.has_months() {
-                return Err(format!(
+                return Err(err!(
                     "duration {d} has months or years, which have no fixed length"
                 ));
             }
             return Ok(Policy::GapBelow(d));
         }
-        Err("expected full, ratio>=R (such as ratio>=0.95) or gap<D (such as gap<5m)".into())
+        Err(err!(
+            "expected full, ratio>=R (such as ratio>=0.95) or gap<D (such as gap<5m)"
+        ))
     }
 
     /// Whether a window with this report is complete.

@@ -839,3 +839,52 @@ proptest! {
         prop_assert_eq!(d.sub_from(later, &tz).unwrap(), t);
     }
 }
+
+/// The errors of `e`'s `source()` chain, outermost first, `e` included.
+fn chain<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> Vec<&'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(e), |e| e.source()).collect()
+}
+
+/// An error keeps what caused it: the reason under the `invalid …`
+/// context, and jiff's own error under a reason that jiff found, while the
+/// message stays the one line it always was.
+#[test]
+fn errors_keep_their_cause() {
+    // Past the end of jiff's timestamps once the offset is applied.
+    let err = parse_instant("9999-12-31T23:00-23:00", None).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid instant \"9999-12-31T23:00-23:00\": outside the supported range \
+         0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z"
+    );
+    let causes = chain(&err);
+    assert_eq!(causes.len(), 3, "{causes:?}");
+    assert_eq!(
+        causes[1].to_string(),
+        "outside the supported range 0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z"
+    );
+    assert!(causes[2].is::<jiff::Error>(), "{causes:?}");
+
+    let err = parse_time_zone("Europe/Berln").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "invalid time zone \"Europe/Berln\": not a known IANA time zone name; \
+         did you mean \"Europe/Berlin\"?"
+    );
+    assert!(chain(&err).last().unwrap().is::<jiff::Error>(), "{err:?}");
+
+    // A context wraps the error it is put in front of.
+    let err = RawEvent::from_json(r#"{"asset": "A", "start": "2025-06-01", "end": "2025-02-30"}"#)
+        .unwrap_err();
+    let causes = chain(&err);
+    assert_eq!(
+        causes.iter().map(|e| e.to_string()).collect::<Vec<_>>(),
+        [
+            "field \"end\": invalid instant \"2025-02-30\": day 30 is out of range for February 2025",
+            "invalid instant \"2025-02-30\": day 30 is out of range for February 2025",
+            "day 30 is out of range for February 2025",
+        ]
+    );
+}

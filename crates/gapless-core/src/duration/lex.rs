@@ -2,18 +2,20 @@
 //! `P[nY][nM][nW][nD][T[nH][nM][nS]]` and short forms such as `1h30m`.
 
 use super::{Duration, MAX_DAYS, MAX_MICROS, MAX_MONTHS};
+use crate::error::err;
 use crate::parse::shown;
 use crate::units::{MICROS_PER_HOUR, MICROS_PER_MILLISECOND, MICROS_PER_MINUTE, MICROS_PER_SECOND};
+use crate::Result;
 
 impl Duration {
     /// Parse without wrapping the reason into an error.
-    pub(crate) fn lex(text: &str) -> Result<Duration, String> {
+    pub(crate) fn lex(text: &str) -> Result<Duration> {
         let t = text.trim();
         if t.is_empty() {
-            return Err("empty; expected a duration such as PT5M or 5m".into());
+            return Err(err!("empty; expected a duration such as PT5M or 5m"));
         }
         if t.starts_with('-') {
-            return Err("negative durations are not allowed".into());
+            return Err(err!("negative durations are not allowed"));
         }
         let t = t.strip_prefix('+').unwrap_or(t);
         let mut acc = Acc::default();
@@ -106,7 +108,7 @@ impl Number<'_> {
 }
 
 /// Split a leading number off `s`.
-fn take_number(s: &str) -> Result<(Number<'_>, &str), String> {
+fn take_number(s: &str) -> Result<(Number<'_>, &str)> {
     let end = s
         .bytes()
         .position(|b| !b.is_ascii_digit())
@@ -121,26 +123,26 @@ fn take_number(s: &str) -> Result<(Number<'_>, &str), String> {
             .position(|b| !b.is_ascii_digit())
             .unwrap_or(r.len());
         if fend == 0 {
-            return Err("expected digits after the decimal point".into());
+            return Err(err!("expected digits after the decimal point"));
         }
         frac = Some(&r[..fend]);
         rest = &r[fend..];
     }
     if whole.is_empty() {
         if frac.is_some() {
-            return Err("expected a digit before the decimal point".into());
+            return Err(err!("expected a digit before the decimal point"));
         }
         return Err(match rest.chars().next() {
-            None => "expected a number".into(),
-            Some(c) => format!("expected a number, found {:?}", c),
+            None => err!("expected a number"),
+            Some(c) => err!("expected a number, found {:?}", c),
         });
     }
     Ok((Number { whole, frac }, rest))
 }
 
 /// Add `n` of `unit` to the accumulator.
-fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<(), String> {
-    let too_long = || "longer than 9999 years".to_string();
+fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<()> {
+    let too_long = || err!("longer than 9999 years");
     // Enough digits to exceed any limit are rejected before overflow.
     let whole: i64 = if n.whole.trim_start_matches('0').len() > 18 {
         return Err(too_long());
@@ -150,7 +152,7 @@ fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<(), String> {
     match unit.fixed() {
         None => {
             if n.frac.is_some() {
-                return Err(format!(
+                return Err(err!(
                     "{} {} cannot have a fraction; use a smaller unit",
                     n.text(),
                     unit.name()
@@ -173,7 +175,7 @@ fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<(), String> {
             if let Some(frac) = n.frac {
                 let significant = frac.trim_end_matches('0');
                 if significant.len() > 12 {
-                    return Err(format!(
+                    return Err(err!(
                         "{} {} is finer than a microsecond",
                         n.text(),
                         unit.name()
@@ -182,7 +184,7 @@ fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<(), String> {
                 let scale = 10i128.pow(significant.len() as u32);
                 let num = significant.parse::<i128>().unwrap_or(0) * i128::from(per);
                 if num % scale != 0 {
-                    return Err(format!(
+                    return Err(err!(
                         "{} {} is finer than a microsecond",
                         n.text(),
                         unit.name()
@@ -201,38 +203,40 @@ fn add(acc: &mut Acc, n: &Number<'_>, unit: Unit) -> Result<(), String> {
 }
 
 /// ISO 8601 after the `P`.
-fn lex_iso(s: &str, acc: &mut Acc) -> Result<(), String> {
+fn lex_iso(s: &str, acc: &mut Acc) -> Result<()> {
     if s.is_empty() {
-        return Err("expected at least one component after \"P\", such as PT5M or P1D".into());
+        return Err(err!(
+            "expected at least one component after \"P\", such as PT5M or P1D"
+        ));
     }
     let (date, time) = match s.find(['T', 't']) {
         Some(i) => (&s[..i], Some(&s[i + 1..])),
         None => (s, None),
     };
     if time == Some("") {
-        return Err("expected hours, minutes or seconds after \"T\"".into());
+        return Err(err!("expected hours, minutes or seconds after \"T\""));
     }
     let mut fraction_seen = false;
-    let mut comps = |part: &str, units: &[(char, Unit)]| -> Result<(), String> {
+    let mut comps = |part: &str, units: &[(char, Unit)]| -> Result<()> {
         let mut rest = part;
         let mut next = 0;
         while !rest.is_empty() {
             if fraction_seen {
-                return Err("only the last component may have a fraction".into());
+                return Err(err!("only the last component may have a fraction"));
             }
             let (n, r) = take_number(rest)?;
             let mut chars = r.chars();
             let Some(designator) = chars.next() else {
-                return Err(format!("the number {} has no unit designator", n.text()));
+                return Err(err!("the number {} has no unit designator", n.text()));
             };
             let upper = designator.to_ascii_uppercase();
             let Some(pos) = units[next..].iter().position(|(c, _)| *c == upper) else {
                 return Err(if units.iter().any(|(c, _)| *c == upper) {
-                    format!("designator {designator:?} is out of order or repeated")
+                    err!("designator {designator:?} is out of order or repeated")
                 } else if time.is_none() && matches!(upper, 'H' | 'S') {
-                    format!("designator {designator:?} needs \"T\" before the time components, such as PT{}{upper}", n.text())
+                    err!("designator {designator:?} needs \"T\" before the time components, such as PT{}{upper}", n.text())
                 } else {
-                    format!("unknown designator {designator:?}")
+                    err!("unknown designator {designator:?}")
                 });
             };
             let unit = units[next + pos].1;
@@ -262,13 +266,13 @@ fn lex_iso(s: &str, acc: &mut Acc) -> Result<(), String> {
 }
 
 /// Short forms such as `5m`, `1h30m`, `1.5h`, `2 days`.
-fn lex_short(s: &str, acc: &mut Acc) -> Result<(), String> {
+fn lex_short(s: &str, acc: &mut Acc) -> Result<()> {
     let mut rest = s;
     let mut last: Option<Unit> = None;
     let mut fraction_seen = false;
     while !rest.is_empty() {
         if fraction_seen {
-            return Err("only the last component may have a fraction".into());
+            return Err(err!("only the last component may have a fraction"));
         }
         let (n, r) = take_number(rest)?;
         let r = r.trim_start();
@@ -278,19 +282,19 @@ fn lex_short(s: &str, acc: &mut Acc) -> Result<(), String> {
             .map_or(r.len(), |(i, _)| i);
         let word = &r[..end];
         if word.is_empty() {
-            return Err(format!(
+            return Err(err!(
                 "the number {} has no unit; use s, m, h, d, w, mo or y (e.g. 5m) or ISO 8601 (PT5M)",
                 n.text()
             ));
         }
         let Some(unit) = Unit::short(&word.to_lowercase()) else {
-            return Err(format!(
+            return Err(err!(
                 "unknown unit {:?}; use s, m, h, d, w, mo or y (e.g. 5m) or ISO 8601 (PT5M)",
                 shown(word)
             ));
         };
         if last.is_some_and(|l| unit >= l) {
-            return Err(format!(
+            return Err(err!(
                 "units must go from largest to smallest without repeats, found {:?} after {}",
                 word,
                 last.map_or("", |l| l.name())

@@ -5,6 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
+use crate::error::err;
 use crate::parse::invalid;
 use crate::units::{MICROS_PER_DAY, MICROS_PER_HOUR, MICROS_PER_MINUTE, MICROS_PER_SECOND};
 use crate::{Error, Instant, Result};
@@ -102,7 +103,7 @@ impl Duration {
     /// ```
     pub fn from_micros(micros: i64) -> Result<Duration> {
         Duration::build(0, 0, micros)
-            .map_err(|reason| Error::new(format!("invalid duration of {micros} µs: {reason}")))
+            .map_err(|reason| reason.context(format_args!("invalid duration of {micros} µs")))
     }
 
     /// The length in microseconds when it has no months or years; a day
@@ -253,15 +254,15 @@ impl Duration {
         s
     }
 
-    fn build(months: i64, days: i64, micros: i64) -> Result<Duration, String> {
+    fn build(months: i64, days: i64, micros: i64) -> Result<Duration> {
         if months < 0 || days < 0 || micros < 0 {
-            return Err("negative durations are not allowed".into());
+            return Err(err!("negative durations are not allowed"));
         }
         if months == 0 && days == 0 && micros == 0 {
-            return Err("a duration must be longer than zero".into());
+            return Err(err!("a duration must be longer than zero"));
         }
         if months > MAX_MONTHS || days > MAX_DAYS || micros > MAX_MICROS {
-            return Err("longer than 9999 years".into());
+            return Err(err!("longer than 9999 years"));
         }
         Ok(Duration {
             months,

@@ -1,6 +1,7 @@
 //! Names: what an asset name and an event id may be. Both follow one rule
 //! on every backend: at most 512 bytes and no control character.
 
+use crate::error::err;
 use crate::parse::invalid;
 use crate::{Error, Result};
 
@@ -26,9 +27,9 @@ pub fn validate_asset_name(name: &str) -> Result<()> {
     check_name(name).map_err(|reason| invalid("asset name", name, reason))
 }
 
-fn check_name(name: &str) -> Result<(), String> {
+fn check_name(name: &str) -> Result<()> {
     if name.is_empty() {
-        return Err("empty; an asset name is 1 to 512 bytes of UTF-8".into());
+        return Err(err!("empty; an asset name is 1 to 512 bytes of UTF-8"));
     }
     check_length_and_characters(name)
 }
@@ -48,15 +49,15 @@ pub(crate) fn validate_event_id(id: &str) -> Result<()> {
 
 /// What asset names and event ids share: at most [`MAX_NAME_BYTES`] bytes
 /// and no control character.
-fn check_length_and_characters(text: &str) -> Result<(), String> {
+fn check_length_and_characters(text: &str) -> Result<()> {
     if text.len() > MAX_NAME_BYTES {
-        return Err(format!(
+        return Err(err!(
             "{} bytes is longer than the {MAX_NAME_BYTES} allowed",
             text.len()
         ));
     }
     if let Some(c) = text.chars().find(|c| c.is_control()) {
-        return Err(format!("control character {c:?} is not allowed"));
+        return Err(err!("control character {c:?} is not allowed"));
     }
     Ok(())
 }

@@ -6,6 +6,7 @@ use jiff::tz::{Offset, TimeZone};
 
 use super::zone::{local_timestamp, start_of_day};
 use super::{invalid, out_of_range, shown};
+use crate::error::err;
 use crate::units::{NANOS_PER_MICROSECOND, SECONDS_PER_HOUR, SECONDS_PER_MINUTE};
 use crate::{Instant, Result};
 
@@ -167,68 +168,64 @@ impl<'a> Cursor<'a> {
 }
 
 /// Two digits as a number, for months, days, hours, minutes and seconds.
-fn two_digits(c: &mut Cursor<'_>, name: &str) -> Result<i8, String> {
+fn two_digits(c: &mut Cursor<'_>, name: &str) -> Result<i8> {
     let d = c.digits();
     if d.len() != 2 {
         if d.is_empty() {
-            return Err(format!(
+            return Err(err!(
                 "expected two digits of the {name}, found {}",
                 c.found()
             ));
         }
-        return Err(format!("the {name} must have two digits, found {d:?}"));
+        return Err(err!("the {name} must have two digits, found {d:?}"));
     }
     Ok(d.parse::<i8>().expect("two ASCII digits"))
 }
 
-pub(crate) fn lex_instant(text: &str) -> Result<Lexed, String> {
+pub(crate) fn lex_instant(text: &str) -> Result<Lexed> {
     let t = text.trim();
     if t.is_empty() {
-        return Err("empty; expected an instant such as 2025-06-01T10:05:00Z".into());
+        return Err(err!(
+            "empty; expected an instant such as 2025-06-01T10:05:00Z"
+        ));
     }
     if t.starts_with(['P', 'p']) {
-        return Err("this is a duration, not an instant".into());
+        return Err(err!("this is a duration, not an instant"));
     }
     let mut c = Cursor::new(t);
     let year_digits = c.digits();
     if year_digits.is_empty() {
-        return Err(format!(
+        return Err(err!(
             "expected a date such as 2025-06-01 at the start, found {}",
             c.found()
         ));
     }
     if year_digits.len() != 4 {
         if year_digits.len() == 8 || year_digits.len() > 4 && c.at_end() {
-            return Err("expected a date with dashes such as 2025-06-01".into());
+            return Err(err!("expected a date with dashes such as 2025-06-01"));
         }
-        return Err(format!(
+        return Err(err!(
             "the year must have four digits (0001 to 9999), found {year_digits:?}"
         ));
     }
     let year: i16 = year_digits.parse().expect("four ASCII digits");
     if year == 0 {
-        return Err("year 0000 is out of range (0001 to 9999)".into());
+        return Err(err!("year 0000 is out of range (0001 to 9999)"));
     }
     if !c.eat(b'-') {
-        return Err(format!(
-            "expected \"-\" after the year, found {}",
-            c.found()
-        ));
+        return Err(err!("expected \"-\" after the year, found {}", c.found()));
     }
     let month = two_digits(&mut c, "month")?;
     if !(1..=12).contains(&month) {
-        return Err(format!("month {month} is out of range (01 to 12)"));
+        return Err(err!("month {month} is out of range (01 to 12)"));
     }
     if !c.eat(b'-') {
-        return Err(format!(
-            "expected \"-\" after the month, found {}",
-            c.found()
-        ));
+        return Err(err!("expected \"-\" after the month, found {}", c.found()));
     }
     let day = two_digits(&mut c, "day")?;
     let first = Date::new(year, month, 1).expect("valid year and month");
     if day < 1 || day > first.days_in_month() {
-        return Err(format!(
+        return Err(err!(
             "day {day} is out of range for {} {year:04}",
             MONTHS[(month - 1) as usize]
         ));
@@ -252,12 +249,12 @@ pub(crate) fn lex_instant(text: &str) -> Result<Lexed, String> {
             c.pos += 1
         }
         Some(b'Z' | b'z' | b'+' | b'-') => {
-            return Err(
-                "a bare date cannot have an offset; give a time such as 2025-06-01T00:00Z".into(),
-            )
+            return Err(err!(
+                "a bare date cannot have an offset; give a time such as 2025-06-01T00:00Z"
+            ))
         }
         _ => {
-            return Err(format!(
+            return Err(err!(
                 "expected \"T\" and a time after the date, found {}",
                 c.found()
             ))
@@ -266,7 +263,7 @@ pub(crate) fn lex_instant(text: &str) -> Result<Lexed, String> {
     let time = lex_time(&mut c)?;
     let offset = lex_offset(&mut c)?;
     if !c.at_end() {
-        return Err(format!("unexpected text {:?} at the end", shown(c.rest())));
+        return Err(err!("unexpected text {:?} at the end", shown(c.rest())));
     }
     Ok(Lexed {
         date,
@@ -276,39 +273,39 @@ pub(crate) fn lex_instant(text: &str) -> Result<Lexed, String> {
 }
 
 /// `HH:MM[:SS[.fraction]]`.
-fn lex_time(c: &mut Cursor<'_>) -> Result<Time, String> {
+fn lex_time(c: &mut Cursor<'_>) -> Result<Time> {
     let hour = two_digits(c, "hour")?;
     if hour > 23 {
-        return Err(format!("hour {hour} is out of range (00 to 23)"));
+        return Err(err!("hour {hour} is out of range (00 to 23)"));
     }
     if !c.eat(b':') {
-        return Err(format!(
+        return Err(err!(
             "expected \":\" and minutes after the hour, found {}",
             c.found()
         ));
     }
     let minute = two_digits(c, "minute")?;
     if minute > 59 {
-        return Err(format!("minute {minute} is out of range (00 to 59)"));
+        return Err(err!("minute {minute} is out of range (00 to 59)"));
     }
     let mut second = 0;
     let mut nanos = 0i32;
     if c.eat(b':') {
         second = two_digits(c, "second")?;
         if second == 60 {
-            return Err("leap second 60 is not supported".into());
+            return Err(err!("leap second 60 is not supported"));
         }
         if second > 59 {
-            return Err(format!("second {second} is out of range (00 to 59)"));
+            return Err(err!("second {second} is out of range (00 to 59)"));
         }
         if c.eat(b'.') || c.eat(b',') {
             let frac = c.digits();
             if frac.is_empty() {
-                return Err("expected digits after the decimal point".into());
+                return Err(err!("expected digits after the decimal point"));
             }
             let (micro_part, finer) = frac.split_at(frac.len().min(6));
             if finer.bytes().any(|b| b != b'0') {
-                return Err(format!(
+                return Err(err!(
                     "fraction .{frac} is finer than a microsecond (at most 6 digits)"
                 ));
             }
@@ -316,13 +313,13 @@ fn lex_time(c: &mut Cursor<'_>) -> Result<Time, String> {
             nanos = i32::try_from(micros * NANOS_PER_MICROSECOND).expect("under a second");
         }
     } else if c.peek() == Some(b'.') || c.peek() == Some(b',') {
-        return Err("a fraction needs seconds, such as 10:05:00.5".into());
+        return Err(err!("a fraction needs seconds, such as 10:05:00.5"));
     }
     Ok(Time::new(hour, minute, second, nanos).expect("checked ranges"))
 }
 
 /// `Z`, `±HH:MM`, `±HHMM`, `±HH` or nothing.
-fn lex_offset(c: &mut Cursor<'_>) -> Result<Option<i32>, String> {
+fn lex_offset(c: &mut Cursor<'_>) -> Result<Option<i32>> {
     let sign = match c.peek() {
         None => return Ok(None),
         Some(b'Z' | b'z') => {
@@ -332,7 +329,7 @@ fn lex_offset(c: &mut Cursor<'_>) -> Result<Option<i32>, String> {
         Some(b'+') => 1,
         Some(b'-') => -1,
         Some(_) => {
-            return Err(format!(
+            return Err(err!(
                 "expected an offset such as Z or +02:00 after the time, found {}",
                 c.found()
             ))
@@ -357,25 +354,23 @@ fn lex_offset(c: &mut Cursor<'_>) -> Result<Option<i32>, String> {
             digits[2..].parse().expect("two digits"),
         ),
         0 => {
-            return Err(format!(
+            return Err(err!(
                 "expected the offset hours after the sign, found {}",
                 c.found()
             ))
         }
         _ => {
-            return Err(format!(
+            return Err(err!(
                 "expected an offset such as +02:00, +0200 or +02, found {:?}",
                 shown(digits)
             ))
         }
     };
     if hours > 23 {
-        return Err(format!("offset hour {hours} is out of range (00 to 23)"));
+        return Err(err!("offset hour {hours} is out of range (00 to 23)"));
     }
     if minutes > 59 {
-        return Err(format!(
-            "offset minute {minutes} is out of range (00 to 59)"
-        ));
+        return Err(err!("offset minute {minutes} is out of range (00 to 59)"));
     }
     let seconds = i64::from(hours) * SECONDS_PER_HOUR + i64::from(minutes) * SECONDS_PER_MINUTE;
     Ok(Some(sign * i32::try_from(seconds).expect("at most 23:59")))
@@ -399,15 +394,15 @@ impl Lexed {
         &self,
         naive_tz: Option<&TimeZone>,
         date_tz: Option<&TimeZone>,
-    ) -> Result<Instant, String> {
+    ) -> Result<Instant> {
         let dt = self.datetime();
         let ts = match (self.offset, self.time) {
             (Some(secs), _) => Offset::from_seconds(secs)
                 .expect("offset within ±23:59")
                 .to_timestamp(dt)
-                .map_err(|_| out_of_range())?,
+                .map_err(out_of_range)?,
             (None, Some(_)) => match naive_tz {
-                None => Offset::UTC.to_timestamp(dt).map_err(|_| out_of_range())?,
+                None => Offset::UTC.to_timestamp(dt).map_err(out_of_range)?,
                 Some(tz) => local_timestamp(dt, tz)?,
             },
             (None, None) => match date_tz {
@@ -415,6 +410,6 @@ impl Lexed {
                 None => start_of_day(self.date, &TimeZone::UTC)?,
             },
         };
-        Instant::from_timestamp(ts).map_err(|_| out_of_range())
+        Instant::from_timestamp(ts).map_err(out_of_range)
     }
 }

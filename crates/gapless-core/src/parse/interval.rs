@@ -4,7 +4,8 @@
 use jiff::tz::TimeZone;
 
 use super::instant::{lex_instant, Lexed};
-use super::{invalid, out_of_range, shown};
+use super::{invalid, shown, OUT_OF_RANGE};
+use crate::error::err;
 use crate::{Duration, Interval, Result};
 
 /// Parse an ISO 8601 interval: `start/end`, `start/duration`,
@@ -98,45 +99,46 @@ impl IsoInterval {
 
     /// Lex `start/end`, `start/duration`, `duration/end` or the same with
     /// `--`; the end inherits what it leaves out from the start.
-    pub(crate) fn lex(text: &str) -> Result<IsoInterval, String> {
+    pub(crate) fn lex(text: &str) -> Result<IsoInterval> {
         let t = text.trim();
         let (a, b, sep) = if let Some(i) = t.find('/') {
             (&t[..i], &t[i + 1..], "/")
         } else if let Some(i) = t.find("--") {
             (&t[..i], &t[i + 2..], "--")
         } else {
-            return Err(
+            return Err(err!(
                 "expected two parts separated by \"/\" (or \"--\"), such as 2025-06-01T10:00Z/PT5M"
-                    .into(),
-            );
+            ));
         };
         if b.contains('/') {
-            return Err("more than one \"/\"; an interval has two parts".into());
+            return Err(err!("more than one \"/\"; an interval has two parts"));
         }
         let (a, b) = (a.trim(), b.trim());
         if a.is_empty() {
-            return Err(format!("the start is missing before {sep:?}"));
+            return Err(err!("the start is missing before {sep:?}"));
         }
         if b.is_empty() {
-            return Err(format!("the end is missing after {sep:?}"));
+            return Err(err!("the end is missing after {sep:?}"));
         }
         let is_dur = |s: &str| s.starts_with(['P', 'p']);
         let start = if is_dur(a) {
-            Part::Len(Duration::lex(a).map_err(|r| format!("start {:?}: {r}", shown(a)))?)
+            Part::Len(
+                Duration::lex(a).map_err(|r| r.context(format_args!("start {:?}", shown(a))))?,
+            )
         } else {
-            Part::At(lex_instant(a).map_err(|r| format!("start {:?}: {r}", shown(a)))?)
+            Part::At(lex_instant(a).map_err(|r| r.context(format_args!("start {:?}", shown(a))))?)
         };
         let end = if is_dur(b) {
             if matches!(start, Part::Len(_)) {
-                return Err("both parts are durations; one must be an instant".into());
+                return Err(err!("both parts are durations; one must be an instant"));
             }
-            Part::Len(Duration::lex(b).map_err(|r| format!("end {:?}: {r}", shown(b)))?)
+            Part::Len(Duration::lex(b).map_err(|r| r.context(format_args!("end {:?}", shown(b))))?)
         } else {
             let lexed = match start {
                 Part::At(s) => lex_end(b, &s),
                 Part::Len(_) => lex_instant(b),
             };
-            Part::At(lexed.map_err(|r| format!("end {:?}: {r}", shown(b)))?)
+            Part::At(lexed.map_err(|r| r.context(format_args!("end {:?}", shown(b))))?)
         };
         Ok(IsoInterval { start, end })
     }
@@ -157,50 +159,48 @@ impl IsoInterval {
         &self,
         naive_tz: Option<&TimeZone>,
         date_tz: Option<&TimeZone>,
-    ) -> Result<Interval, String> {
+    ) -> Result<Interval> {
         let utc = TimeZone::UTC;
         let cal_tz = date_tz.unwrap_or(&utc);
         let check_months = |d: &Duration| {
             if d.months() != 0 && date_tz.is_none() {
-                Err(format!(
+                Err(err!(
                     "duration {d} has months or years, which need a time zone"
                 ))
             } else {
                 Ok(())
             }
         };
-        let at = |l: &Lexed, which: &str| {
-            l.resolve(naive_tz, date_tz)
-                .map_err(|r| format!("{which}: {r}"))
-        };
+        let at =
+            |l: &Lexed, which: &str| l.resolve(naive_tz, date_tz).map_err(|r| r.context(which));
         let (start, end) = match (&self.start, &self.end) {
             (Part::At(s), Part::At(e)) => (at(s, "start")?, at(e, "end")?),
             (Part::At(s), Part::Len(d)) => {
                 check_months(d)?;
                 let s = at(s, "start")?;
-                let e = d
-                    .add_to(s, cal_tz)
-                    .map_err(|_| format!("the end {s} + {d} is {}", out_of_range()))?;
+                let e = d.add_to(s, cal_tz).map_err(|cause| {
+                    err!("the end {s} + {d} is {OUT_OF_RANGE}").with_source(cause)
+                })?;
                 (s, e)
             }
             (Part::Len(d), Part::At(e)) => {
                 check_months(d)?;
                 let e = at(e, "end")?;
-                let s = d
-                    .sub_from(e, cal_tz)
-                    .map_err(|_| format!("the start {e} - {d} is {}", out_of_range()))?;
+                let s = d.sub_from(e, cal_tz).map_err(|cause| {
+                    err!("the start {e} - {d} is {OUT_OF_RANGE}").with_source(cause)
+                })?;
                 (s, e)
             }
             (Part::Len(_), Part::Len(_)) => unreachable!("rejected by lex"),
         };
-        Interval::new(start, end).map_err(|e| e.to_string())
+        Interval::new(start, end)
     }
 }
 
 /// Lex the end of `start/end`: a complete instant, or an abbreviated one
 /// that inherits the leading components it leaves out from the start (ISO
 /// 8601 §5.5.4.2); an end without an offset takes the start's offset.
-fn lex_end(text: &str, start: &Lexed) -> Result<Lexed, String> {
+fn lex_end(text: &str, start: &Lexed) -> Result<Lexed> {
     let full = text.len() >= 5
         && text.as_bytes()[..4].iter().all(u8::is_ascii_digit)
         && text.as_bytes()[4] == b'-';
@@ -221,10 +221,11 @@ fn lex_end(text: &str, start: &Lexed) -> Result<Lexed, String> {
             [] => (start.date.month(), start.date.day()),
             [d] => (start.date.month(), parse_field(d, "day")?),
             [m, d] => (parse_field(m, "month")?, parse_field(d, "day")?),
-            _ => return Err(
+            _ => {
+                return Err(err!(
                 "expected an instant or an end abbreviated from the start, such as 10:05 or 06-02"
-                    .into(),
-            ),
+            ))
+            }
         };
         let mut rebuilt = format!("{:04}-{:02}-{:02}", start.date.year(), month, day);
         if let Some(tp) = time_part {
@@ -240,11 +241,11 @@ fn lex_end(text: &str, start: &Lexed) -> Result<Lexed, String> {
 }
 
 /// A two-digit month or day of an abbreviated end.
-fn parse_field(s: &str, name: &str) -> Result<i8, String> {
+fn parse_field(s: &str, name: &str) -> Result<i8> {
     if s.len() == 2 && s.bytes().all(|b| b.is_ascii_digit()) {
         Ok(s.parse().expect("two digits"))
     } else {
-        Err(format!(
+        Err(err!(
             "expected two digits of the {name}, found {:?}",
             shown(s)
         ))

@@ -3,11 +3,14 @@
 //!
 //! Every error is one line of the form `invalid {what} "{text}": {reason}`,
 //! with the text quoted (and cut after 64 characters) and a human reason.
-//! This file holds what all of them share: the quoting, the error, the
-//! out-of-range reason, and reading a text form through serde.
+//! The reason is an error of its own, wrapped by the `invalid …` context
+//! (with jiff's error under it where jiff found the fault). This file holds
+//! what all of them share: the quoting, the error, the out-of-range reason,
+//! and reading a text form through serde.
 
 use std::borrow::Cow;
 
+use crate::error::Reason;
 use crate::Error;
 
 mod instant;
@@ -38,9 +41,12 @@ pub(crate) fn shown(text: &str) -> Cow<'_, str> {
     }
 }
 
-/// `invalid {what} "{text}": {reason}` with the text cut to a sane length.
-pub(crate) fn invalid(what: &str, text: &str, reason: impl std::fmt::Display) -> Error {
-    Error::invalid(what, &shown(text), reason)
+/// `invalid {what} "{text}": {reason}` with the text cut to a sane length,
+/// wrapping the reason.
+pub(crate) fn invalid(what: &str, text: &str, reason: impl Reason) -> Error {
+    reason
+        .into_error()
+        .context(format_args!("invalid {what} {:?}", shown(text)))
 }
 
 /// A value read through serde from its text form: the text is parsed with
@@ -58,6 +64,11 @@ where
 }
 
 /// The reason for an instant outside the years that parsing supports.
-fn out_of_range() -> String {
-    "outside the supported range 0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z".to_string()
+const OUT_OF_RANGE: &str =
+    "outside the supported range 0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z";
+
+/// [`OUT_OF_RANGE`], found by `cause` (jiff's arithmetic, or the instant's
+/// own bounds).
+fn out_of_range(cause: impl std::error::Error + Send + Sync + 'static) -> Error {
+    Error::new(OUT_OF_RANGE).with_source(cause)
 }

@@ -6,6 +6,7 @@ use jiff::civil::{Date, DateTime, Time};
 use jiff::tz::{AmbiguousOffset, TimeZone};
 
 use super::{invalid, out_of_range};
+use crate::error::err;
 use crate::Result;
 
 /// Look up an IANA time zone by name (`UTC` included; case does not matter).
@@ -42,15 +43,18 @@ pub fn parse_time_zone(name: &str) -> Result<TimeZone> {
         .all(|b| b.is_ascii_alphanumeric() || b"/_-+".contains(&b))
         && !trimmed.starts_with('/')
         && !trimmed.contains("//");
-    if plausible {
-        if let Ok(tz) = TimeZone::get(trimmed) {
-            return Ok(tz);
-        }
-    }
-    let reason = match suggest_time_zone(trimmed) {
-        Some(near) => format!("not a known IANA time zone name; did you mean {near:?}?"),
-        None => "not a known IANA time zone name (such as \"Europe/Berlin\" or \"UTC\")".into(),
+    let lookup = match plausible.then(|| TimeZone::get(trimmed)) {
+        Some(Ok(tz)) => return Ok(tz),
+        Some(Err(e)) => Some(e),
+        None => None,
     };
+    let mut reason = match suggest_time_zone(trimmed) {
+        Some(near) => err!("not a known IANA time zone name; did you mean {near:?}?"),
+        None => err!("not a known IANA time zone name (such as \"Europe/Berlin\" or \"UTC\")"),
+    };
+    if let Some(e) = lookup {
+        reason = reason.with_source(e);
+    }
     Err(invalid("time zone", name, reason))
 }
 
@@ -88,17 +92,17 @@ fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// A wall-clock time in `tz`: the earlier of a fold, forward across a gap.
-pub(super) fn local_timestamp(dt: DateTime, tz: &TimeZone) -> Result<jiff::Timestamp, String> {
+pub(super) fn local_timestamp(dt: DateTime, tz: &TimeZone) -> Result<jiff::Timestamp> {
     tz.to_ambiguous_timestamp(dt)
         .compatible()
-        .map_err(|_| out_of_range())
+        .map_err(out_of_range)
 }
 
 /// The first instant of the local date `date` in `tz`.
 ///
 /// Midnight when it exists (the first one in a fold); when midnight falls in
 /// a DST gap, the end of the gap (the transition itself).
-pub(crate) fn start_of_day(date: Date, tz: &TimeZone) -> Result<jiff::Timestamp, String> {
+pub(crate) fn start_of_day(date: Date, tz: &TimeZone) -> Result<jiff::Timestamp> {
     let midnight = date.to_datetime(Time::midnight());
     let amb = tz.to_ambiguous_timestamp(midnight);
     match amb.offset() {
@@ -106,19 +110,19 @@ pub(crate) fn start_of_day(date: Date, tz: &TimeZone) -> Result<jiff::Timestamp,
             // Midnight read with the offset before the gap lies after the
             // transition; the transition itself is the first instant whose
             // local time is past the gap.
-            let late = before.to_timestamp(midnight).map_err(|_| out_of_range())?;
+            let late = before.to_timestamp(midnight).map_err(out_of_range)?;
             let transition = tz
                 .preceding(
                     late.checked_add(jiff::SignedDuration::from_nanos(1))
-                        .map_err(|_| out_of_range())?,
+                        .map_err(out_of_range)?,
                 )
                 .next()
                 .map(|t| t.timestamp());
             match transition {
                 Some(t) if tz.to_datetime(t).date() == date => Ok(t),
-                _ => amb.compatible().map_err(|_| out_of_range()),
+                _ => amb.compatible().map_err(out_of_range),
             }
         }
-        _ => amb.compatible().map_err(|_| out_of_range()),
+        _ => amb.compatible().map_err(out_of_range),
     }
 }

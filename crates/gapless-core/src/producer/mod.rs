@@ -158,7 +158,7 @@ fn json_values(text: &str) -> Result<Vec<Value>> {
         .into_iter::<Value>()
         .enumerate()
     {
-        out.push(v.map_err(|e| Error::new(format!("JSON value {}: {e}", i + 1)))?);
+        out.push(v.map_err(|e| Error::new(format!("JSON value {}: {e}", i + 1)).with_source(e))?);
     }
     Ok(out)
 }
