@@ -222,9 +222,10 @@ impl std::error::Error for Error {
     }
 }
 
+/// Bad input, caused by the core's error (kept as the source).
 impl From<gapless_core::Error> for Error {
     fn from(e: gapless_core::Error) -> Error {
-        Error::bad_input(e.message())
+        Error::bad_input(e.message()).with_source(e)
     }
 }
 
@@ -245,6 +246,16 @@ mod tests {
         assert_eq!(e.message(), "conflict: id x");
         assert!(e.is_client_error());
         assert!(!Error::unavailable("down").is_client_error());
+    }
+
+    #[test]
+    fn a_core_error_is_bad_input_caused_by_it() {
+        let core = gapless_core::parse_instant("2025-02-30", None).unwrap_err();
+        let e = Error::from(core.clone());
+        assert_eq!(e.kind(), ErrorKind::BadInput);
+        assert_eq!(e.message(), core.message());
+        let source = std::error::Error::source(&e).expect("the core's error");
+        assert_eq!(source.downcast_ref::<gapless_core::Error>(), Some(&core));
     }
 
     #[test]

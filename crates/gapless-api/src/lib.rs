@@ -48,7 +48,7 @@ pub use error::{Error, ErrorKind, Position, Result, Unit};
 pub use request::{
     AssetRequest, BodyFormat, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest,
     EventsRequest, FrontierRequest, MultiCoverageRequest, RecordRequest, SegmentsRequest,
-    WindowsRequest,
+    UnsupportedContentType, WindowsRequest,
 };
 pub use rule::{
     DeliveryAnswer, FiringAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer,

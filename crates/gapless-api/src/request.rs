@@ -387,9 +387,9 @@ impl BodyFormat {
     ///
     /// # Errors
     ///
-    /// [`crate::ErrorKind::BadInput`] naming the type for anything else
-    /// (HTTP 415).
-    pub fn from_content_type(value: Option<&str>) -> Result<BodyFormat, String> {
+    /// [`UnsupportedContentType`] naming the type for anything else (HTTP
+    /// 415).
+    pub fn from_content_type(value: Option<&str>) -> Result<BodyFormat, UnsupportedContentType> {
         let essence = value
             .unwrap_or_default()
             .split(';')
@@ -404,9 +404,7 @@ impl BodyFormat {
             | "application/x-jsonlines" => Ok(BodyFormat::Ndjson),
             "application/json" | "" => Ok(BodyFormat::Json),
             s if s.ends_with("+json") => Ok(BodyFormat::Json),
-            other => Err(format!(
-                "unsupported content type {other:?}: send application/json or application/x-ndjson"
-            )),
+            other => Err(UnsupportedContentType(other.to_string())),
         }
     }
 
@@ -418,6 +416,23 @@ impl BodyFormat {
         }
     }
 }
+
+/// A `Content-Type` that names neither JSON nor NDJSON (its essence,
+/// lowercase): a body the server refuses with 415, not a bad event (400).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnsupportedContentType(pub String);
+
+impl std::fmt::Display for UnsupportedContentType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "unsupported content type {:?}: send application/json or application/x-ndjson",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnsupportedContentType {}
 
 /// `gapless ingest`, `gapless emit` · `POST /v1/events`: events to record
 /// as one atomic batch, read from `body` as it is streamed.
@@ -495,10 +510,11 @@ mod tests {
             BodyFormat::from_content_type(Some("application/vnd.x+json")),
             Ok(BodyFormat::Json)
         );
-        let e = BodyFormat::from_content_type(Some("text/csv")).unwrap_err();
-        assert!(
-            e.starts_with("unsupported content type \"text/csv\""),
-            "{e}"
+        let e = BodyFormat::from_content_type(Some("Text/CSV; charset=utf-8")).unwrap_err();
+        assert_eq!(e, UnsupportedContentType("text/csv".into()));
+        assert_eq!(
+            e.to_string(),
+            "unsupported content type \"text/csv\": send application/json or application/x-ndjson"
         );
     }
 }

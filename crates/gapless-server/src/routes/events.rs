@@ -24,7 +24,7 @@ fn format_of(headers: &HeaderMap) -> Result<BodyFormat, ApiError> {
         .get(CONTENT_TYPE)
         .map(|v| v.to_str().unwrap_or_default());
     BodyFormat::from_content_type(value)
-        .map_err(|m| ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, m))
+        .map_err(|e| ApiError::new(StatusCode::UNSUPPORTED_MEDIA_TYPE, e.to_string()))
 }
 
 /// Refuse the whole body when any event names an asset the token may not
