@@ -10,11 +10,13 @@ pub(crate) fn from_store(e: StoreError) -> Error {
         StoreError::Conflict { .. } | StoreError::Conflicting(_) => Error::conflict(e.to_string()),
         StoreError::Invalid(m) => Error::bad_input(m.clone()),
         // Its words name no connection details: they may reach a client.
-        StoreError::Unavailable(_) | StoreError::Full(_) => Error::unavailable(e.to_string()),
+        StoreError::Unavailable { .. } | StoreError::Full { .. } => {
+            Error::unavailable(e.to_string())
+        }
         // A ledger that cannot be opened while in use (a reader connection
         // of a file that went away): its path is for the log only.
         StoreError::Open { .. } => Error::unavailable("the ledger is unavailable").with_source(e),
         StoreError::Missing { .. } => Error::not_found(e.to_string()),
-        StoreError::Backend(_) => Error::fault(e.to_string()).with_source(e),
+        StoreError::Backend { .. } => Error::fault(e.to_string()).with_source(e),
     }
 }

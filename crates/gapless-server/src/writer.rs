@@ -192,7 +192,12 @@ mod tests {
             if self.fail_groups {
                 return batches
                     .iter()
-                    .map(|_| Err(StoreError::Backend("injected".into())))
+                    .map(|_| {
+                        Err(StoreError::Backend {
+                            message: "injected".into(),
+                            source: None,
+                        })
+                    })
                     .collect();
             }
             batches.iter().map(|b| self.inner.append(b, at)).collect()

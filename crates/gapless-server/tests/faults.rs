@@ -25,9 +25,13 @@ impl Broken {
             StoreError::Open {
                 location: "/secret/path/ledger.db".into(),
                 reason: "disk on fire".into(),
+                source: None,
             }
         } else {
-            StoreError::Backend("SELECT secret_column FROM events failed".into())
+            StoreError::Backend {
+                message: "SELECT secret_column FROM events failed".into(),
+                source: None,
+            }
         })
     }
 }

@@ -44,10 +44,13 @@ pub(crate) fn stored_decl(
     let Some(tz) = tz else {
         return Ok(None);
     };
-    let tz = jiff::tz::TimeZone::get(&tz).map_err(|_| {
-        StoreError::Backend(format!(
-            "asset {asset:?} is declared with time zone {tz:?}, which this build does not know"
-        ))
+    let tz = jiff::tz::TimeZone::get(&tz).map_err(|e| {
+        StoreError::backend(
+            format!(
+                "asset {asset:?} is declared with time zone {tz:?}, which this build does not know"
+            ),
+            e,
+        )
     })?;
     let key_span = span
         .map(|s| Duration::parse(&s).map_err(|_| corrupt(format_args!("key span {s:?}"))))

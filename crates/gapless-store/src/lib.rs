@@ -13,7 +13,8 @@
 //!   [`FiringPage`]: rules and their firings (`rule/mod.rs`), judged in the
 //!   transaction of every append that touches a rule's assets;
 //!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed.
-//! - [`StoreError`]: what can go wrong (`error.rs`).
+//! - [`StoreError`]: what can go wrong, the backend's own error kept as its
+//!   [`Cause`] (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
 //! - [`NonBlockingReads`]: the short reads an async caller awaits on its
 //!   own task, for a backend whose driver is asynchronous (PostgreSQL).
@@ -44,7 +45,7 @@ mod runs;
 mod sqlite;
 
 pub use self::postgres::PostgresStore;
-pub use error::StoreError;
+pub use error::{Cause, StoreError};
 pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
 pub use open::{open, open_existing};
 pub use rule::{

@@ -597,6 +597,28 @@ fn session_settings() {
     assert!(store.setting("no_such_setting").is_err());
 }
 
+/// A fault keeps the client's error as its source, behind the same
+/// one-line message without SQL.
+#[test]
+fn faults_keep_the_client_s_error_as_their_source() {
+    let schema = Schema::new("cause");
+    let store = schema.open();
+    let err = store.setting("no_such_setting").unwrap_err();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "storage failure: PostgreSQL error 42704: unrecognized configuration parameter \
+         \"no_such_setting\""
+    );
+    let client = std::error::Error::source(&err)
+        .and_then(|s| s.downcast_ref::<tokio_postgres::Error>())
+        .unwrap_or_else(|| panic!("no client error under {err:?}"));
+    assert_eq!(
+        client.code(),
+        Some(&tokio_postgres::error::SqlState::UNDEFINED_OBJECT)
+    );
+}
+
 /// Several processes starting at once on a new schema: one creates it, the
 /// others find it ready.
 #[test]
@@ -694,16 +716,24 @@ fn assert_no_connection_details(msg: &str, details: &[&str]) {
 fn unreachable_server_is_unavailable_without_connection_details() {
     let err = PostgresStore::open("postgres://someone:s3cret@127.0.0.1:1/db?connect_timeout=2")
         .unwrap_err();
-    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
     let msg = err.to_string();
     assert_eq!(
         msg,
         "cannot open ledger: the ledger's database is unavailable"
     );
+    // The client's error is kept as the source, the socket's under it.
+    let client = std::error::Error::source(&err)
+        .and_then(|s| s.downcast_ref::<tokio_postgres::Error>())
+        .unwrap_or_else(|| panic!("no client error under {err:?}"));
+    let refused = std::error::Error::source(client)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .unwrap_or_else(|| panic!("no I/O error under {client:?}"));
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
     assert_no_connection_details(&msg, &[":1/", "db?"]);
     // Through open() too, as `--db` does.
     let err = gapless_store::open("postgresql://u:pw@127.0.0.1:1/db").unwrap_err();
-    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
     assert_no_connection_details(&err.to_string(), &[]);
 }
 
@@ -773,16 +803,16 @@ fn lost_connections_are_unavailable_and_recover() {
     assert!(role.terminate() >= 1);
     std::thread::sleep(std::time::Duration::from_millis(50));
     let err = store.append(&[landed("A", 1, 2)], received()).unwrap_err();
-    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
     assert_eq!(err.to_string(), "the ledger's database is unavailable");
     assert_no_connection_details(&err.to_string(), &details);
     let err = store.coverage("A", all_time()).unwrap_err();
-    assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+    assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
     let results = store.append_many(&[&[landed("A", 1, 2)], &[landed("B", 0, 1)]], received());
     assert!(
         results
             .iter()
-            .all(|r| matches!(r, Err(StoreError::Unavailable(_)))),
+            .all(|r| matches!(r, Err(StoreError::Unavailable { .. }))),
         "{results:?}"
     );
 
@@ -829,7 +859,7 @@ fn lost_connections_are_unavailable_and_recover() {
         }
         assert!(role.terminate() >= 1);
         let err = waiting.join().unwrap().unwrap_err();
-        assert!(matches!(err, StoreError::Unavailable(_)), "{err:?}");
+        assert!(matches!(err, StoreError::Unavailable { .. }), "{err:?}");
         assert_no_connection_details(&err.to_string(), &details);
     });
     tx.rollback().unwrap();

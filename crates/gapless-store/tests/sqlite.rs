@@ -139,6 +139,53 @@ fn garbage_file_is_not_a_ledger() {
     assert!(msg.contains("not a gapless ledger"), "{msg}");
 }
 
+/// A storage error keeps SQLite's own error as its source, behind the
+/// same one-line message.
+#[test]
+fn errors_keep_sqlite_s_error_as_their_source() {
+    use std::error::Error as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "notes.txt");
+    std::fs::write(
+        &path,
+        "this is not a database, it is a long line of text\n".repeat(100),
+    )
+    .unwrap();
+    let err = SqliteStore::open(&path).unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "cannot open ledger {}: not a gapless ledger (not a SQLite database)",
+            path.display()
+        )
+    );
+    let cause = err
+        .source()
+        .and_then(|s| s.downcast_ref::<rusqlite::Error>())
+        .unwrap_or_else(|| panic!("no SQLite error under {err:?}"));
+    assert_eq!(
+        cause.sqlite_error_code(),
+        Some(rusqlite::ErrorCode::NotADatabase)
+    );
+
+    // A fault of a ledger in use: a pragma that answers nothing.
+    let store = SqliteStore::open(fresh(&dir, "ledger.db")).unwrap();
+    let err = store.pragma("no_such_pragma").unwrap_err();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert_eq!(err.to_string(), "storage failure: Query returned no rows");
+    assert!(
+        matches!(
+            err.source()
+                .and_then(|s| s.downcast_ref::<rusqlite::Error>()),
+            Some(rusqlite::Error::QueryReturnedNoRows)
+        ),
+        "{err:?}"
+    );
+    // A clone shares the cause.
+    assert!(err.clone().source().is_some());
+}
+
 #[test]
 fn foreign_sqlite_database_is_not_a_ledger() {
     let dir = tempfile::tempdir().unwrap();

@@ -342,7 +342,8 @@ fn append_group<'b>(
                 }
                 out[bi] = Ok(p.out);
             }
-            Err((e, p)) => {
+            Err(failed) => {
+                let (e, p) = *failed;
                 // Forget what this batch saw first: it stores nothing.
                 for (aid, id) in p.keys {
                     known.remove(&(aid, Cow::Borrowed(id)));
@@ -452,17 +453,18 @@ fn group_batch(events: &[(i64, &NewEvent)]) -> super::rules::GroupBatch {
 }
 
 /// Decide one batch against what is known (stored or earlier): its new
-/// events, or the conflict (with what it had added to `known`).
+/// events, or the conflict (with what it had added to `known`), boxed: the
+/// rare case need not widen every result.
 fn walk<'b>(
     batch: &'b [NewEvent],
     id_of: &HashMap<String, i64>,
     known: &mut HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>>,
-) -> Result<Pending<'b>, (StoreError, Pending<'b>)> {
+) -> Result<Pending<'b>, Box<(StoreError, Pending<'b>)>> {
     let mut p = Pending::default();
     for (index, ev) in batch.iter().enumerate() {
         let Some(&aid) = id_of.get(&ev.asset) else {
-            let e = StoreError::Backend(format!("asset {:?} vanished during an append", ev.asset));
-            return Err((e, p));
+            let e = StoreError::fault(format!("asset {:?} vanished during an append", ev.asset));
+            return Err(Box::new((e, p)));
         };
         if let Some(id) = ev.id.as_deref() {
             match known.get(&(aid, Cow::Borrowed(id))) {
@@ -476,7 +478,7 @@ fn walk<'b>(
                         asset: ev.asset.clone(),
                         id: id.to_string(),
                     };
-                    return Err((e, p));
+                    return Err(Box::new((e, p)));
                 }
                 None => {
                     known.insert((aid, Cow::Borrowed(id)), Cow::Borrowed(ev));
@@ -649,8 +651,8 @@ fn write(
             .collect();
         seqs.sort_unstable();
         if seqs.len() != n {
-            return Err(Fail::Store(StoreError::Backend(
-                "the event sequence returned too few numbers".into(),
+            return Err(Fail::Store(StoreError::fault(
+                "the event sequence returned too few numbers",
             )));
         }
         cols.seq = seqs;

@@ -1,7 +1,8 @@
 //! PostgreSQL errors as storage errors: which are worth another try, which
 //! mean the server cannot be reached ([`StoreError::Unavailable`]) or is
 //! out of space ([`StoreError::Full`]), and one-line descriptions without
-//! SQL for the rest.
+//! SQL for the rest. Every storage error made of a client error keeps it as
+//! its source.
 //!
 //! `Unavailable` and `Full` carry a fixed message that names no user, host,
 //! port, database or schema; the details (the URL without password, the
@@ -12,7 +13,7 @@ use tokio_postgres::error::SqlState;
 
 use super::pool::{APPEND_TRIES, LOCK_TIMEOUT};
 use super::tls::tls_failure;
-use crate::error::{FULL, UNAVAILABLE};
+use crate::error::{Cause, FULL, UNAVAILABLE};
 use crate::StoreError;
 
 /// A failure inside the backend: a database error (which may be retried) or
@@ -40,58 +41,61 @@ impl From<StoreError> for Fail {
 /// Without the URL at hand (reading a row's columns).
 impl From<tokio_postgres::Error> for StoreError {
     fn from(e: tokio_postgres::Error) -> StoreError {
-        classify(&e, None)
+        classify(e, None)
     }
 }
 
 /// The storage error of a failure of a call on the ledger at `location`.
 pub(crate) fn store_error(f: Fail, location: &str) -> StoreError {
     match f {
-        Fail::Pg(e) => classify(&e, Some(location)),
+        Fail::Pg(e) => classify(e, Some(location)),
         Fail::Commit(e) if is_broken(&e) => {
             log_unavailable(
                 &e,
                 Some(location),
                 "the connection was lost during a commit",
             );
-            StoreError::Unavailable(format!(
-                "{UNAVAILABLE} (the connection was lost during the commit: \
-                 the batch may or may not be stored)"
-            ))
+            StoreError::unavailable(
+                format!(
+                    "{UNAVAILABLE} (the connection was lost during the commit: \
+                     the batch may or may not be stored)"
+                ),
+                e,
+            )
         }
-        Fail::Commit(e) => classify(&e, Some(location)),
+        Fail::Commit(e) => classify(e, Some(location)),
         Fail::Store(e) => e,
     }
 }
 
 /// The storage error of a database error of a call: `Full` for a server
 /// out of resources, `Unavailable` for a connection that is gone, else a
-/// fault.
-pub(crate) fn classify(e: &tokio_postgres::Error, location: Option<&str>) -> StoreError {
-    if is_full(e) {
+/// fault; caused by `e`.
+pub(crate) fn classify(e: tokio_postgres::Error, location: Option<&str>) -> StoreError {
+    if is_full(&e) {
         tracing::error!(
             location = location.unwrap_or("-"),
-            error = %chain(e),
+            error = %chain(&e),
             "PostgreSQL: {FULL}"
         );
-        return StoreError::Full(FULL.into());
+        return StoreError::full(e);
     }
-    if is_broken(e) {
-        log_unavailable(e, location, "the connection to the server is gone");
-        return StoreError::Unavailable(UNAVAILABLE.into());
+    if is_broken(&e) {
+        log_unavailable(&e, location, "the connection to the server is gone");
+        return StoreError::unavailable(UNAVAILABLE, e);
     }
-    StoreError::Backend(describe(e))
+    StoreError::backend(describe(&e), e)
 }
 
 /// The storage error of a failed connection to a ledger that was opened
 /// before (a new connection of the pool): whatever the reason, the ledger
 /// cannot be reached now.
-pub(crate) fn connect_failed(e: &tokio_postgres::Error, location: &str) -> StoreError {
-    if is_full(e) {
+pub(crate) fn connect_failed(e: tokio_postgres::Error, location: &str) -> StoreError {
+    if is_full(&e) {
         return classify(e, Some(location));
     }
-    log_unavailable(e, Some(location), "cannot connect");
-    StoreError::Unavailable(UNAVAILABLE.into())
+    log_unavailable(&e, Some(location), "cannot connect");
+    StoreError::unavailable(UNAVAILABLE, e)
 }
 
 /// The storage error of a failure while opening the ledger at `location`:
@@ -99,27 +103,59 @@ pub(crate) fn connect_failed(e: &tokio_postgres::Error, location: &str) -> Store
 /// down, or has no connection left), `Full` when it is out of space, else
 /// [`StoreError::Open`] with the server's reason (a refused login, a missing
 /// database, no permission, a failed TLS handshake: an untrusted
-/// certificate, a server without TLS).
-pub(crate) fn open_failed(location: &str, e: &tokio_postgres::Error) -> StoreError {
-    if is_full(e) {
+/// certificate, a server without TLS); caused by `e`.
+pub(crate) fn open_failed(location: &str, e: tokio_postgres::Error) -> StoreError {
+    if is_full(&e) {
         return classify(e, Some(location));
     }
     // Before the socket's errors: a failed handshake comes as an I/O error.
-    if let Some(reason) = tls_failure(e) {
-        return open_error(location, reason);
+    if let Some(reason) = tls_failure(&e) {
+        return Refusal::new(reason).caused_by(e).at(location);
     }
-    if is_unreachable(e) {
-        log_unavailable(e, Some(location), "cannot open the ledger");
-        return StoreError::Unavailable(format!("cannot open ledger: {UNAVAILABLE}"));
+    if is_unreachable(&e) {
+        log_unavailable(&e, Some(location), "cannot open the ledger");
+        return StoreError::unavailable(format!("cannot open ledger: {UNAVAILABLE}"), e);
     }
-    open_error(location, describe_open(e))
+    Refusal::new(describe_open(&e)).caused_by(e).at(location)
 }
 
 /// The ledger at `location` cannot be opened, `reason` says why.
 pub(crate) fn open_error(location: &str, reason: impl Into<String>) -> StoreError {
-    StoreError::Open {
-        location: location.to_string(),
-        reason: reason.into(),
+    Refusal::new(reason).at(location)
+}
+
+/// Why a ledger cannot be opened, found before its location is at hand (a
+/// bad URL parameter, unreadable root certificates): the reason of
+/// [`StoreError::Open`], and the error behind it when there is one.
+#[derive(Debug, thiserror::Error)]
+#[error("{reason}")]
+pub(crate) struct Refusal {
+    reason: String,
+    source: Option<Cause>,
+}
+
+impl Refusal {
+    /// Refused for `reason`.
+    pub(crate) fn new(reason: impl Into<String>) -> Refusal {
+        Refusal {
+            reason: reason.into(),
+            source: None,
+        }
+    }
+
+    /// This refusal, caused by `source`.
+    pub(crate) fn caused_by(mut self, source: impl Into<Cause>) -> Refusal {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// The storage error of the ledger at `location` refused for this.
+    pub(crate) fn at(self, location: &str) -> StoreError {
+        StoreError::Open {
+            location: location.to_string(),
+            reason: self.reason,
+            source: self.source,
+        }
     }
 }
 

@@ -200,7 +200,7 @@ impl PostgresStore {
             tls,
         } = target;
         let mut client =
-            client::Client::connect(&config, &tls).map_err(|e| open_failed(&location, &e))?;
+            client::Client::connect(&config, &tls).map_err(|e| open_failed(&location, e))?;
         schema::migrate(&mut client, &location, &schema, create)?;
         let size = pool_size.unwrap_or(pool::DEFAULT_POOL_SIZE);
         let short = nonblocking::connections_of(size);

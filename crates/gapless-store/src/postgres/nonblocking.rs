@@ -106,7 +106,7 @@ impl Reads {
         let made = Arc::new(
             self.connect()
                 .await
-                .map_err(|e| connect_failed(&e, &self.location))?,
+                .map_err(|e| connect_failed(e, &self.location))?,
         );
         // Two callers may both have connected: the later one's is kept, the
         // other closes once its read is done.

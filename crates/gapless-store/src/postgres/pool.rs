@@ -145,7 +145,7 @@ impl Pool {
     fn setup(&self, mut client: Client) -> Result<Conn> {
         client
             .batch_execute(&session_settings(&self.schema))
-            .map_err(|e| classify(&e, Some(&self.location)))?;
+            .map_err(|e| classify(e, Some(&self.location)))?;
         Ok(Conn {
             client,
             stmts: Stmts::default(),
@@ -155,7 +155,7 @@ impl Pool {
 
     fn connect(&self) -> Result<Conn> {
         let client = Client::connect(&self.config, &self.tls)
-            .map_err(|e| connect_failed(&e, &self.location))?;
+            .map_err(|e| connect_failed(e, &self.location))?;
         self.setup(client)
     }
 
@@ -196,12 +196,15 @@ impl Pool {
                     self.size,
                     POOL_WAIT.as_secs()
                 );
-                return Err(StoreError::Unavailable(format!(
-                    "{UNAVAILABLE}: all {} database connections stayed busy for {} s \
-                     (raise pool_size?)",
-                    self.size,
-                    POOL_WAIT.as_secs()
-                )));
+                return Err(StoreError::Unavailable {
+                    message: format!(
+                        "{UNAVAILABLE}: all {} database connections stayed busy for {} s \
+                         (raise pool_size?)",
+                        self.size,
+                        POOL_WAIT.as_secs()
+                    ),
+                    source: None,
+                });
             }
             state = self
                 .freed

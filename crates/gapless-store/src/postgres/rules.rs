@@ -302,7 +302,7 @@ pub(crate) fn watches_of<'c>(
     ids.iter()
         .map(|id| {
             cache.by_id.get(id).ok_or_else(|| {
-                Fail::Store(StoreError::Backend(format!(
+                Fail::Store(StoreError::fault(format!(
                     "rule {id} vanished during an append"
                 )))
             })
@@ -701,7 +701,7 @@ pub(crate) fn ledger_id(conn: &mut Conn) -> Result<String, Fail> {
         .query_opt("SELECT value FROM meta WHERE key = 'ledger_id'", &[])?;
     match row {
         Some(r) => Ok(r.get(0)),
-        None => Err(StoreError::Backend("the ledger has no id (table meta)".into()).into()),
+        None => Err(StoreError::fault("the ledger has no id (table meta)").into()),
     }
 }
 

@@ -78,7 +78,7 @@
 
 use super::client::Client;
 
-use super::error::{open_error, open_failed};
+use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
@@ -214,7 +214,7 @@ pub(crate) fn migrate(
     schema: &str,
     create: bool,
 ) -> Result<()> {
-    let fail = |e: tokio_postgres::Error| open_failed(location, &e);
+    let fail = |e: tokio_postgres::Error| open_failed(location, e);
     let quoted = quote_ident(schema);
     // Asset names, ids and `extra` are any UTF-8: a database in another
     // encoding would refuse or change some of them.
@@ -318,9 +318,11 @@ pub(crate) fn migrate(
 }
 
 /// Check a schema name: what PostgreSQL can name (1 to 63 bytes, no NUL).
-pub(crate) fn check_schema_name(schema: &str) -> Result<(), String> {
+pub(crate) fn check_schema_name(schema: &str) -> Result<(), Refusal> {
     if schema.is_empty() || schema.len() > 63 || schema.contains('\0') {
-        return Err(format!("invalid schema name {schema:?} (1 to 63 bytes)"));
+        return Err(Refusal::new(format!(
+            "invalid schema name {schema:?} (1 to 63 bytes)"
+        )));
     }
     Ok(())
 }

@@ -29,6 +29,8 @@ use tokio::task::JoinHandle;
 use tokio_postgres::Error;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
+use super::error::Refusal;
+
 /// What `sslmode` says.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SslMode {
@@ -41,7 +43,7 @@ pub(crate) enum SslMode {
 
 impl SslMode {
     /// The mode named `text`.
-    pub(crate) fn parse(text: &str) -> Result<SslMode, String> {
+    pub(crate) fn parse(text: &str) -> Result<SslMode, Refusal> {
         Ok(match text {
             "disable" => SslMode::Disable,
             "prefer" => SslMode::Prefer,
@@ -49,9 +51,9 @@ impl SslMode {
             "verify-ca" => SslMode::VerifyCa,
             "verify-full" => SslMode::VerifyFull,
             _ => {
-                return Err(format!(
+                return Err(Refusal::new(format!(
                     "invalid sslmode {text:?} (disable, prefer, require, verify-ca or verify-full)"
-                ))
+                )))
             }
         })
     }
@@ -134,8 +136,9 @@ fn default_root_file() -> Option<PathBuf> {
 /// # Errors
 ///
 /// A one-line reason: `verify-ca` or `verify-full` without root
-/// certificates, a root file that cannot be read or holds no certificate.
-pub(crate) fn transport(mode: SslMode, root_file: Option<&str>) -> Result<Tls, String> {
+/// certificates, a root file that cannot be read or holds no certificate
+/// (caused by the error of reading or parsing it).
+pub(crate) fn transport(mode: SslMode, root_file: Option<&str>) -> Result<Tls, Refusal> {
     if mode == SslMode::Disable {
         return Ok(Tls::Plain);
     }
@@ -144,11 +147,11 @@ pub(crate) fn transport(mode: SslMode, root_file: Option<&str>) -> Result<Tls, S
     let roots = match &root_file {
         Some(path) => Some(Arc::new(read_roots(path)?)),
         None if matches!(mode, SslMode::VerifyCa | SslMode::VerifyFull) => {
-            return Err(format!(
+            return Err(Refusal::new(format!(
                 "sslmode={} needs sslrootcert=FILE (the PEM certificates of the \
                  authorities to trust; there is no ~/.postgresql/root.crt)",
                 mode.name()
-            ))
+            )))
         }
         None => None,
     };
@@ -157,7 +160,7 @@ pub(crate) fn transport(mode: SslMode, root_file: Option<&str>) -> Result<Tls, S
         Some(roots) => {
             let webpki = WebPkiServerVerifier::builder_with_provider(roots, provider.clone())
                 .build()
-                .map_err(|e| format!("sslrootcert: {e}"))?;
+                .map_err(|e| Refusal::new(format!("sslrootcert: {e}")).caused_by(e))?;
             if mode == SslMode::VerifyFull {
                 webpki
             } else {
@@ -167,7 +170,7 @@ pub(crate) fn transport(mode: SslMode, root_file: Option<&str>) -> Result<Tls, S
     };
     let config = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
-        .map_err(|e| format!("TLS: {e}"))?
+        .map_err(|e| Refusal::new(format!("TLS: {e}")).caused_by(e))?
         .dangerous()
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
@@ -175,22 +178,32 @@ pub(crate) fn transport(mode: SslMode, root_file: Option<&str>) -> Result<Tls, S
 }
 
 /// The certificates of the PEM file at `path`.
-fn read_roots(path: &Path) -> Result<RootCertStore, String> {
+fn read_roots(path: &Path) -> Result<RootCertStore, Refusal> {
     let shown = path.display();
-    let certs = CertificateDer::pem_file_iter(path)
-        .map_err(|e| format!("sslrootcert {shown}: cannot read it: {}", pem_reason(&e)))?;
+    let certs = CertificateDer::pem_file_iter(path).map_err(|e| {
+        Refusal::new(format!(
+            "sslrootcert {shown}: cannot read it: {}",
+            pem_reason(&e)
+        ))
+        .caused_by(e)
+    })?;
     let mut roots = RootCertStore::empty();
     for cert in certs {
-        let cert = cert.map_err(|e| format!("sslrootcert {shown}: {}", pem_reason(&e)))?;
-        roots
-            .add(cert)
-            .map_err(|e| format!("sslrootcert {shown}: not a usable certificate: {e}"))?;
+        let cert = cert.map_err(|e| {
+            Refusal::new(format!("sslrootcert {shown}: {}", pem_reason(&e))).caused_by(e)
+        })?;
+        roots.add(cert).map_err(|e| {
+            Refusal::new(format!(
+                "sslrootcert {shown}: not a usable certificate: {e}"
+            ))
+            .caused_by(e)
+        })?;
     }
     if roots.is_empty() {
-        return Err(format!(
+        return Err(Refusal::new(format!(
             "sslrootcert {shown}: no certificate in it (a PEM file of \
              -----BEGIN CERTIFICATE----- blocks)"
-        ));
+        )));
     }
     Ok(roots)
 }
@@ -378,10 +391,10 @@ mod tests {
             ("verify-ca", SslMode::VerifyCa),
             ("verify-full", SslMode::VerifyFull),
         ] {
-            assert_eq!(SslMode::parse(text), Ok(mode));
+            assert_eq!(SslMode::parse(text).unwrap(), mode);
             assert_eq!(mode.name(), text);
         }
-        let e = SslMode::parse("allow").unwrap_err();
+        let e = SslMode::parse("allow").unwrap_err().to_string();
         assert!(e.contains("\"allow\"") && e.contains("verify-full"), "{e}");
     }
 
@@ -396,13 +409,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let missing = dir.path().join("nope.pem");
         let e = transport(SslMode::VerifyFull, Some(missing.to_str().unwrap())).unwrap_err();
+        let cause = std::error::Error::source(&e).expect("the error of reading the file");
+        assert!(cause.is::<rustls::pki_types::pem::Error>(), "{cause:?}");
+        let e = e.to_string();
         assert!(
             e.starts_with("sslrootcert ") && e.contains("nope.pem"),
             "{e}"
         );
         let empty = dir.path().join("empty.pem");
         std::fs::write(&empty, "nothing here\n").unwrap();
-        let e = transport(SslMode::VerifyCa, Some(empty.to_str().unwrap())).unwrap_err();
+        let e = transport(SslMode::VerifyCa, Some(empty.to_str().unwrap()))
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("no certificate"), "{e}");
         assert!(matches!(transport(SslMode::Disable, None), Ok(Tls::Plain)));
         assert!(matches!(

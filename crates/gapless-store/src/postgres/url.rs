@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use super::error::{describe_open, open_error};
+use super::error::{describe_open, Refusal};
 use super::schema::check_schema_name;
 use super::tls::{transport, SslMode, Tls};
 use crate::Result;
@@ -45,14 +45,16 @@ pub(crate) struct Target {
 /// where `sslmode=verify-ca` or `verify-full` needs them.
 pub(crate) fn parse(url: &str, schema: Option<&str>) -> Result<Target> {
     let location = redact(url);
-    let (url, own) = split_params(url).map_err(|r| open_error(&location, r))?;
+    let (url, own) = split_params(url).map_err(|r| r.at(&location))?;
     let schema = match schema {
         Some(s) => s.to_string(),
         None => own.schema.unwrap_or_else(|| DEFAULT_SCHEMA.to_string()),
     };
-    check_schema_name(&schema).map_err(|r| open_error(&location, r))?;
+    check_schema_name(&schema).map_err(|r| r.at(&location))?;
     let mut config: tokio_postgres::Config = url.parse().map_err(|e: tokio_postgres::Error| {
-        open_error(&location, format!("invalid URL: {}", describe_open(&e)))
+        Refusal::new(format!("invalid URL: {}", describe_open(&e)))
+            .caused_by(e)
+            .at(&location)
     })?;
     // Without `sslmode`, plain TCP, as before TLS was supported (the
     // client's own default, `prefer`, would try TLS first). A `key=value`
@@ -62,7 +64,7 @@ pub(crate) fn parse(url: &str, schema: Option<&str>) -> Result<Target> {
         _ => SslMode::Disable,
     });
     config.ssl_mode(mode.client_mode());
-    let tls = transport(mode, own.sslrootcert.as_deref()).map_err(|r| open_error(&location, r))?;
+    let tls = transport(mode, own.sslrootcert.as_deref()).map_err(|r| r.at(&location))?;
     if config.get_connect_timeout().is_none() {
         config.connect_timeout(CONNECT_TIMEOUT);
     }
@@ -145,7 +147,7 @@ struct OwnParams {
 
 /// Take the parameters gapless reads itself (`schema`, `pool_size`,
 /// `sslmode`, `sslrootcert`) out of a URL.
-fn split_params(url: &str) -> Result<(String, OwnParams), String> {
+fn split_params(url: &str) -> Result<(String, OwnParams), Refusal> {
     let mut own = OwnParams::default();
     let Some(q) = url.find('?') else {
         return Ok((url.to_string(), own));
@@ -153,20 +155,23 @@ fn split_params(url: &str) -> Result<(String, OwnParams), String> {
     let mut kept = Vec::new();
     for kv in url[q + 1..].split('&') {
         if let Some(v) = kv.strip_prefix("schema=") {
-            own.schema =
-                Some(percent_decode(v).ok_or_else(|| format!("invalid schema parameter {v:?}"))?);
+            own.schema = Some(
+                percent_decode(v)
+                    .ok_or_else(|| Refusal::new(format!("invalid schema parameter {v:?}")))?,
+            );
         } else if let Some(v) = kv.strip_prefix("pool_size=") {
             own.pool_size = Some(
                 v.parse()
                     .ok()
                     .filter(|n| (1..=1000).contains(n))
-                    .ok_or_else(|| format!("invalid pool_size {v:?} (1 to 1000)"))?,
+                    .ok_or_else(|| Refusal::new(format!("invalid pool_size {v:?} (1 to 1000)")))?,
             );
         } else if let Some(v) = kv.strip_prefix("sslmode=") {
             own.sslmode = Some(SslMode::parse(v)?);
         } else if let Some(v) = kv.strip_prefix("sslrootcert=") {
             own.sslrootcert = Some(
-                percent_decode(v).ok_or_else(|| format!("invalid sslrootcert parameter {v:?}"))?,
+                percent_decode(v)
+                    .ok_or_else(|| Refusal::new(format!("invalid sslrootcert parameter {v:?}")))?,
             );
         } else {
             kept.push(kv);
@@ -232,7 +237,9 @@ mod tests {
         assert_eq!(rest, "postgres://h/db?user=u");
         assert_eq!(params.sslmode, Some(SslMode::VerifyFull));
         assert_eq!(params.sslrootcert.as_deref(), Some("/tmp/ca.pem"));
-        let e = split_params("postgres://h/db?sslmode=allow").unwrap_err();
+        let e = split_params("postgres://h/db?sslmode=allow")
+            .unwrap_err()
+            .to_string();
         assert!(e.contains("invalid sslmode \"allow\""), "{e}");
     }
 

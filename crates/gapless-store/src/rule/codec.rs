@@ -86,10 +86,13 @@ pub(crate) fn decode_rule(row: RuleRow) -> Result<StoredRule> {
     let from = instant(c.from, "rule from")?;
     let until = c.until.map(|u| instant(u, "rule until")).transpose()?;
     let def = RuleDef::new(assets, grid, &c.tz, policy, from, until).map_err(|e| {
-        StoreError::Backend(format!(
-            "the ledger holds rule {:?}, which this build cannot read: {e}",
-            c.name
-        ))
+        StoreError::backend(
+            format!(
+                "the ledger holds rule {:?}, which this build cannot read: {e}",
+                c.name
+            ),
+            e,
+        )
     })?;
     let deadline = c
         .deadline

@@ -210,16 +210,16 @@ pub(crate) fn describe(e: &rusqlite::Error) -> String {
     }
 }
 
-/// A SQLite error as a storage error: a full disk (or a database at its
-/// size limit) is [`StoreError::Full`], logged with SQLite's own words;
-/// anything else a fault.
+/// A SQLite error as a storage error, caused by it: a full disk (or a
+/// database at its size limit) is [`StoreError::Full`], logged with
+/// SQLite's own words; anything else a fault.
 impl From<rusqlite::Error> for StoreError {
     fn from(e: rusqlite::Error) -> StoreError {
         if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
             tracing::error!(error = %e, "SQLite: {FULL}");
-            return StoreError::Full(FULL.into());
+            return StoreError::full(e);
         }
-        StoreError::Backend(describe(&e))
+        StoreError::backend(describe(&e), e)
     }
 }
 
@@ -452,7 +452,7 @@ mod tests {
         }
         let batch: Vec<NewEvent> = (1..2_000).map(ev).collect();
         let err = store.append(&batch, at).unwrap_err();
-        assert!(matches!(err, StoreError::Full(_)), "{err:?}");
+        assert!(matches!(err, StoreError::Full { .. }), "{err:?}");
         let msg = err.to_string();
         assert_eq!(msg, "the ledger's storage is full");
         assert!(!msg.contains(&*dir.path().to_string_lossy()), "{msg}");
@@ -461,7 +461,7 @@ mod tests {
         assert!(
             results
                 .iter()
-                .all(|r| matches!(r, Err(StoreError::Full(_)))),
+                .all(|r| matches!(r, Err(StoreError::Full { .. }))),
             "{results:?}"
         );
         let listed = store.assets().unwrap();

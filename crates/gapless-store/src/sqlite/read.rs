@@ -297,7 +297,7 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
     let tx = conn.transaction()?;
     let check: String = tx.query_row("PRAGMA quick_check", [], |r| r.get(0))?;
     if check != "ok" {
-        return Err(crate::StoreError::Backend(format!(
+        return Err(crate::StoreError::fault(format!(
             "the ledger file fails SQLite's integrity check: {check}"
         )));
     }
@@ -321,7 +321,7 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
     };
     for (id, name, count, max_len, lo, hi) in assets {
         let mismatch = |what: &str| {
-            Err(crate::StoreError::Backend(format!(
+            Err(crate::StoreError::fault(format!(
                 "asset {name:?}: {what} does not match its events"
             )))
         };

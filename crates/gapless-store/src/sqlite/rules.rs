@@ -587,7 +587,7 @@ pub(crate) fn ledger_id(conn: &mut Connection) -> Result<String> {
     conn.prepare_cached("SELECT value FROM meta WHERE key = 'ledger_id'")?
         .query_row([], |r| r.get(0))
         .optional()?
-        .ok_or_else(|| StoreError::Backend("the ledger has no id (table meta)".into()))
+        .ok_or_else(|| StoreError::fault("the ledger has no id (table meta)"))
 }
 
 /// Pending firings due by ?1 whose lease is free or expired, in order:

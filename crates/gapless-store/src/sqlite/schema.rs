@@ -219,16 +219,21 @@ fn open_error(path: &Path, reason: impl Into<String>) -> StoreError {
     StoreError::Open {
         location: path.display().to_string(),
         reason: reason.into(),
+        source: None,
     }
 }
 
 /// Opening failed on a SQLite error: [`StoreError::Full`] for a full disk
-/// (creating a ledger), else [`StoreError::Open`] saying why.
+/// (creating a ledger), else [`StoreError::Open`] saying why, caused by it.
 fn open_failed(path: &Path, e: rusqlite::Error) -> StoreError {
     if e.sqlite_error_code() == Some(rusqlite::ErrorCode::DiskFull) {
         return e.into();
     }
-    open_error(path, open_reason(path, &e))
+    StoreError::Open {
+        location: path.display().to_string(),
+        reason: open_reason(path, &e),
+        source: Some(e.into()),
+    }
 }
 
 /// Why opening failed, in words, from a SQLite error.
