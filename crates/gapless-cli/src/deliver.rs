@@ -50,16 +50,17 @@ pub(crate) fn deliver(
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .try_init();
     let store = crate::store::open_store(&cli.db, false)?;
-    let unavailable = |e: gapless_store::StoreError| Error::unavailable(e.to_string());
     if retry_failed {
-        let n = store.retry_failed(None).map_err(unavailable)?;
+        let n = store
+            .retry_failed(None)
+            .map_err(gapless_ledger::from_store)?;
         tracing::info!(firings = n, "failed firings made pending again");
     }
     let mut deliverer = Deliverer::new(store, targets)
-        .map_err(unavailable)?
+        .map_err(gapless_ledger::from_store)?
         .judging_deadlines(true);
     if once {
-        deliverer.pass().map_err(unavailable)?;
+        deliverer.pass().map_err(gapless_ledger::from_store)?;
         let s = deliverer.stats();
         tracing::info!(
             delivered = s.delivered,

@@ -20,7 +20,7 @@ pub(crate) fn open_store(db: &str, create: bool) -> Result<Arc<dyn gapless_store
         gapless_store::StoreError::Missing { .. } => {
             Error::not_found(format!("{e}: {HOW_TO_CREATE}"))
         }
-        other => Error::unavailable(other.to_string()),
+        other => gapless_ledger::from_open(other),
     })?;
     Ok(Arc::from(store))
 }

@@ -17,7 +17,8 @@
 //!   the rest (`ingest.rs`).
 //! - rules (SPEC §7): recording and reading rules, firings, waiting for a
 //!   range to complete (`rules.rs`).
-//! - `error.rs`: storage errors as API errors of the right kind.
+//! - [`from_store`], [`from_open`]: storage errors as API errors of the right
+//!   kind, the one mapping every crate uses (`error.rs`).
 //! - [`now`]: the wall clock that stamps what is received (`clock.rs`).
 
 mod ask;
@@ -28,5 +29,6 @@ mod ledger;
 mod rules;
 
 pub use clock::now;
+pub use error::{from_open, from_store};
 pub use ledger::{Ledger, WindowsQuery};
 pub use rules::{firing_answer, rule_answer, WATCH_INTERVAL};
