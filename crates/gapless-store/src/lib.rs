@@ -89,6 +89,15 @@ pub trait NonBlockingReads: Send + Sync {
 /// except for short reads: inline where they take microseconds
 /// ([`Store::reads_inline`]), awaited where the driver is asynchronous
 /// ([`Store::nonblocking`]).
+///
+/// # Errors
+///
+/// Any method may fail with [`StoreError::Unavailable`] (the database
+/// cannot be reached), [`StoreError::Full`] (no room for a write),
+/// [`StoreError::Open`] (a new read connection to a ledger file that went
+/// away) or [`StoreError::Backend`] (a fault of the backend or of the
+/// ledger's own data), each keeping the backend's error as its source. A
+/// method's own `# Errors` says what else it may answer.
 pub trait Store: Send + Sync + std::fmt::Debug {
     /// Append `batch` atomically, in order, numbering each new event with the
     /// next sequence and stamping it `received_at`.
@@ -99,7 +108,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// # Errors
     ///
     /// [`StoreError::Conflict`] when an `(asset, id)` is stored with other
-    /// content; nothing of the batch is then stored. A backend failure leaves
+    /// content, [`StoreError::Invalid`] for an event whose asset name is not
+    /// one; nothing of the batch is then stored. A backend failure leaves
     /// nothing stored either. The acknowledged batch is durable on return.
     fn append(&self, batch: &[NewEvent], received_at: Instant) -> Result<Appended>;
 
@@ -116,6 +126,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// flight, and the caller frees them on the thread that allocated
     /// them (freeing on another contends for that thread's allocator
     /// arena).
+    ///
+    /// # Errors
+    ///
+    /// As [`Store::append`], or the first chunk that is an `Err`.
     fn append_chunks(
         &self,
         chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
@@ -248,6 +262,10 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn asset_decl(&self, asset: &str) -> Result<Option<AssetDecl>>;
 
     /// Declare `asset`'s key span and time zone, creating it if needed.
+    ///
+    /// # Errors
+    ///
+    /// [`StoreError::Invalid`] for a bad asset name or declaration.
     fn declare_asset(&self, asset: &str, decl: &AssetDecl) -> Result<()>;
 
     /// Every asset with its event count, first and last covered instants and
