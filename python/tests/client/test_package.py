@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import re
 import subprocess
 import sys
 from datetime import datetime, timedelta, timezone
@@ -60,6 +61,30 @@ def test_text_to_instants():
     assert p("2025-06-14", "x") == datetime(2025, 6, 14, tzinfo=UTC)
     assert p("2025-06-14", "x", "Asia/Kolkata") == datetime(2025, 6, 13, 18, 30, tzinfo=UTC)
     assert _time.parse_instant("9999-12-30T22:00:00Z").year == 9999
+
+
+def test_read_instant_is_the_servers_grammar():
+    """What the server reads (crates/gapless-core/src/parse/instant.rs) and
+    no more; test_readings.py holds the same against a real server."""
+    r = _time.read_instant
+    at = datetime(2025, 6, 14, 8, tzinfo=UTC)
+    assert r("2025-06-14-10:00", "x", "Europe/Berlin") == at  # Dagster's hourly keys
+    assert r("2025-06-14T10:00:00,000000000", "x", "Europe/Berlin") == at
+    assert r(" 2025-06-14T10:00+02 ", "x") == r("2025-06-14T10:00+0200", "x") == at
+    assert r("9999-12-30T22:00:00Z", "x") == datetime(9999, 12, 30, 22, tzinfo=UTC)
+    for text, reason in [
+        ("2025-06-14T10:00:00.0000001", "fraction .0000001 is finer than a microsecond"),
+        ("2025-06-14T10:00:00+24:00", "offset +24:00 is out of range"),
+        ("2025-06-14T10:00:00 Z", "RFC 3339 such as"),
+        ("2025-06-14T10:00.5", "RFC 3339 such as"),
+        ("20250614T100000Z", "RFC 3339 such as"),
+        ("\u0662\u0660\u0662\u0665-06-14", "RFC 3339 such as"),  # Arabic-Indic digits
+        ("9999-12-30T22:00:00.000001Z", "outside 0001-01-01T00:00:00Z to 9999-12-30T22:00:00Z"),
+        ("9999-12-31", "outside"),
+        ("0001-01-01", "outside"),  # in Berlin, before the first instant
+    ]:
+        with pytest.raises(ValueError, match=rf"^x: .* is not an instant \(.*{re.escape(reason)}"):
+            r(text, "x", "Europe/Berlin")
 
 
 def test_durations():

@@ -35,7 +35,7 @@ _MICRO = timedelta(microseconds=1)
 _RFC3339 = re.compile(
     r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:?\d{2})?$"
 )
-_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})$")
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})$", re.ASCII)
 
 
 def zone(tz: TzLike | None) -> tzinfo | None:
@@ -210,10 +210,18 @@ def _text_seconds(text: str, name: str) -> float:
 
 # -- the server's readings, for work with no server (SPEC §1, §2) ---------------
 
+# The server's grammar (SPEC §2), ASCII digits only: a date, then a time
+# after `T`, `t`, a space or (Dagster's hourly keys, `2025-06-14-10:00`) a
+# `-`, seconds optional, a fraction after `.` or `,` only with seconds, and
+# an offset `Z`, `±HH`, `±HHMM` or `±HH:MM` written right after the time.
 _INSTANT = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?\s*"
-    r"([Zz]|[+-]\d{2}(?::?\d{2})?)?$"
+    r"(\d{4})-(\d{2})-(\d{2})(?:[Tt ]|-(?=\d{2}:))(\d{2}):(\d{2})(?::(\d{2})(?:[.,](\d+))?)?"
+    r"([Zz]|[+-]\d{2}(?::\d{2}|\d{2})?)?",
+    re.ASCII,
 )
+#: The first and the last instant (SPEC §1, §2).
+FIRST = datetime(1, 1, 1, tzinfo=timezone.utc)
+LAST = datetime(9999, 12, 30, 22, tzinfo=timezone.utc)
 
 
 def zone_or_utc(tz: TzLike | None) -> tzinfo:
@@ -268,12 +276,19 @@ def read_instant(value: InstantLike | date, name: str, tz: TzLike | None = None)
     """An instant as the server reads it, as an aware UTC datetime: an aware
     datetime as it is; a naive datetime, naive text (``2025-06-14T10:05:00``,
     ``2025-06-14 10:05``) or a bare date (its first instant) as local time
-    in ``tz`` (UTC when None); text with an offset as it says.
+    in ``tz`` (UTC when None); text with an offset as it says. Text is read
+    in the server's grammar (SPEC §2): a fraction after ``.`` or ``,`` (at
+    most a microsecond's digits but for zeros), ``-`` before the time as in
+    Dagster's hourly keys, an offset ``Z``, ``±HH``, ``±HHMM`` or
+    ``±HH:MM``; anything else, or an instant outside 0001-01-01T00:00:00Z to
+    9999-12-30T22:00:00Z, is a :class:`ValueError`.
 
     >>> read_instant("2025-06-14T10:05:00+02:00", "start")
     datetime.datetime(2025, 6, 14, 8, 5, tzinfo=datetime.timezone.utc)
     >>> read_instant("2025-03-30", "start", "Europe/Berlin")
     datetime.datetime(2025, 3, 29, 23, 0, tzinfo=datetime.timezone.utc)
+    >>> read_instant("2025-06-14T10:00:00,5", "start", "Europe/Berlin")
+    datetime.datetime(2025, 6, 14, 8, 0, 0, 500000, tzinfo=datetime.timezone.utc)
     """
     if isinstance(value, datetime):
         if value.tzinfo is not None and value.utcoffset() is not None:
@@ -284,34 +299,63 @@ def read_instant(value: InstantLike | date, name: str, tz: TzLike | None = None)
     if not isinstance(value, str):
         raise TypeError(f"{name}: expected a datetime or text, got {type(value).__name__}")
     text = value.strip()
-    m = _INSTANT.match(text)
+    m = _INSTANT.fullmatch(text)
     if m:
         y, mo, d, h, mi, s, frac, off = m.groups()
+        frac = frac or ""
         try:
-            micro = int((frac or "0")[:6].ljust(6, "0"))
+            if frac[6:].strip("0"):
+                raise ValueError(f"fraction .{frac} is finer than a microsecond")
+            micro = int(frac[:6].ljust(6, "0"))
             naive = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro)
+            offset = _offset(off)
         except ValueError as e:
             raise ValueError(f"{name}: {value!r} is not an instant ({e})") from None
-        if off is None:
-            return local(naive, tz)
-        if off in ("Z", "z"):
-            return naive.replace(tzinfo=UTC)
-        digits = off[1:].replace(":", "")
-        minutes = int(digits[:2]) * 60 + int(digits[2:4] or 0)
-        sign = -1 if off[0] == "-" else 1
-        offset = timezone(timedelta(minutes=sign * minutes))
-        return naive.replace(tzinfo=offset).astimezone(UTC)
-    m = _DATE.match(text)
+        try:
+            t = local(naive, tz) if offset is None else naive.replace(tzinfo=offset).astimezone(UTC)
+        except OverflowError:
+            t = None
+        return _in_range(t, value, name)
+    m = _DATE.fullmatch(text)
     if m:
         try:
             day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
         except ValueError as e:
             raise ValueError(f"{name}: {value!r} is not a date ({e})") from None
-        return start_of_day(day, tz)
+        try:
+            t = start_of_day(day, tz)
+        except OverflowError:
+            t = None
+        return _in_range(t, value, name)
     raise ValueError(
         f"{name}: {value!r} is not an instant (RFC 3339 such as 2025-06-14T10:05:00Z, "
         "a date-time or a date)"
     )
+
+
+def _offset(off: str | None) -> tzinfo | None:
+    """An offset as written (``Z``, ``±HH``, ``±HHMM``, ``±HH:MM``); None
+    when there is none."""
+    if off is None:
+        return None
+    if off in ("Z", "z"):
+        return UTC
+    hours, minutes = int(off[1:3]), int(off[-2:]) if len(off) > 3 else 0
+    if hours > 23 or minutes > 59:
+        raise ValueError(f"offset {off} is out of range (at most 23:59)")
+    sign = -1 if off[0] == "-" else 1
+    return timezone(sign * timedelta(hours=hours, minutes=minutes))
+
+
+def _in_range(t: datetime | None, value: str, name: str) -> datetime:
+    """``t`` when it is an instant the server keeps (None: beyond what a
+    datetime holds), else the error naming ``value``."""
+    if t is None or not FIRST <= t <= LAST:
+        raise ValueError(
+            f"{name}: {value!r} is not an instant (outside 0001-01-01T00:00:00Z to "
+            "9999-12-30T22:00:00Z)"
+        )
+    return t
 
 
 @dataclass(frozen=True)
