@@ -154,12 +154,11 @@ def event_json(event: Mapping[str, Any], name: str | None, tz: TzLike | None) ->
 
 def _event_instant(value: Any, name: str, tz: TzLike | None) -> Any:
     if isinstance(value, str) and tz is not None:
-        # An event has no tz field; the server reads naive text as UTC, so a
-        # naive text in another zone is resolved here.
-        try:
-            return instant_text(to_datetime(value, name, tz), name)
-        except ValueError:
-            return value  # not a form this side reads: the server says why
+        # An event has no tz field and the server reads naive text as UTC,
+        # so text is resolved here, read as the server reads it in tz. Text
+        # that reading refuses is refused here too: sent as written, any
+        # form the server read and this side did not would be stored as UTC.
+        return instant_text(to_datetime(value, name, tz), name)
     if isinstance(value, str):
         return value
     return instant_text(value, name, tz)

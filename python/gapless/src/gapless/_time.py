@@ -7,11 +7,14 @@ server reads the naive ones in the question's ``tz``). A naive ``datetime``
 is refused unless a ``tz`` says which zone its wall-clock time is in.
 
 The second half reads instants, durations, ISO 8601 intervals and grid
-boundaries as the server reads them (SPEC §1, §2), for work that has no
-server to ask: the Airflow provider (airflow-provider-gapless) reads asset
-events and partition windows with it, so its names are kept stable. Every
-error there is a :class:`ValueError` (or :class:`TypeError`) whose one-line
-message names the input and the reason.
+boundaries as the server reads them (SPEC §1, §2). It is the one reading of
+text on this side: the client's arguments that are read before sending or
+in-process (:func:`to_datetime`, :func:`seconds`) go through it, so text
+the server would read is never read otherwise here; and the Airflow
+provider (airflow-provider-gapless) reads asset events and partition
+windows with it, so its names are kept stable. Every error there is a
+:class:`ValueError` (or :class:`TypeError`) whose one-line message names
+the input and the reason.
 """
 
 from __future__ import annotations
@@ -32,10 +35,6 @@ DurationLike = timedelta | int | float | str
 UTC = timezone.utc
 _UNIX = datetime(1970, 1, 1, tzinfo=timezone.utc)
 _MICRO = timedelta(microseconds=1)
-_RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?([Zz]|[+-]\d{2}:?\d{2})?$"
-)
-_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})$", re.ASCII)
 
 
 def zone(tz: TzLike | None) -> tzinfo | None:
@@ -102,39 +101,19 @@ def instant_text(value: InstantLike, name: str, tz: TzLike | None = None) -> str
 
 def parse_instant(text: str) -> datetime:
     """The server's RFC 3339 text as an aware UTC datetime."""
-    return to_datetime(text, "instant")
+    return read_instant(text, "instant")
 
 
 def to_datetime(value: InstantLike, name: str, tz: TzLike | None = None) -> datetime:
     """An instant argument as an aware datetime, for in-process work: an
-    aware datetime as it is, a naive one in ``tz``; text in the SPEC's forms
-    (RFC 3339 with an offset; a naive date-time or a bare date read in
-    ``tz``, UTC when none is given, as the server reads them)."""
+    aware datetime as it is, a naive one in ``tz`` (refused without one, as
+    :func:`aware` says); text as the server reads it (:func:`read_instant`),
+    so that text the server would read is never read otherwise here."""
     if isinstance(value, datetime):
         return aware(value, name, tz)
     if not isinstance(value, str):
         raise TypeError(f"{name}: expected a datetime or a str, got {type(value).__name__}")
-    m = _RFC3339.match(value)
-    if m:
-        y, mo, d, h, mi, s, frac, off = m.groups()
-        micro = int((frac or "0")[:6].ljust(6, "0"))
-        naive = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s or 0), micro)
-        if off is None:
-            return naive.replace(tzinfo=zone(tz) or timezone.utc)
-        if off in ("Z", "z"):
-            return naive.replace(tzinfo=timezone.utc)
-        sign = -1 if off[0] == "-" else 1
-        digits = off[1:].replace(":", "")
-        offset = timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-        return naive.replace(tzinfo=timezone(sign * offset))
-    m = _DATE.match(value)
-    if m:
-        y, mo, d = (int(g) for g in m.groups())
-        return datetime(y, mo, d).replace(tzinfo=zone(tz) or timezone.utc)
-    raise ValueError(
-        f"{name}: {value!r} is not an instant (RFC 3339 such as 2025-06-01T10:05:00Z, "
-        "a date-time, or a date)"
-    )
+    return read_instant(value, name, tz)
 
 
 def micros(value: datetime) -> int:
@@ -172,8 +151,9 @@ def duration_text(value: DurationLike, name: str) -> str:
 
 
 def seconds(value: DurationLike, name: str) -> float:
-    """A duration argument in seconds (text in ISO 8601 ``PT…`` or short
-    ``5m``/``1h``/``500ms`` form, fixed lengths only)."""
+    """A duration argument in seconds: text as the server reads it
+    (:func:`duration`: ISO 8601 ``PT…`` or short ``5m``/``1h``/``500ms``),
+    fixed lengths only (a day counts as 24 hours), zero allowed."""
     if isinstance(value, timedelta):
         return value.total_seconds()
     if isinstance(value, bool):
@@ -183,32 +163,19 @@ def seconds(value: DurationLike, name: str) -> float:
             raise ValueError(f"{name}: {value!r} is negative")
         return float(value)
     if isinstance(value, str):
-        return _text_seconds(value, name)
+        try:
+            fixed = duration(value, name, allow_zero=True).fixed
+        except ValueError:
+            fixed = None
+        if fixed is None:
+            raise ValueError(
+                f"{name}: {value!r} is not a fixed duration (seconds, a timedelta, 'PT5M' or '5m')"
+            )
+        return fixed.total_seconds()
     raise TypeError(f"{name}: expected a timedelta, seconds or a str, got {type(value).__name__}")
 
 
-_SHORT = re.compile(r"(\d+(?:\.\d+)?)(ms|s|m|h|d|w)$")
-_ISO = re.compile(
-    r"P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?"
-    r"(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?$"
-)
-_UNIT = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def _text_seconds(text: str, name: str) -> float:
-    m = _SHORT.match(text)
-    if m:
-        return float(m.group(1)) * _UNIT[m.group(2)]
-    m = _ISO.match(text.upper())
-    if m and text.upper() not in ("P", "PT"):
-        w, d, h, mi, s = (float(g) if g else 0.0 for g in m.groups())
-        return w * 604800 + d * 86400 + h * 3600 + mi * 60 + s
-    raise ValueError(
-        f"{name}: {text!r} is not a fixed duration (seconds, a timedelta, 'PT5M' or '5m')"
-    )
-
-
-# -- the server's readings, for work with no server (SPEC §1, §2) ---------------
+# -- the server's readings (SPEC §1, §2): the client's arguments, and work with no server
 
 # The server's grammar (SPEC §2), ASCII digits only: a date, then a time
 # after `T`, `t`, a space or (Dagster's hourly keys, `2025-06-14-10:00`) a
@@ -219,6 +186,7 @@ _INSTANT = re.compile(
     r"([Zz]|[+-]\d{2}(?::\d{2}|\d{2})?)?",
     re.ASCII,
 )
+_DATE = re.compile(r"(\d{4})-(\d{2})-(\d{2})", re.ASCII)
 #: The first and the last instant (SPEC §1, §2).
 FIRST = datetime(1, 1, 1, tzinfo=timezone.utc)
 LAST = datetime(9999, 12, 30, 22, tzinfo=timezone.utc)
