@@ -1,11 +1,13 @@
-"""The client reads instants as the server does (SPEC §1-2, §8).
+"""The client reads instants and durations as the server does (SPEC §1-2, §8).
 
 An event has no ``tz`` field, so ``record``/``record_many`` with ``tz``
 resolve text instants before sending; the server would read the same text
 as UTC. Whatever the client resolves must therefore be what the server
 itself reads from that text with ``?tz=``, and what the server refuses the
 client refuses too, or a form only the server reads is stored at the wrong
-instant without an error.
+instant without an error. Durations the client reads itself (``wait``'s
+``timeout``) and the Airflow provider's (partition keys) are read with the
+same grammar as the server's.
 """
 
 from __future__ import annotations
@@ -148,3 +150,79 @@ def test_text_with_tz_is_stored_as_the_server_reads_it(shared_server, text):
     if server < LAST:
         client.record_many([{"asset": asset, "start": text, "end": LAST}], tz=TZ)
         assert [e.start for e in client.events(asset)] == [server]
+
+
+@st.composite
+def duration_texts(draw: st.DrawFn) -> str:
+    """Text in the duration forms of SPEC §2 and near them: ISO 8601 with
+    its designators in order or not, short forms with every unit word the
+    server knows (and some it does not) in order or not, numbers with
+    fractions after `.` or `,`, signs, space, case."""
+
+    def number() -> str:
+        n = str(draw(st.one_of(st.integers(0, 100), st.integers(0, 4_000_000))))
+        if draw(st.integers(0, 3)) == 0:
+            n += draw(st.sampled_from(".,")) + draw(st.text("0123456789", min_size=1, max_size=8))
+        return n
+
+    def units(pool: list[str], rank: dict[str, int], min_size: int) -> list[str]:
+        """Units from the pool, mostly from the largest to the smallest."""
+        chosen = draw(st.lists(st.sampled_from(pool), min_size=min_size, max_size=3))
+        return chosen if draw(st.integers(0, 4)) == 0 else sorted(chosen, key=rank.__getitem__)
+
+    if draw(st.booleans()):
+        ymwd = units(list("YMWD"), {"Y": 0, "M": 1, "W": 2, "D": 3}, 0)
+        hms = units(list("HMS"), {"H": 0, "M": 1, "S": 2}, 0)
+        text = "P" + "".join(number() + d for d in ymwd)
+        if hms or draw(st.integers(0, 9)) == 0:
+            text += "T" + "".join(number() + d for d in hms)
+    else:
+        words = [*_time._WORDS, "x", "mn", "Hours", "MO", "Min"]
+        # Largest first; a word the server does not know anywhere.
+        rank = {w: -_time._RANK.get(_time._WORDS.get(w.lower(), ""), 0) for w in words}
+        space = st.sampled_from(["", "", " "])
+        text = "".join(number() + draw(space) + w + draw(space) for w in units(words, rank, 1))
+    text = draw(st.sampled_from(["", "", "", "+", "-", " "])) + text
+    return draw(st.sampled_from([str, str, str, str.upper, str.lower]))(text)
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=duration_texts())
+@example(text="5M")  # a short form's unit in any case: 5 minutes
+@example(text="1h 30m")
+@example(text="2 days")
+@example(text="30m1h")  # units out of order
+@example(text="1.5h30m")  # a fraction before the last component
+@example(text="PT1,5S")
+@example(text="P1.5D")
+@example(text="PT0.0000001S")  # finer than a microsecond
+@example(text="10000y")  # longer than 9999 years
+@example(text="P1M")  # not a fixed length
+def test_durations_are_read_as_the_server_reads_them(shared_server, text):
+    """A duration the server reads (asked of it: an asset's key span) is the
+    one gapless._time.duration reads, and seconds() gives its length when it
+    is fixed; text the server refuses both refuse (but for zero, which
+    seconds() takes: no wait)."""
+    client = gapless.Client(shared_server.url)
+    try:
+        server = _time.duration(client.declare("spans", key_span=text).key_span, "key_span")
+    except gapless.BadInput as e:
+        assert e.message.startswith("key span: invalid duration")
+        with pytest.raises(ValueError, match=r"^x: .* is not a (positive )?duration"):
+            _time.duration(text, "x")
+        try:
+            zero = _time.duration(text, "x", allow_zero=True) == _time.Duration()
+        except ValueError:
+            zero = False
+        if zero:
+            assert _time.seconds(text, "x") == 0
+        else:
+            with pytest.raises(ValueError, match=r"^x: .* is not a fixed duration \("):
+                _time.seconds(text, "x")
+        return
+    assert _time.duration(text, "x") == server
+    if server.fixed is None:
+        with pytest.raises(ValueError, match=r"^x: .* is not a fixed duration \("):
+            _time.seconds(text, "x")
+    else:
+        assert _time.seconds(text, "x") == server.fixed.total_seconds()

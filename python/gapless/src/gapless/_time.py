@@ -364,20 +364,52 @@ def _days_in_month(y: int, m: int) -> int:
     return (nxt - timedelta(days=1)).day
 
 
-_ISO_DURATION = re.compile(
-    r"P(?:(\d+)Y)?(?:(\d+)M)?(?:(\d+)W)?(?:(\d+)D)?"
-    r"(?:T(?:(\d+(?:[.,]\d+)?)H)?(?:(\d+(?:[.,]\d+)?)M)?(?:(\d+(?:[.,]\d+)?)S)?)?$",
-    re.IGNORECASE,
-)
-_SHORT_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|mo|s|m|h|d|w|y)")
-_SHORT_SECONDS = {"h": 3600, "m": 60, "s": 1, "ms": 0.001}
+#: The longest duration the server keeps: 9999 years of months, days or time.
+_MAX_MONTHS = 9999 * 12
+_MAX_DAYS = 3_652_059
+_MAX_MICROS = _MAX_DAYS * 86_400_000_000
+
+#: The server's units, smallest first (a short form names them from the
+#: largest to the smallest), each with its plural name and, for the units
+#: of elapsed time, its length in microseconds; days, weeks, months and
+#: years follow a zone's calendar and have none.
+_UNITS = {
+    "us": ("microseconds", 1),
+    "ms": ("milliseconds", 1_000),
+    "s": ("seconds", 1_000_000),
+    "m": ("minutes", 60_000_000),
+    "h": ("hours", 3_600_000_000),
+    "d": ("days", None),
+    "w": ("weeks", None),
+    "mo": ("months", None),
+    "y": ("years", None),
+}
+_RANK = {unit: i for i, unit in enumerate(_UNITS)}
+#: The words of the short forms (lower case) and the unit each names.
+_WORDS = {
+    **dict.fromkeys(["y", "yr", "yrs", "year", "years"], "y"),
+    **dict.fromkeys(["mo", "mos", "month", "months"], "mo"),
+    **dict.fromkeys(["w", "wk", "wks", "week", "weeks"], "w"),
+    **dict.fromkeys(["d", "day", "days"], "d"),
+    **dict.fromkeys(["h", "hr", "hrs", "hour", "hours"], "h"),
+    **dict.fromkeys(["m", "min", "mins", "minute", "minutes"], "m"),
+    **dict.fromkeys(["s", "sec", "secs", "second", "seconds"], "s"),
+    **dict.fromkeys(["ms", "msec", "msecs", "millisecond", "milliseconds"], "ms"),
+    **dict.fromkeys(["us", "\u00b5s", "usec", "usecs", "microsecond", "microseconds"], "us"),
+}
+#: ISO 8601's designators before and after its `T`, in their order.
+_ISO_DATE = {"Y": "y", "M": "mo", "W": "w", "D": "d"}
+_ISO_TIME = {"H": "h", "M": "m", "S": "s"}
 
 
 def duration(value: DurationLike, name: str, allow_zero: bool = False) -> Duration:
     """A duration as the server reads it: ISO 8601 (``PT5M``, ``PT0.5S``,
-    ``P1D``, ``P1M``, ``P1DT2H``), short text (``5m``, ``1h30m``, ``1d``,
-    ``1w``, ``1mo``, ``1y``, ``500ms``), a timedelta, or seconds; positive
-    (or zero, with ``allow_zero``).
+    ``P1D``, ``P1M``, ``P1DT2H``), short text (``5m``, ``1h30m``, ``1.5h``,
+    ``1d``, ``1w``, ``1mo``, ``1y``, ``500ms``, ``2 days``), a timedelta, or
+    seconds; positive (or zero, with ``allow_zero``) and at most 9999 years.
+    Text is read in the server's grammar: a fraction (``.`` or ``,``) only
+    on the last component and only of elapsed time, never finer than a
+    microsecond; short units from the largest to the smallest, each once.
 
     >>> duration("1h30m", "span")
     Duration(months=0, days=0, micros=5400000000)
@@ -399,43 +431,133 @@ def duration(value: DurationLike, name: str, allow_zero: bool = False) -> Durati
     zero = d.months == 0 and d.days == 0 and d.micros == 0
     if d.months < 0 or d.days < 0 or d.micros < 0 or (zero and not allow_zero):
         raise ValueError(f"{name}: {value!r} is not a positive duration")
+    if d.months > _MAX_MONTHS or d.days > _MAX_DAYS or d.micros > _MAX_MICROS:
+        raise ValueError(f"{name}: {value!r} is not a duration (longer than 9999 years)")
     return d
 
 
+class _Unreadable(Exception):
+    """Text that is not in the grammar of durations at all."""
+
+
 def _duration_text(t: str, name: str) -> Duration:
-    m = _ISO_DURATION.match(t)
-    if m and t.upper() not in ("P", "PT") and not t.upper().endswith("T"):
-        y, mo, w, d, h, mi, s = m.groups()
-
-        def f(g: str | None) -> float:
-            return float(g.replace(",", ".")) if g else 0.0
-
-        micros = round((f(h) * 3600 + f(mi) * 60 + f(s)) * 1_000_000)
-        return Duration(int(y or 0) * 12 + int(mo or 0), int(w or 0) * 7 + int(d or 0), micros)
-    pos, months, days, micros = 0, 0, 0, 0
-    for part in _SHORT_PART.finditer(t):
-        if part.start() != pos:
-            break
-        pos = part.end()
-        n, unit = float(part.group(1)), part.group(2)
-        if unit in ("mo", "y", "d", "w") and n != int(n):
-            raise ValueError(f"{name}: {t!r}: a fraction of a {unit} is not a duration")
-        if unit == "y":
-            months += int(n) * 12
-        elif unit == "mo":
-            months += int(n)
-        elif unit == "w":
-            days += int(n) * 7
-        elif unit == "d":
-            days += int(n)
+    if t.startswith("-"):
+        raise ValueError(f"{name}: {t!r} is not a positive duration")
+    body = t.removeprefix("+")
+    acc = [0, 0, 0]  # months, days, microseconds
+    try:
+        if body[:1] in ("P", "p"):
+            _iso_duration(body[1:], acc)
         else:
-            micros += round(n * _SHORT_SECONDS[unit] * 1_000_000)
-    if t and pos == len(t):
-        return Duration(months, days, micros)
-    raise ValueError(
-        f"{name}: {t!r} is not a duration (ISO 8601 such as PT5M or P1D, "
-        "or short such as 5m, 1h, 1d, 1mo)"
-    )
+            _short_duration(body, acc)
+    except _Unreadable:
+        raise ValueError(
+            f"{name}: {t!r} is not a duration (ISO 8601 such as PT5M or P1D, "
+            "or short such as 5m, 1h, 1d, 1mo)"
+        ) from None
+    except ValueError as e:
+        raise ValueError(f"{name}: {t!r} is not a duration ({e})") from None
+    return Duration(*acc)
+
+
+def _iso_duration(s: str, acc: list[int]) -> None:
+    """ISO 8601 after its ``P``: ``[nY][nM][nW][nD][T[nH][nM][nS]]``."""
+    if not s:
+        raise _Unreadable
+    i = min((s.find(c) for c in "Tt" if c in s), default=-1)
+    date_part, time_part = (s, "") if i < 0 else (s[:i], s[i + 1 :])
+    if i >= 0 and not time_part:
+        raise _Unreadable
+    fraction_seen = False
+    for part, designators in ((date_part, _ISO_DATE), (time_part, _ISO_TIME)):
+        order = list(designators)
+        nxt = 0
+        while part:
+            if fraction_seen:
+                raise ValueError("only the last component may have a fraction")
+            whole, frac, part = _number(part)
+            if not part:
+                raise _Unreadable
+            designator, part = part[0].upper(), part[1:]
+            if designator not in order[nxt:]:
+                if designator in order:
+                    raise ValueError(f"designator {designator!r} is out of order or repeated")
+                raise _Unreadable
+            nxt = order.index(designator, nxt) + 1
+            fraction_seen = frac is not None
+            _add(acc, whole, frac, designators[designator])
+
+
+def _short_duration(s: str, acc: list[int]) -> None:
+    """Short forms: ``<number><unit>`` from the largest unit to the smallest,
+    space allowed between and around them (``1h30m``, ``2 days``)."""
+    if not s:
+        raise _Unreadable
+    last: str | None = None
+    fraction_seen = False
+    while s:
+        if fraction_seen:
+            raise ValueError("only the last component may have a fraction")
+        whole, frac, s = _number(s)
+        s = s.lstrip()
+        end = 0
+        while end < len(s) and s[end].isalpha():
+            end += 1
+        unit = _WORDS.get(s[:end].lower())
+        if unit is None:
+            raise _Unreadable
+        if last is not None and _RANK[unit] >= _RANK[last]:
+            raise ValueError(
+                f"units must go from the largest to the smallest, each once: "
+                f"{s[:end]!r} after {_UNITS[last][0]}"
+            )
+        last, fraction_seen = unit, frac is not None
+        _add(acc, whole, frac, unit)
+        s = s[end:].lstrip()
+
+
+def _number(s: str) -> tuple[str, str | None, str]:
+    """The ASCII digits at the start of ``s``, those of a fraction after
+    ``.`` or ``,`` (None when there is none), and the rest."""
+
+    def digits(t: str) -> int:
+        n = 0
+        while n < len(t) and "0" <= t[n] <= "9":
+            n += 1
+        return n
+
+    n = digits(s)
+    whole, rest, frac = s[:n], s[n:], None
+    if rest[:1] in (".", ","):
+        f = digits(rest[1:])
+        frac, rest = rest[1 : 1 + f], rest[1 + f :]
+        if not frac:
+            raise _Unreadable
+    if not whole:
+        raise _Unreadable
+    return whole, frac, rest
+
+
+def _add(acc: list[int], whole: str, frac: str | None, unit: str) -> None:
+    """``whole.frac`` of ``unit`` added to months, days, microseconds."""
+    plural, per = _UNITS[unit]
+    if len(whole.lstrip("0")) > 18:  # past any limit, before int() meets a huge text
+        raise ValueError("longer than 9999 years")
+    n = int(whole)
+    if per is None:
+        if frac is not None:
+            raise ValueError(f"{whole}.{frac} {plural} cannot have a fraction; use a smaller unit")
+        slot, factor = {"y": (0, 12), "mo": (0, 1), "w": (1, 7), "d": (1, 1)}[unit]
+        acc[slot] += n * factor
+        return
+    micros = n * per
+    if frac is not None:
+        significant = frac.rstrip("0")
+        scaled, scale = int(significant or "0") * per, 10 ** len(significant)
+        if scaled % scale:
+            raise ValueError(f"{whole}.{frac} {plural} is finer than a microsecond")
+        micros += scaled // scale
+    acc[2] += micros
 
 
 def iso_duration(d: Duration) -> str:
