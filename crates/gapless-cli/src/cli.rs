@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use gapless_api::{
     AssetRequest, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest,
     FiringsRequest, FrontierRequest, RuleRequest, RuleSetRequest, RuleWindowsRequest,
@@ -50,6 +50,39 @@ pub struct Cli {
 
     #[command(subcommand)]
     pub command: Command,
+}
+
+/// The flags whose value may begin with `-`: durations and numbers, which
+/// a user may give negative (`--max-gap -5m`). clap would read such a value
+/// as an unknown flag; taken as the value, it is refused by its own check
+/// with its own reason (`invalid duration "-5m": negative durations are not
+/// allowed`), as `--max-gap=-5m` is.
+const NEGATIVE_LOOKING: [&str; 9] = [
+    "max_gap",
+    "min_ratio",
+    "timeout",
+    "wait",
+    "deadline",
+    "key_span",
+    "limit",
+    "buckets",
+    "after",
+];
+
+impl Cli {
+    /// The command line of this process, or clap's error (help and version
+    /// are errors of their own kinds).
+    pub fn try_parse_args() -> Result<Cli, clap::Error> {
+        fn negative_looking(cmd: clap::Command) -> clap::Command {
+            cmd.mut_args(|a| {
+                let takes = NEGATIVE_LOOKING.contains(&a.get_id().as_str());
+                a.allow_hyphen_values(takes)
+            })
+            .mut_subcommands(negative_looking)
+        }
+        let matches = negative_looking(Cli::command()).try_get_matches()?;
+        Cli::from_arg_matches(&matches)
+    }
 }
 
 /// `--url`: the flag of the commands that work against a server too (all

@@ -3,6 +3,7 @@
 //! # Layout
 //!
 //! - `cli.rs`: the grammar (clap).
+//! - `arg_error.rs`: clap's errors as one line naming the flag.
 //! - `run.rs`: each command: parse its flags, ask the ledger, print;
 //!   `serve`'s flags to `gapless-server`, which serves and delivers.
 //! - `deliver.rs`: `deliver`, and the targets file of `serve` and `deliver`.
@@ -14,6 +15,7 @@
 //! Exit codes: 0 success (and complete for `check`), 1 not complete for
 //! `check`, 2 any error, with one line on standard error.
 
+mod arg_error;
 mod cli;
 mod deliver;
 mod human;
@@ -23,7 +25,7 @@ mod store;
 
 use std::process::ExitCode;
 
-use clap::Parser;
+use clap::error::ErrorKind;
 
 /// mimalloc, not the system's allocator: glibc's `malloc` and `free` were a
 /// fifth of the instructions a server spends on a question (callgrind).
@@ -31,7 +33,26 @@ use clap::Parser;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = match cli::Cli::try_parse_args() {
+        Ok(cli) => cli,
+        // Help and version print as clap prints them (standard output,
+        // exit 0; the help of a command given without its subcommand,
+        // standard error, exit 2).
+        Err(e)
+            if matches!(
+                e.kind(),
+                ErrorKind::DisplayHelp
+                    | ErrorKind::DisplayVersion
+                    | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+            ) =>
+        {
+            e.exit()
+        }
+        Err(e) => {
+            eprintln!("gapless: {}", arg_error::one_line(&e));
+            return ExitCode::from(2);
+        }
+    };
     match run::run(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -273,3 +273,86 @@ fn a_read_only_directory_is_named_and_nothing_changes() {
         "the refused write left something"
     );
 }
+
+/// An argument clap refuses is one line naming the flag and the reason,
+/// exit 2, as every other error: no tip, no usage (`--help` has them). A
+/// negative-looking value after its flag is the flag's value, refused for
+/// what it is, as the same value after `=` is.
+#[test]
+fn argument_errors_are_one_line_naming_the_flag() {
+    let g = Gapless::new();
+    assert_eq!(
+        g.run(
+            &[
+                "emit",
+                "orders",
+                "--start",
+                "2025-06-01",
+                "--end",
+                "2025-06-02"
+            ],
+            None
+        )
+        .code,
+        0
+    );
+    let range = ["orders", "--start", "2025-06-01", "--end", "2025-06-02"];
+    let with = |command: &str, more: &[&'static str]| -> Vec<String> {
+        let mut args = vec![command.to_string()];
+        args.extend(range.iter().map(|s| s.to_string()));
+        args.extend(more.iter().map(|s| s.to_string()));
+        args
+    };
+    let cases: Vec<(Vec<String>, &str, &str)> = vec![
+        (with("check", &["--max-gap", "-5m"]), "max_gap", "negative"),
+        (with("check", &["--max-gap=-5m"]), "max_gap", "negative"),
+        (
+            with("check", &["--max-gap", "5m", "--min-ratio", "0.5"]),
+            "--max-gap",
+            "--min-ratio",
+        ),
+        (
+            with("check", &["--policy", "full", "--max-gap", "5m"]),
+            "--policy",
+            "--max-gap",
+        ),
+        (
+            vec![
+                "check".into(),
+                "orders".into(),
+                "--start".into(),
+                "2025-06-01".into(),
+            ],
+            "--end",
+            "required",
+        ),
+        (with("wait", &["--timeout", "-1s"]), "timeout", "negative"),
+        (with("check", &["--bogus"]), "--bogus", "unknown"),
+        (
+            vec!["serve".into(), "--max-connections".into(), "0".into()],
+            "--max-connections",
+            "0",
+        ),
+        (vec!["chek".into()], "chek", "check"),
+    ];
+    for (args, flag, reason) in cases {
+        let out = g.run(&args, None);
+        assert_eq!(out.code, 2, "{args:?}: {}", out.stderr);
+        let msg = out.stderr.trim_end();
+        assert_eq!(msg.lines().count(), 1, "{args:?}: not one line:\n{msg}");
+        assert!(msg.starts_with("gapless: "), "{args:?}: {msg}");
+        assert!(msg.contains(flag), "{args:?}: does not name {flag}: {msg}");
+        assert!(
+            msg.contains(reason),
+            "{args:?}: does not say {reason}: {msg}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}: {}", out.stdout);
+    }
+    // Help and version still print in full, exit 0.
+    let help = g.run(&["check", "--help"], None);
+    assert_eq!(help.code, 0, "{}", help.stderr);
+    assert!(help.stdout.contains("Usage:"), "{}", help.stdout);
+    let version = g.run(&["--version"], None);
+    assert_eq!(version.code, 0, "{}", version.stderr);
+    assert!(version.stdout.starts_with("gapless "), "{}", version.stdout);
+}
