@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::Gapless;
+use common::{Gapless, PgSchema, Server};
 
 const GOOD: &str =
     r#"{"asset":"orders","id":"good","start":"2025-06-01T00:00:00Z","end":"2025-06-01T00:05:00Z"}"#;
@@ -355,4 +355,116 @@ fn argument_errors_are_one_line_naming_the_flag() {
     let version = g.run(&["--version"], None);
     assert_eq!(version.code, 0, "{}", version.stderr);
     assert!(version.stdout.starts_with("gapless "), "{}", version.stdout);
+}
+
+/// An event whose `extra` is `levels` objects and arrays deep.
+fn nested(id: &str, levels: usize) -> String {
+    let inner = levels - 1;
+    format!(
+        "{{\"asset\":\"orders\",\"id\":\"{id}\",\"start\":\"2025-06-01T00:10:00Z\",\
+         \"end\":\"2025-06-01T00:15:00Z\",\"extra\":{{\"d\":\"[{{\",\"n\":{}{}}}}}",
+        "[".repeat(inner),
+        "]".repeat(inner)
+    )
+}
+
+/// `extra` nested deeper than 64 levels is refused at ingestion, naming the
+/// event, by `ingest` and `emit`, by `POST /v1/events` (an array and
+/// NDJSON) and by `ingest` over `--url`; nothing of the batch is stored.
+/// 64 levels are taken and read back as given, over HTTP too.
+fn deep_extra_is_refused(g: &Gapless) {
+    // 20,000 levels are 40 KB, under the 64 KiB an `extra` may have.
+    let deep = nested("deep", 20_000);
+    assert!(deep.len() < 64 << 10);
+    let over = nested("over", 65);
+    for bad in [&deep, &over] {
+        let out = g.run(&["ingest", "-"], Some(&format!("{GOOD}\n{bad}\n")));
+        assert_eq!(out.code, 2, "{}", out.stderr);
+        let msg = out.stderr.trim_end();
+        assert_eq!(msg.lines().count(), 1, "{msg}");
+        assert!(
+            msg.contains("line 2") && msg.contains("extra") && msg.contains("64"),
+            "{msg}"
+        );
+    }
+    let extra = over
+        .split_once("\"extra\":")
+        .unwrap()
+        .1
+        .trim_end_matches('}');
+    let extra = format!("{extra}}}");
+    let out = g.run(
+        &[
+            "emit",
+            "orders",
+            "--start",
+            "2025-06-01",
+            "--end",
+            "2025-06-02",
+            "--extra",
+            &extra,
+        ],
+        None,
+    );
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("64"), "{}", out.stderr);
+    assert_eq!(stored(g), 0);
+
+    let server = Server::start(g);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let post = |content_type: &str, body: String| {
+        let mut r = agent
+            .post(format!("{}/v1/events", server.url))
+            .content_type(content_type)
+            .send(body.as_bytes())
+            .unwrap();
+        let status = r.status().as_u16();
+        let v: serde_json::Value =
+            serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+        (status, v)
+    };
+    for bad in [&deep, &over] {
+        let (status, v) = post("application/json", format!("[{GOOD},{bad}]"));
+        assert_eq!(status, 400, "{v}");
+        let e = v["error"].as_str().unwrap();
+        assert!(e.starts_with("event 2: ") && e.contains("64"), "{e}");
+        assert_eq!(v["detail"]["event"], 2, "{v}");
+        let (status, v) = post("application/x-ndjson", format!("{GOOD}\n{bad}\n"));
+        assert_eq!(status, 400, "{v}");
+        assert_eq!(v["detail"]["line"], 2, "{v}");
+    }
+    let mut remote = Gapless::new();
+    remote.url = Some(server.url.clone());
+    let out = remote.run(&["ingest", "-"], Some(&format!("{GOOD}\n{over}\n")));
+    assert_eq!(out.code, 2, "{}", out.stderr);
+    assert!(out.stderr.contains("line 2"), "{}", out.stderr);
+    assert_eq!(stored(g), 0);
+
+    // The bound itself is taken, and comes back byte for byte.
+    let (status, v) = post("application/json", nested("deepest", 64));
+    assert_eq!(status, 200, "{v}");
+    let out = remote.run(&["events", "orders", "--json"], None);
+    let v = common::ok(&out);
+    let got = &v["events"][0]["extra"];
+    let want: serde_json::Value = serde_json::from_str(&{
+        let x = nested("deepest", 64);
+        let x = x.split_once("\"extra\":").unwrap().1.to_string();
+        x[..x.len() - 1].to_string()
+    })
+    .unwrap();
+    assert_eq!(got, &want);
+}
+
+#[test]
+fn deep_extra_is_refused_on_sqlite() {
+    deep_extra_is_refused(&Gapless::new());
+}
+
+#[test]
+fn deep_extra_is_refused_on_postgres() {
+    let schema = PgSchema::new();
+    deep_extra_is_refused(&Gapless::postgres(&schema));
 }

@@ -71,7 +71,8 @@ pub use coverage::{Coverage, CoverageReport};
 pub use duration::Duration;
 pub use error::{Error, Result};
 pub use event::{
-    validate_asset_name, AssetDecl, EventKind, NewEvent, RawEvent, MAX_EXTRA_BYTES, MAX_NAME_BYTES,
+    validate_asset_name, AssetDecl, EventKind, NewEvent, RawEvent, MAX_EXTRA_BYTES,
+    MAX_EXTRA_DEPTH, MAX_NAME_BYTES,
 };
 pub use grid::{Grid, GridUnit};
 pub use instant::{Instant, Interval};

@@ -314,6 +314,27 @@ fn limits() {
         ),
         "field \"extra\": 65537 bytes is more than the 64 KiB allowed"
     );
+    // extra: 64 levels of objects and arrays yes, 65 no; brackets in
+    // strings are text.
+    let deep = |n: usize| {
+        format!(
+            "{{\"s\": \"[[{{\\\"\", \"d\": {}{}}}",
+            "[".repeat(n - 1),
+            "]".repeat(n - 1)
+        )
+    };
+    let ev = resolve(&format!(
+        "{{\"asset\": \"A\", \"extra\": {}, {iv}}}",
+        deep(64)
+    ));
+    assert_eq!(ev.extra.unwrap(), deep(64));
+    assert_eq!(
+        error(
+            &format!("{{\"asset\": \"A\", \"extra\": {}, {iv}}}", deep(65)),
+            None
+        ),
+        "field \"extra\": objects and arrays nested 65 levels deep, more than the 64 allowed"
+    );
     // Ids: 512 bytes.
     assert!(RawEvent::from_json(&format!(
         "{{\"asset\": \"A\", \"id\": \"{}\", {iv}}}",

@@ -13,6 +13,14 @@ use crate::{parse_instant, Error, Instant, Interval, Result};
 /// The most bytes an `extra` object may have (64 KiB).
 pub const MAX_EXTRA_BYTES: usize = 64 * 1024;
 
+/// The deepest an `extra` object may nest objects and arrays, the object
+/// itself being level 1. `extra` is returned as given, so every reader of
+/// an event must be able to parse it: readers that recurse per level stop
+/// long before 64 KiB of brackets (Python's `json` at the interpreter's
+/// recursion limit of about a thousand, serde_json at 128), and no
+/// producer's metadata needs more than a few levels.
+pub const MAX_EXTRA_DEPTH: usize = 64;
+
 /// Where the interval of a raw event comes from.
 #[derive(Debug, Clone)]
 enum When {
@@ -124,7 +132,8 @@ impl RawEvent {
     /// [`crate::parse_interval`]) or a single instant (a discrete key, whose
     /// span the asset must declare). Optional: `id` (a non-empty string of
     /// at most 512 bytes without control characters, as an asset name), `kind` (`landed`, the default, or `retracted`),
-    /// `extra` (a JSON object of at most 64 KiB, kept byte for byte),
+    /// `extra` (a JSON object of at most 64 KiB and [`MAX_EXTRA_DEPTH`]
+    /// levels, kept byte for byte),
     /// `produced_at` (an instant). Unknown fields are ignored, and `null` is
     /// the same as leaving a field out.
     ///
@@ -215,6 +224,12 @@ impl RawEvent {
                         "field \"extra\": {} bytes is more than the {} KiB allowed",
                         bytes.len(),
                         MAX_EXTRA_BYTES / 1024
+                    )));
+                }
+                if let Some(depth) = depth_over(bytes, MAX_EXTRA_DEPTH) {
+                    return Err(Error::new(format!(
+                        "field \"extra\": objects and arrays nested {depth} levels deep, more \
+                         than the {MAX_EXTRA_DEPTH} allowed"
                     )));
                 }
                 extra_wire = Some(
@@ -385,6 +400,46 @@ impl RawEvent {
     }
 }
 
+/// How deep objects and arrays nest in `json`, valid JSON text, when that
+/// is deeper than `max`; `None` when it is not. Text with no more opening
+/// brackets than `max` cannot nest deeper: a count the compiler vectorizes
+/// answers most objects without following their strings.
+fn depth_over(json: &str, max: usize) -> Option<usize> {
+    let opening = json.bytes().filter(|&b| b == b'{' || b == b'[').count();
+    if opening <= max {
+        return None;
+    }
+    let depth = nesting_depth(json);
+    (depth > max).then_some(depth)
+}
+
+/// How deep objects and arrays nest in `json`, valid JSON text: the
+/// deepest count of open brackets, those inside strings not counted. One
+/// pass over the bytes, without recursion, whatever the depth.
+fn nesting_depth(json: &str) -> usize {
+    let b = json.as_bytes();
+    let (mut depth, mut deepest, mut i) = (0_usize, 0_usize, 0);
+    while i < b.len() {
+        match b[i] {
+            b'"' => {
+                // To the closing quote, stepping over escapes.
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    deepest
+}
+
 /// The asset name as one shell word for a suggested command.
 fn shell_word(name: &str) -> String {
     let plain = name
@@ -422,4 +477,24 @@ fn bounds(
         end_text,
         names,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{depth_over, nesting_depth};
+
+    #[test]
+    fn depth_counts_brackets_outside_strings_only() {
+        assert_eq!(nesting_depth("{}"), 1);
+        assert_eq!(nesting_depth(r#"{"a": [1, {"b": []}], "c": {}}"#), 4);
+        assert_eq!(nesting_depth(r#"{"a": "[[[{{{"}"#), 1);
+        assert_eq!(nesting_depth(r#"{"a\"[[": "\\", "b": ["]]]\"{{"]}"#), 2);
+        let deep = format!("{}{}", "[".repeat(100), "]".repeat(100));
+        assert_eq!(nesting_depth(&format!(r#"{{"x": {deep}}}"#)), 101);
+        assert_eq!(depth_over(&format!(r#"{{"x": {deep}}}"#), 64), Some(101));
+        assert_eq!(depth_over(&format!(r#"{{"x": {deep}}}"#), 101), None);
+        // Many brackets, little depth: scanned, and not deeper.
+        let wide = format!("{{\"x\": [{}1]}}", "{},".repeat(100));
+        assert_eq!(depth_over(&wide, 64), None);
+    }
 }
