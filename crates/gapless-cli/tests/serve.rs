@@ -355,3 +355,57 @@ fn every_event_acknowledged_before_a_sigkill_of_the_server_is_kept() {
         &lost[..lost.len().min(5)]
     );
 }
+
+/// A token sent in the URL (`?access_token=`, as OAuth allows; gapless
+/// refuses the parameter) stays out of the request log, in both log
+/// formats: the value of a query parameter with a secret's name is logged
+/// as `REDACTED`, the rest of the URI as sent.
+#[test]
+fn secret_query_values_stay_out_of_the_log() {
+    let g = Gapless::new();
+    for format in ["text", "json"] {
+        let server = Server::start_with(&g, |c| {
+            c.env("RUST_LOG", "info").args(["--log-format", format]);
+        });
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let asked = [
+            "/v1/assets?access_token=sEcReT-aaaa1111&limit=1",
+            "/healthz?Api-Key=sEcReT-bbbb2222",
+            "/v1/assets/orders/coverage?start=2025-06-01&end=2025-06-02&password=sEcReT-cccc3333",
+        ];
+        for path in asked {
+            let status = agent
+                .get(format!("{}{path}", server.url))
+                .call()
+                .unwrap()
+                .status();
+            assert!(status.is_client_error() || status.is_success(), "{status}");
+        }
+        // Each request's line is logged once it is answered.
+        let until = std::time::Instant::now() + Duration::from_secs(10);
+        let log = loop {
+            let log = server.log().join("\n");
+            if log.matches("REDACTED").count() >= asked.len() || std::time::Instant::now() > until {
+                break log;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        };
+        assert!(
+            !log.contains("sEcReT"),
+            "{format}: a secret is logged:\n{log}"
+        );
+        for kept in [
+            "access_token=REDACTED&limit=1",
+            "Api-Key=REDACTED",
+            "start=2025-06-01&end=2025-06-02&password=REDACTED",
+        ] {
+            assert!(
+                log.contains(kept),
+                "{format}: {kept:?} is not logged:\n{log}"
+            );
+        }
+    }
+}

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 use axum::{Extension, Router};
 use tower::ServiceBuilder;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
-use tower_http::trace::{DefaultMakeSpan, DefaultOnResponse, TraceLayer};
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 use utoipa::OpenApi;
 use utoipa_axum::router::OpenApiRouter;
@@ -51,8 +51,8 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 
 /// The whole service over `state`: the routes of SPEC §4, the web page of
 /// §11 (outside the OpenAPI document: it is not API), JSON errors for
-/// unknown routes and methods, and the layers: tokens stay out of logs,
-/// tracing, then [`guard`] (the declared size, the request timeout,
+/// unknown routes and methods, and the layers: tokens stay out of logs
+/// (the header, and secret query values: `request_log.rs`), tracing, then [`guard`] (the declared size, the request timeout,
 /// per-route metrics, faults logged with their cause), and the body limit.
 pub fn app(state: AppState) -> Router {
     let (router, doc) = documented().split_for_parts();
@@ -64,7 +64,7 @@ pub fn app(state: AppState) -> Router {
         .layer(SetSensitiveRequestHeadersLayer::new([AUTHORIZATION]))
         .layer(
             TraceLayer::new_for_http()
-                .make_span_with(DefaultMakeSpan::new().level(Level::INFO))
+                .make_span_with(crate::request_log::span)
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
         .layer(middleware::from_fn_with_state(state.clone(), guard))

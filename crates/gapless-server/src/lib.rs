@@ -50,6 +50,8 @@
 //!   API's [`gapless_api::Error`] by its kind; a fault's cause rides in the
 //!   response to the logging layer, never in the body (`error.rs`).
 //! - `extract.rs`: axum's extractors with JSON rejections.
+//! - `request_log.rs`: each request's log span, the values of secret
+//!   query parameters (`access_token=`) redacted.
 //! - `metrics.rs`: Prometheus metrics, one registry per server.
 //! - `openapi.rs`: the OpenAPI document's root; the schemas are derived
 //!   from the `gapless-api` request and answer types.
@@ -77,6 +79,7 @@ mod listen;
 mod malformed;
 mod metrics;
 mod openapi;
+mod request_log;
 mod routes;
 mod state;
 mod writer;
