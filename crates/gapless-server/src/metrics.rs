@@ -15,7 +15,7 @@ use axum::response::Response;
 use gapless_api::{AssetsAnswer, IngestAnswer};
 use gapless_core::EventKind;
 use gapless_ledger::ingest::Batch;
-use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -34,12 +34,48 @@ struct RouteLabels {
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct AssetLabels {
-    asset: String,
+    asset: LabelText,
+}
+
+impl AssetLabels {
+    fn of(asset: &str) -> AssetLabels {
+        AssetLabels {
+            asset: LabelText(asset.to_string()),
+        }
+    }
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabels {
     outcome: String,
+}
+
+/// A label value that is anyone's text (an asset name may hold `"` and
+/// `\`), written escaped as the text formats require (`\\`, `\"`, `\n`):
+/// prometheus-client writes label values as they are, so a name with a
+/// quote would end its value early, forge labels of its own or make the
+/// whole scrape unparseable. This server renders only the text format.
+#[derive(Clone, Debug, Hash, PartialEq, Eq)]
+struct LabelText(String);
+
+impl EncodeLabelValue for LabelText {
+    fn encode(&self, encoder: &mut LabelValueEncoder) -> Result<(), std::fmt::Error> {
+        use std::fmt::Write;
+        let text = self.0.as_str();
+        let mut from = 0;
+        for (i, c) in text.char_indices() {
+            let escaped = match c {
+                '\\' => "\\\\",
+                '"' => "\\\"",
+                '\n' => "\\n",
+                _ => continue,
+            };
+            encoder.write_str(&text[from..i])?;
+            encoder.write_str(escaped)?;
+            from = i + 1;
+        }
+        encoder.write_str(&text[from..])
+    }
 }
 
 /// The counts of a deliverer running beside the server (`gapless serve
@@ -226,9 +262,7 @@ impl Metrics {
             }
         }
         for (asset, n) in retractions {
-            let labels = AssetLabels {
-                asset: asset.to_string(),
-            };
+            let labels = AssetLabels::of(asset);
             self.asset_last_received.get_or_create(&labels).set(at);
             // Created even at zero, so every asset written has the series.
             self.asset_retractions.get_or_create(&labels).inc_by(n);
@@ -239,9 +273,7 @@ impl Metrics {
     /// `assets`.
     pub(crate) fn render(&self, assets: &AssetsAnswer) -> Result<String, std::fmt::Error> {
         for a in &assets.assets {
-            let labels = AssetLabels {
-                asset: a.asset.clone(),
-            };
+            let labels = AssetLabels::of(&a.asset);
             self.asset_events
                 .get_or_create(&labels)
                 .set(i64::try_from(a.events).unwrap_or(i64::MAX));

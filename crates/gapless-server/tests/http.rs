@@ -646,3 +646,40 @@ fn metrics_per_asset_say_how_far_it_is_covered_when_it_was_written_and_what_was_
         "{text}"
     );
 }
+
+/// An asset name with a quote or a backslash is one series of its own in
+/// `/metrics`, its label value escaped as the text format requires: it
+/// neither forges a label nor mixes into another asset's series.
+#[test]
+fn metrics_escape_hostile_asset_names() {
+    let server = TestServer::start();
+    let c = server.client();
+    let names = [
+        ("orders", 3),
+        ("orders\",forged=\"1", 1),
+        ("back\\slash", 2),
+        ("a\"b\\\"c", 1),
+    ];
+    for (name, n) in names {
+        let events: Vec<Value> = (0..n)
+            .map(|i| event(name, &at(5 * i), &at(5 * i + 5), None))
+            .collect();
+        let r = c.post_json("/v1/events", &Value::Array(events));
+        assert_eq!(r.status, 200, "{name}: {}", r.text());
+    }
+    let text = c.get("/metrics").text();
+    let series: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("gapless_asset_events{"))
+        .collect();
+    assert_eq!(series.len(), names.len(), "{series:#?}");
+    for line in [
+        r#"gapless_asset_events{asset="orders"} 3"#,
+        r#"gapless_asset_events{asset="orders\",forged=\"1"} 1"#,
+        r#"gapless_asset_events{asset="back\\slash"} 2"#,
+        r#"gapless_asset_events{asset="a\"b\\\"c"} 1"#,
+        r#"gapless_asset_retractions_total{asset="orders\",forged=\"1"} 0"#,
+    ] {
+        assert!(text.lines().any(|l| l == line), "no {line}:\n{text}");
+    }
+}
