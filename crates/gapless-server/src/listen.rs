@@ -14,16 +14,18 @@
 //!   connection holds a permit. A new connection is always accepted while
 //!   there are descriptors (the default limit leaves some free, see
 //!   [`crate::default_max_connections`]); when no permit is free, the
-//!   connection that has been idle the longest (no request in a handler,
-//!   oldest last byte) is closed and the new one takes its permit. So a
-//!   fresh client's `GET /healthz` is answered within one accept however
-//!   many idle connections are open, as it would be with a free slot;
-//!   refusing to accept at the limit would instead leave it in the kernel's
-//!   backlog behind the idle ones. A request in a handler is never cut; a
-//!   connection sending an answer counts as idle from its last byte, so
-//!   only a stalled one is a candidate. Only when every connection is in a
-//!   handler does the new one wait, for the first to leave it: a handler
-//!   is bounded by the request timeout.
+//!   connection that has been idle the longest is closed and the new one
+//!   takes its permit. So a fresh client's `GET /healthz` is answered
+//!   however many idle connections are open, as it would be with a free
+//!   slot; refusing to accept at the limit would instead leave it in the
+//!   kernel's backlog behind the idle ones. Idle means between requests
+//!   ([`Phase`]): its last answer written out and no byte of another read
+//!   since, or nothing read at all [`FRESH_GRACE`] after the accept. A
+//!   connection whose request has begun to arrive, is in a handler or is
+//!   being answered is never closed to make room: every request read is
+//!   answered. When no connection is idle the new one waits for the first
+//!   that is, or closes: each is bounded by the header timeout, the request
+//!   timeout and the idle timeout.
 //! - **Accept errors**: a failed accept that concerns only that connection
 //!   (reset, aborted) is skipped. Any other (out of descriptors, of memory)
 //!   is retried after a back-off doubling from 25 ms to 1 s; running out of
@@ -41,7 +43,7 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::io;
 use std::pin::{pin, Pin};
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
@@ -63,6 +65,15 @@ const FIRST_BACKOFF: Duration = Duration::from_millis(25);
 /// The longest wait between failed accepts: long enough not to spin on a
 /// process out of descriptors, short enough to pick up again soon after.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How long a connection that has sent nothing since it was accepted is
+/// not yet idle: a client sends its request right after connecting, so
+/// its first bytes are on their way (or unread in the socket, the
+/// connection's task not yet run); longer than TCP's initial
+/// retransmission timeout of 1 s (RFC 6298), so a request whose first
+/// segment was lost once still arrives in time. Past it, a silent
+/// connection (a browser's speculative one, a probe) may make room.
+const FRESH_GRACE: Duration = Duration::from_secs(2);
 
 /// The bounds of [`serve`], from the server's configuration.
 #[derive(Debug, Clone, Copy)]
@@ -180,8 +191,10 @@ async fn make_room(
                 .await
                 .expect("the semaphore is never closed");
         }
-        // Every connection is in a handler: wait until one is not.
-        open.room.notified().await;
+        // No connection is idle: wait until one is (told when an answer is
+        // written out or a connection closes), or until a silent one's
+        // grace has passed.
+        let _ = tokio::time::timeout(FRESH_GRACE, open.room.notified()).await;
     }
 }
 
@@ -204,16 +217,17 @@ async fn serve_connection(
         open: open.clone(),
         _permit: permit,
     };
-    let io = TokioIo::new(Tracked::new(stream, conn.clone()));
+    let io = TokioIo::new(Tracked::new(stream, conn.clone(), open.clone()));
     let service = {
         let conn = conn.clone();
         hyper::service::service_fn(move |request: hyper::Request<Incoming>| {
             let handling = Handling::start(&conn, &open);
             let answer = router.clone().oneshot(request);
+            let conn = conn.clone();
             async move {
                 let answer = answer.await;
                 drop(handling);
-                answer
+                answer.map(|response| response.map(|body| Answer { body, conn }))
             }
         })
     };
@@ -263,6 +277,7 @@ impl Open {
             born: Instant::now(),
             last_io_ms: AtomicU64::new(0),
             handling: AtomicUsize::new(0),
+            phase: AtomicU8::new(Phase::Fresh as u8),
             evict: Notify::new(),
             closed: Notify::new(),
         });
@@ -274,12 +289,13 @@ impl Open {
         self.lock().remove(&id);
     }
 
-    /// Close the connection idle the longest, if any is idle; that one.
+    /// Close the connection idle the longest, if any is idle (between
+    /// requests, see [`Conn::is_idle`]); that one.
     fn evict_longest_idle(&self) -> Option<Arc<Conn>> {
         let mut conns = self.lock();
         let victim = conns
             .values()
-            .filter(|c| c.handling.load(Ordering::Acquire) == 0)
+            .filter(|c| c.is_idle())
             .min_by_key(|c| c.last_io())
             .map(|c| c.id);
         let conn = victim.and_then(|id| conns.remove(&id))?;
@@ -302,13 +318,77 @@ struct Conn {
     last_io_ms: AtomicU64,
     /// Its requests in a handler (at most one: HTTP/1 answers in order).
     handling: AtomicUsize,
+    /// Where it is between its requests: a [`Phase`].
+    phase: AtomicU8,
     /// Signalled to close it to make room.
     evict: Notify,
     /// Signalled once it is closed and its descriptor free.
     closed: Notify,
 }
 
+/// Where a connection is in its requests, which decides whether it may be
+/// closed to make room: only between requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+enum Phase {
+    /// Accepted, nothing read yet: idle once [`FRESH_GRACE`] has passed.
+    Fresh,
+    /// A request's bytes have been read: it is arriving, in its handler,
+    /// or being answered.
+    Busy,
+    /// The answer's body is all given to hyper; its last bytes may still be
+    /// in hyper's buffer.
+    Answered,
+    /// The answer is written out and nothing has been read since: idle.
+    Between,
+}
+
 impl Conn {
+    fn phase(&self) -> u8 {
+        self.phase.load(Ordering::Acquire)
+    }
+
+    /// Idle between requests: may be closed to make room without cutting a
+    /// request that has begun to arrive or an answer.
+    fn is_idle(&self) -> bool {
+        if self.handling.load(Ordering::Acquire) > 0 {
+            return false;
+        }
+        match self.phase() {
+            p if p == Phase::Between as u8 => true,
+            p if p == Phase::Fresh as u8 => self.born.elapsed() >= FRESH_GRACE,
+            _ => false,
+        }
+    }
+
+    /// Bytes were read: a request is arriving.
+    fn reading(&self) {
+        self.phase.store(Phase::Busy as u8, Ordering::Release);
+    }
+
+    /// The answer's body is done (or dropped unsent, as for `HEAD`).
+    fn answered(&self) {
+        let _ = self.phase.compare_exchange(
+            Phase::Busy as u8,
+            Phase::Answered as u8,
+            Ordering::AcqRel,
+            Ordering::Acquire,
+        );
+    }
+
+    /// Everything hyper wrote is out: an answer that was done is written.
+    /// Whether the connection became idle by it.
+    fn flushed(&self) -> bool {
+        self.phase
+            .compare_exchange(
+                Phase::Answered as u8,
+                Phase::Between as u8,
+                Ordering::AcqRel,
+                Ordering::Acquire,
+            )
+            .is_ok()
+    }
+
     fn touch(&self) {
         let ms = u64::try_from(self.born.elapsed().as_millis()).unwrap_or(u64::MAX);
         self.last_io_ms.store(ms, Ordering::Relaxed);
@@ -376,12 +456,53 @@ impl Drop for Handling {
     }
 }
 
-/// A connection's stream, noting when bytes move, and writing hyper's own
-/// answer to a request it cannot parse in SPEC §4's words
-/// ([`crate::malformed`]).
+/// An answer's body as the router made it, telling its connection when
+/// hyper is done with it: the connection is then idle once hyper's buffer
+/// is written out ([`Tracked`]'s flush).
+struct Answer {
+    body: axum::body::Body,
+    conn: Arc<Conn>,
+}
+
+impl hyper::body::Body for Answer {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.body).poll_frame(cx);
+        if let Poll::Ready(None) = polled {
+            self.conn.answered();
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Drop for Answer {
+    fn drop(&mut self) {
+        // hyper drops a body it need not read to its end (`HEAD`, a known
+        // length all sent): done as well.
+        self.conn.answered();
+    }
+}
+
+/// A connection's stream, noting when bytes move and when an answer is
+/// written out, and writing hyper's own answer to a request it cannot
+/// parse in SPEC §4's words ([`crate::malformed`]).
 struct Tracked {
     stream: TcpStream,
     conn: Arc<Conn>,
+    open: Arc<Open>,
     /// The answer being written instead of hyper's head.
     replacing: Option<Replacing>,
 }
@@ -395,10 +516,11 @@ struct Replacing {
 }
 
 impl Tracked {
-    fn new(stream: TcpStream, conn: Arc<Conn>) -> Tracked {
+    fn new(stream: TcpStream, conn: Arc<Conn>, open: Arc<Open>) -> Tracked {
         Tracked {
             stream,
             conn,
+            open,
             replacing: None,
         }
     }
@@ -450,6 +572,7 @@ impl AsyncRead for Tracked {
         let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
         if buf.filled().len() > before {
             self.conn.touch();
+            self.conn.reading();
         }
         polled
     }
@@ -498,7 +621,13 @@ impl AsyncWrite for Tracked {
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        let polled = Pin::new(&mut self.stream).poll_flush(cx);
+        // hyper flushes its own buffer into the stream before flushing the
+        // stream: all it wrote is out.
+        if matches!(polled, Poll::Ready(Ok(()))) && self.conn.flushed() {
+            self.open.room.notify_one();
+        }
+        polled
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {

@@ -1,7 +1,8 @@
 //! Connections are bounded (SPEC §4): one still sending its head is closed
 //! after the header timeout, one that is idle after the idle timeout, and at
 //! the connection limit the one idle the longest makes room, so `/healthz`
-//! is answered. Raw sockets on loopback, each test bounded by its timeouts.
+//! is answered, and no request sent is left without its answer. Raw sockets
+//! on loopback, each test bounded by its timeouts.
 
 mod common;
 
@@ -228,4 +229,96 @@ fn stopping_does_not_wait_for_idle_connections() {
         .expect("a clean stop");
     assert!(closed_within(&mut keep_alive, Duration::from_secs(1)));
     assert!(closed_within(&mut partial, Duration::from_secs(1)));
+}
+
+/// One request sent whole on a fresh connection, its answer read whole:
+/// the status line, or what came before the server closed; and the
+/// connection, kept open.
+fn one_request(addr: SocketAddr, request: &[u8]) -> (String, TcpStream) {
+    let mut stream = connect(addr);
+    stream.write_all(request).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut raw = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        let n = match stream.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => 0,
+            Err(e) => panic!("reading: {e}"),
+        };
+        if n == 0 {
+            return (
+                format!("closed after {:?}", String::from_utf8_lossy(&raw)),
+                stream,
+            );
+        }
+        raw.extend_from_slice(&buf[..n]);
+        let text = String::from_utf8_lossy(&raw);
+        let Some(head_end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let length: usize = text[..head_end]
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse().unwrap())
+            })
+            .expect("a Content-Length");
+        if raw.len() >= head_end + 4 + length {
+            let status = text.lines().next().unwrap_or_default().to_string();
+            return (status, stream);
+        }
+    }
+}
+
+/// Three times as many clients as the connection limit, at once, each
+/// sending its whole request (a `GET /healthz`, or a `POST /v1/events`) as
+/// soon as it is connected, and keeping it open once answered: every one
+/// is answered. Only connections idle between requests (the answered ones)
+/// make room; none that sent a request is closed without its answer.
+#[test]
+fn at_the_limit_every_request_sent_is_answered() {
+    const LIMIT: usize = 20;
+    let server = TestServer::with_config(ServerConfig {
+        max_connections: LIMIT,
+        ..ServerConfig::default()
+    });
+    let addr = server.addr;
+    let body = r#"{"asset": "a", "start": "2025-06-01T00:00:00Z", "end": "2025-06-01T01:00:00Z"}"#;
+    let post = format!(
+        "POST /v1/events HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let get = "GET /healthz HTTP/1.1\r\nHost: test\r\n\r\n".to_string();
+    let start = std::sync::Arc::new(std::sync::Barrier::new(3 * LIMIT));
+    let clients: Vec<_> = (0..3 * LIMIT)
+        .map(|i| {
+            let request = if i % 2 == 0 {
+                get.clone()
+            } else {
+                post.clone()
+            };
+            let start = start.clone();
+            std::thread::spawn(move || {
+                start.wait();
+                one_request(addr, request.as_bytes())
+            })
+        })
+        .collect();
+    let (answers, _open): (Vec<String>, Vec<TcpStream>) =
+        clients.into_iter().map(|c| c.join().unwrap()).unzip();
+    let unanswered: Vec<&String> = answers
+        .iter()
+        .filter(|a| !a.starts_with("HTTP/1.1 200"))
+        .collect();
+    assert!(
+        unanswered.is_empty(),
+        "{} of {} not answered: {unanswered:?}",
+        unanswered.len(),
+        answers.len()
+    );
 }
