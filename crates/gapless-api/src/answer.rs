@@ -56,7 +56,8 @@ pub struct CheckAnswer {
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct WindowAnswer {
     /// The window's partition key: its start in the grid's zone, in the
-    /// key format asked for (default `%Y-%m-%dT%H:%M:%S`).
+    /// key format asked for (default `%Y-%m-%dT%H:%M:%S`); at most
+    /// [`gapless_core::MAX_KEY_BYTES`].
     pub key: String,
     /// The window's start (may be before the range).
     #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
@@ -68,7 +69,9 @@ pub struct WindowAnswer {
     pub covered_ratio: f64,
     /// Complete under the policy.
     pub complete: bool,
-    /// The gaps in the window: the first [`crate::params::MAX_GAPS`].
+    /// The gaps in the window: the first [`crate::params::MAX_GAPS`], fewer
+    /// (or none) once the windows before it in the answer list
+    /// [`crate::params::MAX_WINDOWS_GAPS`] together.
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<IntervalSchema>))]
     pub missing: Vec<Interval>,
     /// How many gaps the window has in all.

@@ -33,6 +33,13 @@ pub const DEFAULT_BUCKETS: usize = 100;
 /// `missing_count`. Enough for every gap of a month of five-minute slices.
 pub const MAX_GAPS: usize = 10_000;
 
+/// The most gaps the `missing` lists of one `windows` (or `rule windows`)
+/// answer hold together, in window order (each window's `missing_count`
+/// stays exact): [`MAX_WINDOWS`] windows of [`MAX_GAPS`] gaps each would
+/// be 10^8 gaps, gigabytes; this many are under 10 MB, ten gaps a window
+/// of the largest answer.
+pub const MAX_WINDOWS_GAPS: usize = 100_000;
+
 /// The most assets one `POST /v1/coverage` asks about: each is one read of
 /// its coverage, so the answer's cost grows with them.
 pub const MAX_ASSETS: usize = 1_000;
@@ -126,17 +133,18 @@ pub fn policy_of(
     }
 }
 
-/// The strftime format of partition keys, checked once by formatting a
-/// sample instant.
+/// The strftime format of partition keys, checked as
+/// [`gapless_core::validate_key_format`] checks it: at most
+/// [`gapless_core::MAX_KEY_FORMAT_BYTES`], writing keys of at most
+/// [`gapless_core::MAX_KEY_BYTES`].
 ///
 /// # Errors
 ///
-/// `BadInput` for a format jiff cannot print.
+/// `BadInput` naming `key_format` for a format jiff cannot print, one too
+/// long or writing keys too long.
 pub fn key_format(text: Option<&str>) -> Result<String, Error> {
     let format = text.unwrap_or(DEFAULT_KEY_FORMAT);
-    let sample = jiff::Timestamp::UNIX_EPOCH.to_zoned_datetime(TimeZone::UTC);
-    jiff::fmt::strtime::format(format, &sample)
-        .map_err(|e| bad("key_format", format!("invalid format {format:?}: {e}")))?;
+    gapless_core::validate_key_format(format).map_err(|e| bad("key_format", e))?;
     Ok(format.to_string())
 }
 

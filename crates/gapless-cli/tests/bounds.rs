@@ -291,7 +291,24 @@ fn many_events() -> String {
             "{{\"asset\":\"a{i}\",\"start\":\"2025-01-01\",\"end\":\"2025-01-02\"}}\n"
         ));
     }
+    // `holes`: 110,000 one-second events a second apart, so 110,000 gaps
+    // in 61 hours: more than the missing lists of one windows answer hold.
+    for i in 0..110_000_i64 {
+        let s = jiff::Timestamp::from_second(base + 2 * i).unwrap();
+        let e = jiff::Timestamp::from_second(base + 2 * i + 1).unwrap();
+        out.push_str(&format!(
+            "{{\"asset\":\"holes\",\"start\":\"{s}\",\"end\":\"{e}\"}}\n"
+        ));
+    }
     out
+}
+
+/// A key format whose keys are the longest allowed: the default, then
+/// literal text up to 250 bytes.
+fn longest_key_format() -> String {
+    let format = format!("{}{}", gapless_core::DEFAULT_KEY_FORMAT, "x".repeat(231));
+    assert_eq!(format.len(), 248);
+    format
 }
 
 /// `gapless serve` on `g`'s ledger under `prlimit --as=limit`, on a port of
@@ -390,9 +407,11 @@ fn huge_body(addr: &str, len: usize) -> String {
 }
 
 /// The worst requests, several at once, against `gapless serve` under a
-/// memory limit on a ledger of 200,000 events: each is answered with a
-/// bounded answer (a 400 naming the count and the limit, or a page), and
-/// the server is alive and answers `/healthz` afterwards. The command line
+/// memory limit on a ledger of 310,000 events: each is answered with a
+/// bounded answer (a 400 naming the count and the limit, or a page; the
+/// largest windows answers, of 10,000 windows with the longest keys or
+/// with the most gaps, a few megabytes), the server is alive and answers
+/// `/healthz` afterwards. The command line
 /// under the same limit refuses the `windows` it cannot answer.
 #[test]
 fn worst_requests_under_a_memory_limit() {
@@ -417,7 +436,26 @@ fn worst_requests_under_a_memory_limit() {
         serde_json::json!({"assets": distinct, "start": "0001-01-01", "end": "9999-12-30"})
             .to_string();
     type Check = Box<dyn Fn(u16, &Value, usize) + Send + Sync>;
-    let cases: Vec<(String, Option<String>, Check)> = vec![
+    // The probe's format: `%Y` 16,000 times, percent-encoded.
+    let probe = "%25Y".repeat(16_000);
+    let longest = longest_key_format().replace('%', "%25");
+    let mut cases: Vec<(String, Option<String>, Check)> = vec![
+        (
+            q(&format!(
+                "windows?start=2025-06-01&end=2026-07-20&every=1h&key_format={probe}"
+            )),
+            None,
+            Box::new(|s, v, _| {
+                assert_eq!(s, 400, "{v}");
+                let e = v["error"].as_str().unwrap();
+                assert!(
+                    e.starts_with("key_format: ")
+                        && e.contains("32000 bytes")
+                        && e.contains("256 allowed"),
+                    "{e}"
+                );
+            }),
+        ),
         (
             q(&format!("windows?{all}&every=1m")),
             None,
@@ -519,17 +557,69 @@ fn worst_requests_under_a_memory_limit() {
             }),
         ),
     ];
+    // The largest windows answers: 10,000 windows with the longest keys,
+    // and the most gaps their missing lists hold together.
+    let largest: Vec<(String, Option<String>, Check)> = vec![
+        (
+            q(&format!(
+                "windows?start=2025-01-01&end=2025-05-19T21:20&every=20m&key_format={longest}"
+            )),
+            None,
+            Box::new(|s, v, len| {
+                assert_eq!(s, 200, "{v}");
+                let windows = v["windows"].as_array().unwrap();
+                assert_eq!(windows.len(), 10_000);
+                assert!(windows
+                    .iter()
+                    .all(|w| w["key"].as_str().unwrap().len() == 250));
+                assert!(len < 16 << 20, "an answer of {len} bytes");
+            }),
+        ),
+        (
+            format!(
+                "{url}/v1/assets/holes/windows?start=2025-01-01&end=2025-01-03T13:00&every=1m\
+                 &key_format={longest}"
+            ),
+            None,
+            Box::new(|s, v, len| {
+                assert_eq!(s, 200, "{v}");
+                let windows = v["windows"].as_array().unwrap();
+                let listed: usize = windows
+                    .iter()
+                    .map(|w| w["missing"].as_array().unwrap().len())
+                    .sum();
+                let counted: u64 = windows
+                    .iter()
+                    .map(|w| w["missing_count"].as_u64().unwrap())
+                    .sum();
+                // 30 gaps a window: more than the lists hold together.
+                assert_eq!(counted, 30 * 3_660);
+                assert_eq!(listed, 100_000);
+                assert_eq!(windows[0]["missing"].as_array().unwrap().len(), 30);
+                assert!(windows[3_659]["missing"].as_array().unwrap().is_empty());
+                assert!(len < 16 << 20, "an answer of {len} bytes");
+            }),
+        ),
+    ];
+    let small = cases.len();
+    cases.extend(largest);
+    // The largest ones several times over.
+    let repeats = |i: usize| if i < small { 1 } else { 4 };
     // Every case twice, all at once, and two huge bodies besides.
     std::thread::scope(|scope| {
         let mut running = Vec::new();
         for _ in 0..2 {
-            for (url, body, check) in &cases {
-                let agent = agent.clone();
-                running.push(scope.spawn(move || {
-                    let (s, v, len) = answer(&agent, "", url, body.as_deref());
-                    assert!(len < 4 << 20, "{url}: an answer of {len} bytes");
-                    check(s, &v, len);
-                }));
+            for (i, (url, body, check)) in cases.iter().enumerate() {
+                for _ in 0..repeats(i) {
+                    let agent = agent.clone();
+                    running.push(scope.spawn(move || {
+                        let (s, v, len) = answer(&agent, "", url, body.as_deref());
+                        if i < small {
+                            assert!(len < 4 << 20, "{url}: an answer of {len} bytes");
+                        }
+                        check(s, &v, len);
+                    }));
+                }
             }
             let addr = addr.clone();
             running.push(scope.spawn(move || {

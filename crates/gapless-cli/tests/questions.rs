@@ -620,3 +620,107 @@ fn asset_set_changes_only_what_it_is_told_and_asset_show_tells_all() {
         );
     });
 }
+
+/// Key formats and keys are bounded (SPEC §3, §7): a format of at most 256
+/// bytes, keys of at most 250 (the longest Airflow stores), refused in one
+/// line naming `key_format` otherwise, by `windows` (also for a key that
+/// only its zone makes too long) and by `rule set`; a rule watches at most
+/// 1,000 assets. On both backends, embedded and over HTTP.
+fn keys_are_bounded(g: &mut Gapless) {
+    let longest = format!("{}{}", "%Y-%m-%dT%H:%M:%S", "x".repeat(231));
+    let range = ["orders", "--start", "2025-06-14", "--end", "2025-06-15"];
+    both(g, |g, mode| {
+        let windows = |keys: &str, tz: &str| {
+            let mut args = vec!["windows"];
+            args.extend(range);
+            args.extend(["--every", "6h", "--tz", tz, "--keys", keys]);
+            g.run(&args, None)
+        };
+        let refused = |out: common::Output, says: &[&str]| {
+            let printed = &out.stdout[..out.stdout.len().min(300)];
+            assert_eq!(out.code, 2, "{mode}: printed {printed}");
+            let msg = out.stderr.trim_end();
+            assert_eq!(msg.lines().count(), 1, "{mode}: {msg}");
+            assert!(msg.starts_with("gapless: key_format: "), "{mode}: {msg}");
+            for s in says {
+                assert!(msg.contains(s), "{mode}: {msg} does not say {s}");
+            }
+            assert!(msg.len() < 400, "{mode}: the format is echoed whole: {msg}");
+        };
+        refused(
+            windows(&"%Y".repeat(16_000), "UTC"),
+            &["32000 bytes", "256 allowed"],
+        );
+        let out = windows(&longest, "UTC");
+        assert_eq!(out.code, 0, "{mode}: {}", out.stderr);
+        assert!(out.stdout.lines().all(|k| k.len() == 250), "{mode}");
+        refused(
+            windows(&format!("{longest}y"), "UTC"),
+            &["251 bytes", "250"],
+        );
+        // 24 bytes in UTC, 256 in this zone: refused when formatted.
+        let zone = "America/Argentina/ComodRivadavia";
+        refused(windows(&"%Q".repeat(8), zone), &["256 bytes", "250"]);
+
+        let rule = |name: &str, tz: &str, format: &str| {
+            g.run(
+                &[
+                    "rule",
+                    "set",
+                    name,
+                    "--assets",
+                    "orders",
+                    "--every",
+                    "1h",
+                    "--from",
+                    "2025-06-14",
+                    "--tz",
+                    tz,
+                    "--key-format",
+                    format,
+                ],
+                None,
+            )
+        };
+        refused(rule("r1", "UTC", &"x".repeat(257)), &["257 bytes", "256"]);
+        refused(rule("r1", zone, &"%Q".repeat(8)), &["256 bytes", "250"]);
+        let out = rule(&format!("longest_{mode}"), "UTC", &longest);
+        assert_eq!(out.code, 0, "{mode}: {}", out.stderr);
+        let assets: Vec<String> = (0..1_001).map(|i| format!("a{i}")).collect();
+        let out = g.run(
+            &[
+                "rule",
+                "set",
+                "wide",
+                "--assets",
+                &assets.join(","),
+                "--every",
+                "1h",
+                "--from",
+                "2025-06-14",
+            ],
+            None,
+        );
+        assert_eq!(out.code, 2, "{mode}: {}", out.stdout);
+        assert!(
+            out.stderr.contains("1001 assets") && out.stderr.contains("limit of 1000"),
+            "{mode}: {}",
+            out.stderr
+        );
+    });
+}
+
+#[test]
+fn keys_are_bounded_on_sqlite() {
+    keys_are_bounded(&mut orders());
+}
+
+#[test]
+fn keys_are_bounded_on_postgres() {
+    let schema = common::PgSchema::new();
+    let mut g = Gapless::postgres(&schema);
+    let ndjson = "{\"asset\": \"orders\", \"start\": \"2025-06-14T00:00Z\", \"end\": \"2025-06-14T10:00Z\"}\n";
+    let out = g.run(&["ingest", "-"], Some(ndjson));
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    keys_are_bounded(&mut g);
+}

@@ -82,8 +82,9 @@ pub use parse::{
 pub use policy::Policy;
 pub use producer::{convert, Converted, ProducerFormat, ProducerOptions};
 pub use rule::{
-    validate_key_format, validate_rule_name, FiringKind, Judgement, Rule, RuleDef, RuleSettings,
-    WindowState, DEFAULT_KEY_FORMAT, MAX_RULE_NAME_BYTES,
+    format_key, validate_key_format, validate_rule_name, FiringKind, Judgement, Rule, RuleDef,
+    RuleSettings, WindowState, DEFAULT_KEY_FORMAT, MAX_KEY_BYTES, MAX_KEY_FORMAT_BYTES,
+    MAX_RULE_NAME_BYTES,
 };
 pub use segments::{segments, PagedSegments, Segment, SegmentSource};
 pub use set::IntervalSet;

@@ -25,6 +25,30 @@ pub const MAX_RULE_NAME_BYTES: usize = 128;
 /// a rule's and of `windows --keys`.
 pub const DEFAULT_KEY_FORMAT: &str = "%Y-%m-%dT%H:%M:%S";
 
+/// The longest key format, in bytes: room for any format of a key of
+/// [`MAX_KEY_BYTES`] (each of its bytes but a directive's writes one),
+/// and a bound on what a request makes the server check and echo.
+pub const MAX_KEY_FORMAT_BYTES: usize = 256;
+
+/// The longest partition key, in bytes: Airflow keeps an asset event's
+/// `partition_key` in a column of 250 characters (`StringID`, its
+/// `ID_LEN`), so a longer key could be written but never delivered; and
+/// 10,000 windows' keys stay a few megabytes of an answer.
+pub const MAX_KEY_BYTES: usize = 250;
+
+/// Instants on which a key format is tried when it is checked, in
+/// microseconds since the epoch: the epoch, and two late ones at whose
+/// instants the fields of variable length are at their longest (`%s` of
+/// twelve digits, a fraction of six, two-digit day and hour; the longest
+/// month and weekday names, Wednesday 29 September, or a two-digit month,
+/// Wednesday 29 December). A key formatted later that is longer still is
+/// refused there (see [`format_key`]).
+const KEY_SAMPLES_US: [i64; 3] = [
+    0,
+    253_394_265_599_999_999, // 9999-09-29T23:59:59.999999Z
+    253_402_127_999_999_999, // 9999-12-29T23:59:59.999999Z
+];
+
 /// Check a rule name (or a target name): 1 to 128 bytes of
 /// `A-Z a-z 0-9 . _ -`, so that it can stand in a URL path, a file name and
 /// an Airflow run id as it is.
@@ -61,15 +85,33 @@ pub fn validate_rule_name(name: &str) -> Result<()> {
     }
 }
 
-/// Check a key format: a strftime format that jiff can write for any
-/// instant in any zone.
+/// Check a key format: a strftime format of at most
+/// [`MAX_KEY_FORMAT_BYTES`] that jiff can write, writing a key of 1 to
+/// [`MAX_KEY_BYTES`] on instants where keys are at their longest, in UTC
+/// (a rule's key is checked again in its zone: [`RuleDef::check_key_format`]).
 ///
 /// # Errors
 ///
-/// When the format has an unknown or incomplete directive, writes an
-/// empty key, or holds a control character (a key is sent to Airflow and
-/// stored as text; PostgreSQL text cannot hold a NUL).
+/// When the format is too long, has an unknown or incomplete directive,
+/// writes an empty key or one too long, or holds a control character (a
+/// key is sent to Airflow and stored as text; PostgreSQL text cannot hold
+/// a NUL).
 pub fn validate_key_format(format: &str) -> Result<()> {
+    check_key_format(format, &TimeZone::UTC)
+}
+
+/// [`validate_key_format`] in zone `tz`.
+fn check_key_format(format: &str, tz: &TimeZone) -> Result<()> {
+    if format.len() > MAX_KEY_FORMAT_BYTES {
+        return Err(invalid(
+            "key format",
+            format,
+            format!(
+                "{} bytes is longer than the {MAX_KEY_FORMAT_BYTES} allowed",
+                format.len()
+            ),
+        ));
+    }
     if let Some(c) = format.chars().find(|c| c.is_control()) {
         return Err(invalid(
             "key format",
@@ -77,12 +119,38 @@ pub fn validate_key_format(format: &str) -> Result<()> {
             format!("control character {c:?} is not allowed"),
         ));
     }
-    let sample = jiff::Timestamp::UNIX_EPOCH.to_zoned_datetime(TimeZone::UTC);
-    match jiff::fmt::strtime::format(format, &sample) {
-        Ok(key) if !key.is_empty() => Ok(()),
-        Ok(_) => Err(invalid("key format", format, "it writes an empty key")),
-        Err(e) => Err(invalid("key format", format, e)),
+    for us in KEY_SAMPLES_US {
+        let at = Instant::from_micros(us).expect("the samples are instants");
+        if format_key(format, at, tz)?.is_empty() {
+            return Err(invalid("key format", format, "it writes an empty key"));
+        }
     }
+    Ok(())
+}
+
+/// The partition key of the window starting at `start`: its local time in
+/// `tz`, written with `format` (strftime).
+///
+/// # Errors
+///
+/// When jiff cannot write `format`, or the key is longer than
+/// [`MAX_KEY_BYTES`].
+pub fn format_key(format: &str, start: Instant, tz: &TimeZone) -> Result<String> {
+    let local = start.to_timestamp().to_zoned_datetime(tz.clone());
+    let key =
+        jiff::fmt::strtime::format(format, &local).map_err(|e| invalid("key format", format, e))?;
+    if key.len() > MAX_KEY_BYTES {
+        return Err(invalid(
+            "key format",
+            format,
+            format!(
+                "the key of {start} is {} bytes, longer than the {MAX_KEY_BYTES} a key \
+                 may have",
+                key.len()
+            ),
+        ));
+    }
+    Ok(key)
 }
 
 /// What a rule watches and how it judges: everything that decides its
@@ -333,12 +401,23 @@ impl RuleDef {
 
     /// The firing key of the window starting at `start`: the start in the
     /// rule's zone, written with `format` (strftime, checked by
-    /// [`validate_key_format`]).
+    /// [`RuleDef::check_key_format`]).
     pub fn key(&self, start: Instant, format: &str) -> String {
-        let local = start.to_timestamp().to_zoned_datetime(self.tz.clone());
-        // A format that was checked writes every instant; the fallback
-        // keeps a key that names the window should it not.
-        jiff::fmt::strtime::format(format, &local).unwrap_or_else(|_| start.to_string())
+        // A format that was checked writes every instant, and its longest
+        // keys were tried; the fallback keeps a key of bounded length that
+        // names the window should one still be too long.
+        format_key(format, start, &self.tz).unwrap_or_else(|_| start.to_string())
+    }
+
+    /// Check `format` as a key format of this rule: [`validate_key_format`]
+    /// in the rule's zone, whose names (`%Z`, `%Q`) may be longer than
+    /// UTC's.
+    ///
+    /// # Errors
+    ///
+    /// As [`validate_key_format`].
+    pub fn check_key_format(&self, format: &str) -> Result<()> {
+        check_key_format(format, &self.tz)
     }
 }
 
@@ -514,5 +593,63 @@ impl WindowState {
             }
             _ => (self, None),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str) -> Instant {
+        crate::parse_instant(text, None).unwrap()
+    }
+
+    #[test]
+    fn key_formats_and_keys_have_a_length_limit() {
+        let literal = |n: usize| "k".repeat(n);
+        assert!(validate_key_format(&literal(250)).is_ok());
+        let e = validate_key_format(&literal(251)).unwrap_err().to_string();
+        assert!(
+            e.ends_with("is 251 bytes, longer than the 250 a key may have"),
+            "{e}"
+        );
+        let e = validate_key_format(&"%%".repeat(129))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            e.ends_with(": 258 bytes is longer than the 256 allowed"),
+            "{e}"
+        );
+        // The late samples: a Wednesday in September writes the longest
+        // names, though the epoch (a Thursday in January) writes shorter.
+        assert!(validate_key_format(&"%A".repeat(27)).is_ok());
+        assert!(validate_key_format(&"%A".repeat(28)).is_err());
+        assert!(validate_key_format(&format!("{}%B", literal(241))).is_ok());
+        assert!(validate_key_format(&format!("{}%B", literal(242))).is_err());
+        assert!(validate_key_format(&format!("{}%s", literal(238))).is_ok());
+        assert!(validate_key_format(&format!("{}%s", literal(239))).is_err());
+    }
+
+    #[test]
+    fn a_rule_checks_keys_in_its_zone_and_never_fires_a_key_too_long() {
+        let zone = "America/Argentina/ComodRivadavia";
+        let def = RuleDef::new(
+            vec!["a".into()],
+            Grid::parse("1h").unwrap(),
+            zone,
+            Policy::Full,
+            at("2025-06-01"),
+            None,
+        )
+        .unwrap();
+        let names = "%Q".repeat(8);
+        assert!(validate_key_format(&names).is_ok(), "24 bytes in UTC");
+        let e = def.check_key_format(&names).unwrap_err().to_string();
+        assert!(e.contains("is 256 bytes"), "{e}");
+        // Should such a format reach a firing, its key is the window's
+        // start, not 256 bytes.
+        let start = at("2025-06-14T03:00:00Z");
+        assert_eq!(def.key(start, &names), "2025-06-14T03:00:00Z");
+        assert_eq!(def.key(start, "%Y%m%d%H"), "2025061400");
     }
 }

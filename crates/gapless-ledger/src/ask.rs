@@ -312,6 +312,15 @@ impl Ask for Ledger {
 /// The rule a `rule set` request describes, checked.
 fn rule_of(q: &RuleSetRequest) -> Result<Rule> {
     rule_name("rule", &q.name)?;
+    // Judging a window reads every asset's coverage, as `POST /v1/coverage`
+    // does, and the rule's answers list them: the same bound.
+    if q.assets.len() > params::MAX_ASSETS {
+        return Err(Error::bad_input(format!(
+            "assets: {} assets, more than the limit of {}: a rule watches fewer",
+            q.assets.len(),
+            params::MAX_ASSETS
+        )));
+    }
     let (zone, tz_name) = params::time_zone(q.tz.as_deref())?;
     let def = RuleDef::new(
         q.assets.clone(),
@@ -334,6 +343,8 @@ fn rule_of(q: &RuleSetRequest) -> Result<Rule> {
         target: q.target.clone(),
         key_format: params::key_format(q.key_format.as_deref())?,
     };
+    def.check_key_format(&settings.key_format)
+        .map_err(|e| Error::bad_input(format!("key_format: {e}")))?;
     settings
         .check()
         .map_err(|e| Error::bad_input(format!("rule {:?}: {e}", q.name)))?;

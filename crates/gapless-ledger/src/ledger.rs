@@ -19,7 +19,9 @@ use serde_json::value::RawValue;
 use crate::error::from_store;
 use crate::ingest::{Batch, BatchBuilder};
 
-use gapless_api::params::{DEFAULT_PAGE, MAX_ASSETS, MAX_GAPS, MAX_PAGE, MAX_WINDOWS};
+use gapless_api::params::{
+    DEFAULT_PAGE, MAX_ASSETS, MAX_GAPS, MAX_PAGE, MAX_WINDOWS, MAX_WINDOWS_GAPS,
+};
 
 /// A `windows` question in typed form.
 #[derive(Debug, Clone, Copy)]
@@ -353,14 +355,14 @@ impl Ledger {
             self.known(asset)?;
         }
         let mut answers = Vec::with_capacity(windows.len());
+        let mut gaps = MAX_WINDOWS_GAPS;
         for w in windows {
             let r = CoverageReport::of(&covered, w);
             let complete = q.policy.is_complete(&r);
             if q.incomplete_only && complete {
                 continue;
             }
-            let start = w.start().to_timestamp().to_zoned_datetime(q.zone.clone());
-            let key = jiff::fmt::strtime::format(q.key_format, &start)
+            let key = gapless_core::format_key(q.key_format, w.start(), q.zone)
                 .map_err(|e| Error::bad_input(format!("key_format: {e}")))?;
             answers.push(WindowAnswer {
                 key,
@@ -369,7 +371,7 @@ impl Ledger {
                 complete,
                 covered_ratio: r.covered_ratio,
                 missing_count: r.missing.len(),
-                missing: cut(r.missing),
+                missing: cut_within(r.missing, &mut gaps),
             });
         }
         Ok(WindowsAnswer {
@@ -642,6 +644,14 @@ pub(crate) fn nearest<'a>(name: &str, names: &'a [String]) -> Option<&'a String>
 /// The first [`MAX_GAPS`] of `missing` (the answer says how many there are).
 pub(crate) fn cut(mut missing: Vec<Interval>) -> Vec<Interval> {
     missing.truncate(MAX_GAPS);
+    missing
+}
+
+/// [`cut`], and no more than `budget` gaps, which it spends: the gaps of
+/// the windows of one answer share [`MAX_WINDOWS_GAPS`].
+pub(crate) fn cut_within(mut missing: Vec<Interval>, budget: &mut usize) -> Vec<Interval> {
+    missing.truncate(MAX_GAPS.min(*budget));
+    *budget -= missing.len();
     missing
 }
 

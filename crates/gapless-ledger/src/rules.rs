@@ -7,7 +7,7 @@
 
 use std::time::Duration as StdDuration;
 
-use gapless_api::params::MAX_WINDOWS;
+use gapless_api::params::{MAX_WINDOWS, MAX_WINDOWS_GAPS};
 use gapless_api::{
     CheckAnswer, DeliveryAnswer, Error, FiringAnswer, FiringsAnswer, Result, RuleAnswer,
     RuleDeletedAnswer, RuleOutcome, RuleSetAnswer, RuleWindowsAnswer, RulesAnswer, WindowAnswer,
@@ -119,6 +119,7 @@ impl Ledger {
             }
             _ => IntervalSet::new(),
         };
+        let mut gaps = MAX_WINDOWS_GAPS;
         let windows = windows
             .into_iter()
             .map(|w| {
@@ -130,7 +131,7 @@ impl Ledger {
                     covered_ratio: report.covered_ratio,
                     complete: def.judge_report(w, &report).complete,
                     missing_count: report.missing.len(),
-                    missing: crate::ledger::cut(report.missing),
+                    missing: crate::ledger::cut_within(report.missing, &mut gaps),
                 }
             })
             .collect();
