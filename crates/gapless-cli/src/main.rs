@@ -2,6 +2,7 @@
 //!
 //! # Layout
 //!
+//! - `allocator.rs`: mimalloc, purging at once in `serve`.
 //! - `cli.rs`: the grammar (clap).
 //! - `arg_error.rs`: clap's errors as one line naming the flag.
 //! - `run.rs`: each command: parse its flags, ask the ledger, print;
@@ -15,6 +16,7 @@
 //! Exit codes: 0 success (and complete for `check`), 1 not complete for
 //! `check`, 2 any error, with one line on standard error.
 
+mod allocator;
 mod arg_error;
 mod cli;
 mod deliver;
@@ -26,11 +28,6 @@ mod store;
 use std::process::ExitCode;
 
 use clap::error::ErrorKind;
-
-/// mimalloc, not the system's allocator: glibc's `malloc` and `free` were a
-/// fifth of the instructions a server spends on a question (callgrind).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 fn main() -> ExitCode {
     let cli = match cli::Cli::try_parse_args() {
@@ -53,6 +50,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if matches!(cli.command, cli::Command::Serve { .. }) {
+        allocator::purge_at_once();
+    }
     match run::run(cli) {
         Ok(code) => code,
         Err(e) => {

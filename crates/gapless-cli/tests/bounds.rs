@@ -303,6 +303,23 @@ fn many_events() -> String {
     out
 }
 
+/// The anonymous memory of process `pid` (its heap: not the ledger's file
+/// mapped in), in bytes.
+fn anonymous_memory(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kib: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("RssAnon:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or_else(|| panic!("no RssAnon in /proc/{pid}/status"));
+    kib << 10
+}
+
+/// What the server's heap may hold once its answers are sent: its caches
+/// and a fraction of its peak, which the largest answers at once take to
+/// hundreds of megabytes; more kept after them is memory not given back.
+const MEMORY_AT_REST: u64 = 96 << 20;
+
 /// A key format whose keys are the longest allowed: the default, then
 /// literal text up to 250 bytes.
 fn longest_key_format() -> String {
@@ -411,7 +428,7 @@ fn huge_body(addr: &str, len: usize) -> String {
 /// bounded answer (a 400 naming the count and the limit, or a page; the
 /// largest windows answers, of 10,000 windows with the longest keys or
 /// with the most gaps, a few megabytes), the server is alive and answers
-/// `/healthz` afterwards. The command line
+/// `/healthz` afterwards, and its memory falls back. The command line
 /// under the same limit refuses the `windows` it cannot answer.
 #[test]
 fn worst_requests_under_a_memory_limit() {
@@ -603,7 +620,8 @@ fn worst_requests_under_a_memory_limit() {
     ];
     let small = cases.len();
     cases.extend(largest);
-    // The largest ones several times over.
+    // The largest ones several times over, for a peak of hundreds of
+    // megabytes that the server must give back.
     let repeats = |i: usize| if i < small { 1 } else { 4 };
     // Every case twice, all at once, and two huge bodies besides.
     std::thread::scope(|scope| {
@@ -639,6 +657,21 @@ fn worst_requests_under_a_memory_limit() {
     assert_eq!(child.try_wait().unwrap(), None, "gapless serve died");
     let (s, _, _) = answer(&agent, "GET", &format!("{url}/healthz"), None);
     assert_eq!(s, 200);
+    // Its memory falls back once the answers are sent.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let kept = loop {
+        let kept = anonymous_memory(child.id());
+        if kept <= MEMORY_AT_REST || std::time::Instant::now() > until {
+            break kept;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    assert!(
+        kept <= MEMORY_AT_REST,
+        "the server keeps {} MiB after its answers, more than {} MiB",
+        kept >> 20,
+        MEMORY_AT_REST >> 20
+    );
     let _ = child.kill();
     let _ = child.wait();
 
