@@ -69,12 +69,12 @@ pub struct WindowAnswer {
     pub covered_ratio: f64,
     /// Complete under the policy.
     pub complete: bool,
-    /// The gaps in the window: the first [`crate::params::MAX_GAPS`], fewer
-    /// (or none) once the windows before it in the answer list
-    /// [`crate::params::MAX_WINDOWS_GAPS`] together.
+    /// The gaps in the window: the first [`crate::params::MAX_GAPS`].
     #[cfg_attr(feature = "openapi", schema(value_type = Vec<IntervalSchema>))]
     pub missing: Vec<Interval>,
-    /// How many gaps the window has in all.
+    /// How many gaps the window has in all. (`missing` holds fewer, or
+    /// none, once the windows before it in the answer list
+    /// [`crate::params::MAX_WINDOWS_GAPS`] together.)
     pub missing_count: usize,
 }
 

@@ -2,9 +2,7 @@
 //!
 //! # Layout
 //!
-//! - `allocator.rs`: mimalloc, purging at once in `serve`.
 //! - `cli.rs`: the grammar (clap).
-//! - `arg_error.rs`: clap's errors as one line naming the flag.
 //! - `run.rs`: each command: parse its flags, ask the ledger, print;
 //!   `serve`'s flags to `gapless-server`, which serves and delivers.
 //! - `deliver.rs`: `deliver`, and the targets file of `serve` and `deliver`.
@@ -12,6 +10,8 @@
 //!   (which imports nothing of `run.rs`).
 //! - `human.rs`: the readable tables; `--json` prints the answer types of
 //!   `gapless-ledger` as they are.
+//! - `arg_error.rs`: clap's errors as one line naming the flag.
+//! - `allocator.rs`: mimalloc, purging at once in `serve`.
 //!
 //! Exit codes: 0 success (and complete for `check`), 1 not complete for
 //! `check`, 2 any error, with one line on standard error.
