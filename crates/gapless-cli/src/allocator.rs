@@ -9,8 +9,9 @@
 //! at once instead, so its memory falls back as soon as an answer is
 //! freed; the one-shot commands exit instead, and keep the default.
 
-/// mimalloc, not the system's allocator: glibc's `malloc` and `free` were a
-/// fifth of the instructions a server spends on a question (callgrind).
+/// mimalloc, not the system's allocator: glibc's `malloc` and `free` are a
+/// large share of the instructions a server spends on a question (callgrind
+/// shows it).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

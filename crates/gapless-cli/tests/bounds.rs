@@ -262,9 +262,9 @@ fn ingest_over_url_sends_a_large_file_in_parts() {
 }
 
 /// The address space `gapless serve` gets in [`worst_requests_under_a_memory_limit`]:
-/// an idle server maps about 160 MiB (thread stacks, allocator arenas), one
-/// answering the worst requests below, unbounded, well over 1 GiB (a
-/// 10,000-year `windows` alone grew past 6 GB before the bounds).
+/// an idle server maps a few hundred MiB at most (thread stacks, allocator
+/// arenas); one answering the worst requests below without their bounds
+/// would need many GiB (a 10,000-year `windows` alone).
 const MEMORY_LIMIT: u64 = 1 << 30;
 
 /// 200,000 one-minute events of `clicks` from 2025-01-01, every tenth

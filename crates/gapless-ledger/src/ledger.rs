@@ -198,10 +198,9 @@ impl Ledger {
     ) -> Result<IngestAnswer> {
         /// Events per chunk: large enough to amortize the hand-over and to
         /// give a chunk of many interleaved assets runs of each to store
-        /// together (2M events over 1,000 assets: 1.2-1.5x the time of 5
-        /// assets at 32,768, 1.45-1.65x at 8,192), small enough that the
-        /// writer starts early and memory stays bounded (some 45 MiB more
-        /// than at 8,192).
+        /// together (the `ledger` bench's many-assets case is slower with
+        /// smaller chunks), small enough that the writer starts early and
+        /// memory stays bounded.
         const CHUNK: usize = 32_768;
         std::thread::scope(|scope| {
             let (tx, rx) = std::sync::mpsc::sync_channel::<gapless_store::Result<Vec<_>>>(8);

@@ -4,9 +4,9 @@
 //! statements before waiting for the first answer.
 //!
 //! Under load every round trip waits for the server's backend and then for
-//! the caller's thread to be scheduled again (measured: 150-250 µs for a
-//! trivial `BEGIN` while 64 producers post to a server on 2 cores, of a
-//! group commit's 2 ms). So a [`Transaction`] sends its `BEGIN` with its
+//! the caller's thread to be scheduled again, a large part of a group
+//! commit even for a trivial `BEGIN` (the `load` bench's producers show
+//! it). So a [`Transaction`] sends its `BEGIN` with its
 //! first statement, [`Transaction::run`] sends a whole sequence of
 //! statements at once (the server still runs them one after the other,
 //! each with its own snapshot), and [`Transaction::execute_and_commit`]
@@ -219,14 +219,14 @@ impl Transaction<'_> {
     /// their futures).
     ///
     /// Generic plans, because planning such a statement for its parameters
-    /// can cost the server more than running it (0.7 ms of 1 ms for an
-    /// append's read of stored ids and runs). As index seeks, because a plan
-    /// made while a table was tiny (a sequential scan) would be kept as it
-    /// grows, until the next `ANALYZE` (measured: 50-120 ms a group in the
-    /// load bench after 300,000 rows, while every other statement took
-    /// under 1 ms). Without sequential scans a plan's estimated cost can be
-    /// huge, which would make the server compile it (JIT, measured at
-    /// 50-400 ms each time): no JIT either. The settings are the
+    /// can cost the server more than running it (an append's read of stored
+    /// ids and runs, `EXPLAIN ANALYZE` shows it). As index seeks, because a
+    /// plan made while a table was tiny (a sequential scan) would be kept as
+    /// it grows, until the next `ANALYZE`, and a group would then take many
+    /// times longer than all its other statements together (the `load`
+    /// bench's producers reach that size). Without sequential scans a
+    /// plan's estimated cost can be huge, which would make the server
+    /// compile it each time (JIT): no JIT either. The settings are the
     /// transaction's (`SET LOCAL`), back to the session's for the statements
     /// after, in the same round trip.
     pub(crate) fn run_seeks<T>(
