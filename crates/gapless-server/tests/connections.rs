@@ -67,32 +67,44 @@ fn healthz_on(stream: &mut TcpStream) {
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
+    let text = read_answer(stream).unwrap_or_else(|e| panic!("no answer: {e}"));
+    assert!(text.starts_with("HTTP/1.1 200"), "{text}");
+    let head = &text[..text.find("\r\n\r\n").unwrap_or(text.len())];
+    assert!(
+        !head.to_ascii_lowercase().contains("connection: close"),
+        "{text}"
+    );
+}
+
+/// One answer read whole from `stream` (its head and its `Content-Length`
+/// of body), or what came before the server closed or reset it.
+fn read_answer(stream: &mut TcpStream) -> Result<String, String> {
     let mut raw = Vec::new();
-    let mut buf = [0u8; 1024];
+    let mut buf = [0u8; 4096];
     loop {
-        let n = stream.read(&mut buf).expect("the answer");
-        assert!(n > 0, "closed before the answer: {raw:?}");
+        let n = match stream.read(&mut buf) {
+            Ok(n) => n,
+            Err(e) if e.kind() == ErrorKind::ConnectionReset => 0,
+            Err(e) => panic!("reading: {e}"),
+        };
+        if n == 0 {
+            return Err(format!("closed after {:?}", String::from_utf8_lossy(&raw)));
+        }
         raw.extend_from_slice(&buf[..n]);
         let text = String::from_utf8_lossy(&raw);
-        if let Some(head_end) = text.find("\r\n\r\n") {
-            let length: usize = text[..head_end]
-                .lines()
-                .find_map(|l| {
-                    l.to_ascii_lowercase()
-                        .strip_prefix("content-length:")
-                        .map(|v| v.trim().parse().unwrap())
-                })
-                .expect("a Content-Length");
-            if raw.len() >= head_end + 4 + length {
-                assert!(text.starts_with("HTTP/1.1 200"), "{text}");
-                assert!(
-                    !text[..head_end]
-                        .to_ascii_lowercase()
-                        .contains("connection: close"),
-                    "{text}"
-                );
-                return;
-            }
+        let Some(head_end) = text.find("\r\n\r\n") else {
+            continue;
+        };
+        let length: usize = text[..head_end]
+            .lines()
+            .find_map(|l| {
+                l.to_ascii_lowercase()
+                    .strip_prefix("content-length:")
+                    .map(|v| v.trim().parse().unwrap())
+            })
+            .expect("a Content-Length");
+        if raw.len() >= head_end + 4 + length {
+            return Ok(text.into_owned());
         }
     }
 }
@@ -240,38 +252,11 @@ fn one_request(addr: SocketAddr, request: &[u8]) -> (String, TcpStream) {
     stream
         .set_read_timeout(Some(Duration::from_secs(30)))
         .unwrap();
-    let mut raw = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        let n = match stream.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == ErrorKind::ConnectionReset => 0,
-            Err(e) => panic!("reading: {e}"),
-        };
-        if n == 0 {
-            return (
-                format!("closed after {:?}", String::from_utf8_lossy(&raw)),
-                stream,
-            );
-        }
-        raw.extend_from_slice(&buf[..n]);
-        let text = String::from_utf8_lossy(&raw);
-        let Some(head_end) = text.find("\r\n\r\n") else {
-            continue;
-        };
-        let length: usize = text[..head_end]
-            .lines()
-            .find_map(|l| {
-                l.to_ascii_lowercase()
-                    .strip_prefix("content-length:")
-                    .map(|v| v.trim().parse().unwrap())
-            })
-            .expect("a Content-Length");
-        if raw.len() >= head_end + 4 + length {
-            let status = text.lines().next().unwrap_or_default().to_string();
-            return (status, stream);
-        }
-    }
+    let status = match read_answer(&mut stream) {
+        Ok(text) => text.lines().next().unwrap_or_default().to_string(),
+        Err(closed) => closed,
+    };
+    (status, stream)
 }
 
 /// Three times as many clients as the connection limit, at once, each
