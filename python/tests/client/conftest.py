@@ -85,6 +85,24 @@ def ledger(request, tmp_path) -> Iterator[Ledger]:
         psql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def shared_server(request, tmp_path_factory) -> Iterator[Server]:
+    """One server a module shares, on a fresh ledger of each backend: for
+    property tests whose examples each use assets of their own."""
+    if request.param == "sqlite":
+        db, schema = str(tmp_path_factory.mktemp("shared") / "ledger.db"), None
+    else:
+        schema = f"py_{uuid.uuid4().hex[:12]}"
+        db = f"{PG_URL}{'&' if '?' in PG_URL else '?'}schema={schema}"
+    server = Server(db).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        if schema:
+            psql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 @pytest.fixture
 def make_server(ledger) -> Iterator:
     """Start servers on the test's ledger (with extra `serve` arguments)."""

@@ -8,7 +8,6 @@ import uuid
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import PG_URL, Server, psql
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -116,20 +115,6 @@ def test_matches_a_painted_timeline(events, lo, length):
     assert [(g.start, g.end) for g in c.missing] == [(m(s), m(e)) for s, e in gaps]
     assert c.covered_ratio == ratio
     assert c.covered == (not gaps) and c.missing_count == len(gaps)
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def shared_server(request, tmp_path_factory):
-    if request.param == "sqlite":
-        db, schema = str(tmp_path_factory.mktemp("cov") / "ledger.db"), None
-    else:
-        schema = f"py_{uuid.uuid4().hex[:12]}"
-        db = f"{PG_URL}{'&' if '?' in PG_URL else '?'}schema={schema}"
-    server = Server(db).start()
-    yield server
-    server.stop()
-    if schema:
-        psql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 SECOND = 1_000_000

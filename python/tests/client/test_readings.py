@@ -16,7 +16,6 @@ import uuid
 from datetime import date, datetime, timezone
 
 import pytest
-from conftest import PG_URL, Server, psql
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
@@ -27,20 +26,6 @@ UTC = timezone.utc
 TZ = "Europe/Berlin"
 #: The last instant (SPEC §2): every recorded interval ends here.
 LAST = datetime(9999, 12, 30, 22, tzinfo=UTC)
-
-
-@pytest.fixture(scope="module", params=["sqlite", "postgres"])
-def shared_server(request, tmp_path_factory):
-    if request.param == "sqlite":
-        db, schema = str(tmp_path_factory.mktemp("readings") / "ledger.db"), None
-    else:
-        schema = f"py_{uuid.uuid4().hex[:12]}"
-        db = f"{PG_URL}{'&' if '?' in PG_URL else '?'}schema={schema}"
-    server = Server(db).start()
-    yield server
-    server.stop()
-    if schema:
-        psql(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
 def test_a_comma_decimal_is_read_in_the_zone(client):
