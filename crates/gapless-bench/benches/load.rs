@@ -14,7 +14,7 @@
 //! (both backends) and into a PostgreSQL table `ev(asset text, span
 //! tstzrange)` with a GiST index, and the same 1,000 random one-month /
 //! one-day / one-hour gap questions are answered both ways: gapless over
-//! HTTP, the multirange query of the issue through a prepared statement
+//! HTTP, PostgreSQL's own multirange query through a prepared statement
 //! (and, for context, `Ledger::check` in-process on each server's
 //! ledger). Every answer is checked equal; the medians, their ratios and
 //! what HTTP adds over the in-process answer are printed, beside what a

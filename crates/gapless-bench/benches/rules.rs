@@ -27,8 +27,8 @@ use std::time::{Duration, Instant};
 
 use gapless_bench::*;
 
-/// The ten rules on the loaded asset: every grid the issue names, several
-/// zones and policies.
+/// The ten rules on the loaded asset: grids from 15 minutes to a month,
+/// several zones and policies.
 const RULES: [(&str, &str, &str); 10] = [
     ("15m", "UTC", "full"),
     ("30m", "UTC", "ratio>=0.9"),
