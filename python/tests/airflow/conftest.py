@@ -53,6 +53,9 @@ from airflow_harness import (
 )
 
 HERE = Path(__file__).resolve().parent
+# How long Airflow's API tokens last: short, so that the deliverer's expire
+# within a test and it has to log in again.
+JWT_SECONDS = 5
 USER = "gapless"
 ASSET_URI = "gapless://orders/hourly"
 ASSET_DAG = "orders_hourly_asset"
@@ -167,9 +170,9 @@ def airflow(workdir, metadata_db):
             # scheduler gives task runners are checked by the api-server.
             "AIRFLOW__API_AUTH__JWT_SECRET": uuid.uuid4().hex,
             "AIRFLOW__API__SECRET_KEY": uuid.uuid4().hex,
-            # API tokens last 5 s, so the deliverer's expire during the
+            # API tokens last JWT_SECONDS, so the deliverer's expire during the
             # tests: each 401 must make it log in again (SPEC §7 Delivery).
-            "AIRFLOW__API_AUTH__JWT_EXPIRATION_TIME": "5",
+            "AIRFLOW__API_AUTH__JWT_EXPIRATION_TIME": str(JWT_SECONDS),
             "AIRFLOW__API_AUTH__JWT_LEEWAY": "0",
             "GAPLESS_AIRFLOW_RECORD": str(record),
             "PYTHONUNBUFFERED": "1",
