@@ -226,6 +226,16 @@ mod tests {
         fn assets(&self) -> R<Vec<AssetSummary>> {
             self.inner.assets()
         }
+        fn assets_page(
+            &self,
+            q: &gapless_store::AssetQuery,
+            now: Instant,
+        ) -> R<gapless_store::AssetPage> {
+            self.inner.assets_page(q, now)
+        }
+        fn rules_page(&self, q: &gapless_store::RuleQuery) -> R<gapless_store::RulePage> {
+            self.inner.rules_page(q)
+        }
         fn put_rule(&self, rule: &gapless_core::Rule, now: Instant) -> R<gapless_store::RulePut> {
             self.inner.put_rule(rule, now)
         }

@@ -64,6 +64,16 @@ impl Store for Broken {
     fn assets(&self) -> Result<Vec<AssetSummary>> {
         self.fail()
     }
+    fn assets_page(
+        &self,
+        _: &gapless_store::AssetQuery,
+        _: Instant,
+    ) -> Result<gapless_store::AssetPage> {
+        self.fail()
+    }
+    fn rules_page(&self, _: &gapless_store::RuleQuery) -> Result<gapless_store::RulePage> {
+        self.fail()
+    }
     fn put_rule(&self, _: &gapless_core::Rule, _: Instant) -> Result<gapless_store::RulePut> {
         self.fail()
     }

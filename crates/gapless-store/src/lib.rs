@@ -9,6 +9,9 @@
 //!   processes (`postgres/`).
 //! - [`StoredEvent`], [`EventQuery`], [`EventPage`], [`AssetSummary`],
 //!   [`Appended`]: what goes in and comes out (`model.rs`).
+//! - [`AssetQuery`], [`AssetPage`], [`AssetOverview`], [`RuleQuery`],
+//!   [`RulePage`]: the listings a page at a time (`listing.rs`, which also
+//!   turns a name prefix into a range of the name index).
 //! - [`StoredRule`], [`RulePut`], [`Firing`], [`FiringQuery`],
 //!   [`FiringPage`]: rules and their firings (`rule/mod.rs`), judged in the
 //!   transaction of every append that touches a rule's assets;
@@ -36,6 +39,7 @@ mod codec;
 mod decl;
 mod delta;
 mod error;
+mod listing;
 mod model;
 mod open;
 mod page;
@@ -46,6 +50,10 @@ mod sqlite;
 
 pub use self::postgres::PostgresStore;
 pub use error::{Cause, StoreError};
+pub use listing::{
+    AssetOverview, AssetPage, AssetQuery, RulePage, RuleQuery, DAY_US, MAX_LIST_PAGE,
+    RULES_PAGE_BYTES, WEEK_US,
+};
 pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
 pub use open::{open, open_existing};
 pub use rule::{
@@ -281,6 +289,12 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(self.assets()?.into_iter().find(|a| a.asset == asset))
     }
 
+    /// One page of assets in name order (SPEC §4, `GET /v1/assets`), each
+    /// with its overview as of `now`: its first run's end and its covered
+    /// microseconds of the last day and week. Read in one statement (a
+    /// seek of the name index for a prefix), never one per asset.
+    fn assets_page(&self, query: &AssetQuery, now: Instant) -> Result<AssetPage>;
+
     /// Record `rule` (SPEC §7): a new rule gets a `complete` firing for each
     /// of its windows that is already complete, in the same transaction; an
     /// existing rule with the same definition takes the new settings (or
@@ -298,6 +312,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
 
     /// Every rule, in name order.
     fn rules(&self) -> Result<Vec<StoredRule>>;
+
+    /// One page of rules in name order, ending at its limit or once the
+    /// rules' asset lists reach [`RULES_PAGE_BYTES`]; read in one
+    /// statement, never the whole listing.
+    fn rules_page(&self, query: &RuleQuery) -> Result<RulePage>;
 
     /// Remove rule `name`, its window states and its firings; whether it
     /// existed.

@@ -115,6 +115,7 @@ use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 use self::error::open_failed;
 use self::pool::Pool;
 use self::url::Target;
+use crate::{AssetPage, AssetQuery, RulePage, RuleQuery};
 use crate::{
     Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
     StoredRule,
@@ -302,6 +303,10 @@ impl crate::Store for PostgresStore {
         self.pool.run(|c| read::asset(c, asset))
     }
 
+    fn assets_page(&self, query: &AssetQuery, now: Instant) -> Result<AssetPage> {
+        self.pool.run(|c| read::assets_page(c, query, now))
+    }
+
     fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut> {
         self.pool.run(|c| rules::put_rule(c, rule, now))
     }
@@ -312,6 +317,10 @@ impl crate::Store for PostgresStore {
 
     fn rules(&self) -> Result<Vec<StoredRule>> {
         self.pool.run(rules::rules)
+    }
+
+    fn rules_page(&self, query: &RuleQuery) -> Result<RulePage> {
+        self.pool.run(|c| rules::rules_page(c, query))
     }
 
     fn delete_rule(&self, name: &str) -> Result<bool> {

@@ -1,4 +1,5 @@
-//! Reads: coverage runs, events, declarations, the asset listing.
+//! Reads: coverage runs, events, declarations, the asset listing and its
+//! pages.
 //!
 //! Each answer comes from one statement, so it sees one committed state
 //! (read committed takes a snapshot per statement). The only extra
@@ -12,6 +13,7 @@ use super::error::Fail;
 use super::pool::Conn;
 use crate::codec::{self, event_columns, interval, EventRow};
 use crate::page::{self, Path, Shape, Walk};
+use crate::listing::{self, AssetOverview, AssetPage, AssetQuery};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 
 const ASSET_STATS: &str = "SELECT id, event_count, min_start_us, max_end_us \
@@ -227,4 +229,102 @@ pub(crate) fn assets(conn: &mut Conn) -> Result<Vec<AssetSummary>, Fail> {
         )?);
     }
     Ok(out)
+}
+
+/// Covered microseconds of asset `a` in `[$lo, $7)`: the runs from the one
+/// starting last at or before `$lo` (one seek), clipped.
+macro_rules! covered_since {
+    ($lo:literal) => {
+        concat!(
+            "(SELECT coalesce(sum(least(r.end_us, $7) - greatest(r.start_us, ",
+            $lo,
+            ")), 0)::bigint FROM coverage_runs r WHERE r.asset_id = a.id AND r.start_us < $7 \
+             AND r.end_us > ",
+            $lo,
+            " AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
+             WHERE asset_id = a.id AND start_us <= ",
+            $lo,
+            " ORDER BY start_us DESC LIMIT 1), ",
+            $lo,
+            "))"
+        )
+    };
+}
+
+/// A page of assets (listing.rs): names at or after $1 (and before $8 in
+/// the bounded form), after $2, containing $3 (or any), at most $4, each
+/// with its first run and its covered microseconds since $5 (the week) and
+/// $6 (the day) up to $7. One statement, one snapshot; names compare as
+/// bytes (`COLLATE "C"`, the `assets_name_bytes` index) whatever the
+/// database's collation, as SQLite compares them.
+macro_rules! assets_page {
+    ($bound:literal) => {
+        concat!(
+            "SELECT a.name, a.event_count, f.start_us, f.end_us, \
+               (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
+                ORDER BY start_us DESC LIMIT 1), \
+               a.last_received_us, a.key_span, a.tz, ",
+            covered_since!("$5"),
+            ", ",
+            covered_since!("$6"),
+            " FROM assets a LEFT JOIN LATERAL (SELECT start_us, end_us FROM coverage_runs r \
+               WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1) f ON true \
+             WHERE a.name COLLATE \"C\" >= $1 ",
+            $bound,
+            " AND a.name COLLATE \"C\" > $2 AND ($3::text IS NULL OR strpos(a.name, $3) > 0) \
+             ORDER BY a.name COLLATE \"C\" LIMIT $4"
+        )
+    };
+}
+
+const ASSETS_PAGE: &str = assets_page!("");
+const ASSETS_PAGE_BOUNDED: &str = assets_page!("AND a.name COLLATE \"C\" < $8");
+
+pub(crate) fn assets_page(
+    conn: &mut Conn,
+    query: &AssetQuery,
+    now: Instant,
+) -> Result<AssetPage, Fail> {
+    let limit = listing::limit(query.limit);
+    let range = listing::name_range(query.prefix.as_deref(), query.after.as_deref());
+    let (week, day, now) = listing::recent(now);
+    let n = limit as i64 + 1;
+    let mut args: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
+        &range.lo,
+        &range.after,
+        &query.contains,
+        &n,
+        &week,
+        &day,
+        &now,
+    ];
+    let sql = match &range.hi {
+        Some(hi) => {
+            args.push(hi);
+            ASSETS_PAGE_BOUNDED
+        }
+        None => ASSETS_PAGE,
+    };
+    let s = conn.stmts.get(&mut conn.client, sql)?;
+    let mut out = Vec::new();
+    for r in conn.client.query(&s, &args)? {
+        let first_end: Option<i64> = r.get(3);
+        out.push(AssetOverview {
+            summary: codec::summary(
+                r.get(0),
+                r.get(1),
+                r.get(2),
+                r.get(4),
+                r.get(5),
+                (r.get(6), r.get(7)),
+            )?,
+            frontier: first_end
+                .map(|t| codec::instant(t, "coverage run"))
+                .transpose()?,
+            covered_week_us: r.get(8),
+            covered_day_us: r.get(9),
+        });
+    }
+    let (assets, next) = listing::page_of(out, limit, false, |a| a.summary.asset.as_str());
+    Ok(AssetPage { assets, next })
 }

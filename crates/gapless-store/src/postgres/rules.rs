@@ -35,6 +35,7 @@ use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord,
 };
 use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
+use crate::listing::{self, RulePage, RuleQuery};
 use crate::{Result, StoreError};
 
 /// As in the SQLite backend: the most windows one deadline pass judges per
@@ -607,6 +608,58 @@ pub(crate) fn rules(conn: &mut Conn) -> Result<Vec<StoredRule>, Fail> {
     rows.iter()
         .map(|r| Ok(decode_rule(rule_row(r).1)?))
         .collect()
+}
+
+/// A page of rules (listing.rs): names at or after $1 (and before $4 in
+/// the bounded form), after $2, at most $3, in byte order (`COLLATE "C"`,
+/// the `rules_name_bytes` index), each with the bytes of the asset lists
+/// before it; a rule past the page's byte budget $5 comes without its
+/// asset list (only to say that more follow).
+macro_rules! rules_page {
+    ($bound:literal) => {
+        concat!(
+            "SELECT id, name, CASE WHEN before < $5 THEN assets END, every, tz, policy, \
+               from_us, until_us, deadline, target, key_format, created_us, before \
+             FROM (SELECT id, ",
+            rule_columns!(),
+            ", coalesce(sum(octet_length(assets)) OVER (ORDER BY name COLLATE \"C\" \
+               ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before \
+             FROM rules WHERE name COLLATE \"C\" >= $1 ",
+            $bound,
+            " AND name COLLATE \"C\" > $2 ORDER BY name COLLATE \"C\" LIMIT $3) p \
+             ORDER BY name COLLATE \"C\""
+        )
+    };
+}
+
+/// One page of rules in name order, ending at its limit or once the asset
+/// lists reach the budget.
+pub(crate) fn rules_page(conn: &mut Conn, q: &RuleQuery) -> Result<RulePage, Fail> {
+    let limit = listing::limit(q.limit);
+    let range = listing::name_range(q.prefix.as_deref(), q.after.as_deref());
+    let n = limit as i64 + 1;
+    let budget = listing::RULES_PAGE_BYTES as i64;
+    let none: Option<String> = None;
+    let (sql, hi): (&str, &(dyn ToSql + Sync)) = match &range.hi {
+        Some(hi) => (rules_page!("AND name COLLATE \"C\" < $4"), hi),
+        None => (rules_page!("AND $4::text IS NULL"), &none),
+    };
+    let s = conn.stmts.get(&mut conn.client, sql)?;
+    let rows = conn
+        .client
+        .query(&s, &[&range.lo, &range.after, &n, hi, &budget])?;
+    let mut out = Vec::new();
+    let mut more = false;
+    for r in &rows {
+        let before: i64 = r.get(12);
+        if before >= budget {
+            more = true;
+            break;
+        }
+        out.push(decode_rule(rule_row(r).1)?);
+    }
+    let (rules, next) = listing::page_of(out, limit, more, |r| r.rule.name.as_str());
+    Ok(RulePage { rules, next })
 }
 
 pub(crate) fn delete_rule(conn: &mut Conn, name: &str) -> Result<bool, Fail> {

@@ -60,6 +60,7 @@ use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 use rusqlite::Connection;
 
 use crate::error::FULL;
+use crate::{AssetPage, AssetQuery, RulePage, RuleQuery};
 use crate::{
     Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
     StoreError, StoredRule,
@@ -289,6 +290,10 @@ impl crate::Store for SqliteStore {
         self.read(|c| read::asset(c, asset))
     }
 
+    fn assets_page(&self, query: &AssetQuery, now: Instant) -> Result<AssetPage> {
+        self.read(|c| read::assets_page(c, query, now))
+    }
+
     fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut> {
         rules::put_rule(&mut self.writer(), rule, now)
     }
@@ -299,6 +304,10 @@ impl crate::Store for SqliteStore {
 
     fn rules(&self) -> Result<Vec<StoredRule>> {
         self.read(rules::rules)
+    }
+
+    fn rules_page(&self, query: &RuleQuery) -> Result<RulePage> {
+        self.read(|c| rules::rules_page(c, query))
     }
 
     fn delete_rule(&self, name: &str) -> Result<bool> {

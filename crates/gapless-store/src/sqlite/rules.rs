@@ -21,6 +21,7 @@ use crate::rule::judge::{
     WindowRecord,
 };
 use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
+use crate::listing::{self, RulePage, RuleQuery};
 use crate::{Result, StoreError};
 
 /// The most windows one deadline pass judges per rule; the rest wait for
@@ -486,6 +487,52 @@ pub(crate) fn rules(conn: &mut Connection) -> Result<Vec<StoredRule>> {
         .query_map([], rule_row)?
         .collect::<rusqlite::Result<Vec<_>>>()?;
     rows.into_iter().map(|(_, row)| decode_rule(row)).collect()
+}
+
+/// A page of rules (listing.rs): names at or after ?1 (and before ?4 in
+/// the bounded form), after ?2, at most ?3, each with the length of its
+/// stored asset list, so that the page can end at its byte budget without
+/// reading further.
+macro_rules! rules_page {
+    ($bound:literal) => {
+        concat!(
+            "SELECT id, ",
+            rule_columns!(),
+            ", length(CAST(assets AS BLOB)) FROM rules WHERE name >= ?1 ",
+            $bound,
+            " AND name > ?2 ORDER BY name LIMIT ?3"
+        )
+    };
+}
+
+/// One page of rules in name order; rows are read one at a time and the
+/// page ends at its limit or once the asset lists reach the budget.
+pub(crate) fn rules_page(conn: &mut Connection, q: &RuleQuery) -> Result<RulePage> {
+    let limit = listing::limit(q.limit);
+    let range = listing::name_range(q.prefix.as_deref(), q.after.as_deref());
+    let n = limit as i64 + 1;
+    let mut args: Vec<&dyn rusqlite::ToSql> = vec![&range.lo, &range.after, &n];
+    let sql = match &range.hi {
+        Some(hi) => {
+            args.push(hi);
+            rules_page!("AND name < ?4")
+        }
+        None => rules_page!(""),
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
+    let mut rows = stmt.query(&args[..])?;
+    let (mut out, mut bytes, mut more) = (Vec::new(), 0usize, false);
+    while let Some(r) = rows.next()? {
+        if bytes >= listing::RULES_PAGE_BYTES {
+            more = true;
+            break;
+        }
+        let len: i64 = r.get(12)?;
+        bytes += usize::try_from(len).unwrap_or(0);
+        out.push(decode_rule(rule_row(r)?.1)?);
+    }
+    let (rules, next) = listing::page_of(out, limit, more, |r| r.rule.name.as_str());
+    Ok(RulePage { rules, next })
 }
 
 /// Remove rule `name` and its firings; whether it existed.

@@ -13,12 +13,14 @@
 #![allow(dead_code)]
 
 pub mod deliveries;
+pub mod listing;
 pub mod rules;
 
 pub use deliveries::{
     claims_are_exclusive_and_leases_expire, concurrent_claims_never_share,
     retries_are_due_after_next_try,
 };
+pub use listing::{asset_pages_match_a_filter_of_the_names, rule_pages_match_a_sort_of_the_names};
 pub use rules::{
     deadlines_fire_late_once, joint_coverage_and_generations, rule_definitions_cannot_change,
     rules_fire_as_the_model_judges,
@@ -63,6 +65,8 @@ macro_rules! with_scenarios {
             scan_overlapping_pages_and_narrows,
             segments_paged_over_the_scan,
             assets_listing,
+            asset_pages_match_a_filter_of_the_names,
+            rule_pages_match_a_sort_of_the_names,
             unknown_asset_is_empty,
             declarations_round_trip,
             declaration_with_bad_tz_is_an_error,
@@ -134,6 +138,14 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     ),
     ("segments_paged_over_the_scan", segments_paged_over_the_scan),
     ("assets_listing", assets_listing),
+    (
+        "asset_pages_match_a_filter_of_the_names",
+        asset_pages_match_a_filter_of_the_names,
+    ),
+    (
+        "rule_pages_match_a_sort_of_the_names",
+        rule_pages_match_a_sort_of_the_names,
+    ),
     ("unknown_asset_is_empty", unknown_asset_is_empty),
     ("declarations_round_trip", declarations_round_trip),
     (

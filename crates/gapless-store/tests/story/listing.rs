@@ -1,0 +1,272 @@
+//! The listings a page at a time: every page of assets and rules, followed
+//! by its cursor, against a brute-force filter and sort of the names, and
+//! each asset's overview against the store's own coverage and runs.
+
+use gapless_core::{Grid, Instant, Interval, Policy, Rule, RuleDef, RuleSettings};
+use gapless_store::{AssetOverview, AssetQuery, RuleQuery, Store, DAY_US, WEEK_US};
+
+use super::{landed, retracted, t, Rng};
+
+/// Names that sort differently as bytes than as text in most collations,
+/// share prefixes, end in the largest code point or hold characters a
+/// query string must encode.
+const NAMES: &[&str] = &[
+    "a",
+    "ab",
+    "abc",
+    "ab\u{10FFFF}",
+    "ac",
+    "B",
+    "b",
+    "b.x",
+    "b_x",
+    "b-x",
+    "Ä",
+    "a\u{e9}",
+    "ae",
+    "s3://lake/orders",
+    "s3://lake/ünïcode",
+    "s3://lake/Orders",
+    "with space",
+    "amp&eq=",
+    "pct%2F",
+    "plus+",
+    "\u{10FFFF}",
+    "\u{D7FF}x",
+    "\u{E000}",
+    "日本/時間",
+    "zz",
+];
+
+/// A query's names by brute force: every name, filtered, in byte order.
+fn expected(names: &[String], prefix: Option<&str>, contains: Option<&str>) -> Vec<String> {
+    let mut out: Vec<String> = names
+        .iter()
+        .filter(|n| prefix.is_none_or(|p| n.starts_with(p)))
+        .filter(|n| contains.is_none_or(|c| n.contains(c)))
+        .cloned()
+        .collect();
+    out.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    out
+}
+
+/// Every page of `query` followed by its cursor, each checked against its
+/// limit; the overviews of all of them.
+fn every_page(store: &dyn Store, query: &AssetQuery, now: Instant) -> Vec<AssetOverview> {
+    let mut q = query.clone();
+    let mut all = Vec::new();
+    loop {
+        let page = store.assets_page(&q, now).unwrap();
+        assert!(page.assets.len() <= q.limit, "{q:?}");
+        match page.next {
+            Some(next) => {
+                assert_eq!(page.assets.len(), q.limit, "a page before the last is full");
+                assert_eq!(Some(&next), page.assets.last().map(|a| &a.summary.asset));
+                all.extend(page.assets);
+                q.after = Some(next);
+            }
+            None => {
+                all.extend(page.assets);
+                return all;
+            }
+        }
+    }
+}
+
+/// Covered microseconds of `range` by the store's coverage (the reference
+/// the overview's sums must equal).
+fn covered_us(store: &dyn Store, asset: &str, range: Interval) -> i64 {
+    store.coverage(asset, range).unwrap().covered_micros(range)
+}
+
+/// Pages of assets with a prefix, a substring, both or neither, at random
+/// limits, equal a filter and sort of the names; each asset's overview
+/// equals its summary, the end of the run at its first covered instant and
+/// its coverage of the day and week before `now`.
+pub fn asset_pages_match_a_filter_of_the_names(store: &dyn Store) {
+    let mut rng = Rng::new(0x5eed_a55e7);
+    let names: Vec<String> = NAMES.iter().map(|s| s.to_string()).collect();
+    let week_min = WEEK_US / 60_000_000;
+    // Runs around the week's and the day's start and up to past now.
+    let now = t(3 * week_min);
+    for (i, name) in names.iter().enumerate() {
+        if i % 5 == 4 {
+            store
+                .declare_asset(
+                    name,
+                    &gapless_core::AssetDecl {
+                        key_span: None,
+                        tz: jiff::tz::TimeZone::UTC,
+                    },
+                )
+                .unwrap();
+            continue;
+        }
+        let mut batch = Vec::new();
+        for _ in 0..1 + rng.below(12) {
+            let a = rng.below(4 * week_min as u64) as i64;
+            let len = 1 + rng.below(3 * 24 * 60) as i64;
+            batch.push(if rng.below(5) == 0 {
+                retracted(name, a, a + len)
+            } else {
+                landed(name, a, a + len)
+            });
+        }
+        store.append(&batch, t(0)).unwrap();
+    }
+    let week = Interval::new(
+        Instant::from_micros(now.as_micros() - WEEK_US).unwrap(),
+        now,
+    )
+    .unwrap();
+    let day = Interval::new(
+        Instant::from_micros(now.as_micros() - DAY_US).unwrap(),
+        now,
+    )
+    .unwrap();
+    let whole = every_page(
+        store,
+        &AssetQuery {
+            limit: 1000,
+            ..AssetQuery::default()
+        },
+        now,
+    );
+    assert_eq!(
+        whole.iter().map(|a| a.summary.asset.clone()).collect::<Vec<_>>(),
+        expected(&names, None, None)
+    );
+    for a in &whole {
+        let name = &a.summary.asset;
+        assert_eq!(Some(&a.summary), store.asset(name).unwrap().as_ref());
+        let frontier = a
+            .summary
+            .first_covered
+            .map(|f| store.run_containing(name, f).unwrap().unwrap().end());
+        assert_eq!(a.frontier, frontier, "{name}");
+        assert_eq!(a.covered_week_us, covered_us(store, name, week), "{name}");
+        assert_eq!(a.covered_day_us, covered_us(store, name, day), "{name}");
+    }
+    let mut fragments: Vec<String> = vec![String::new(), "\u{10FFFF}".into(), "q".into()];
+    for n in &names {
+        let chars: Vec<char> = n.chars().collect();
+        for k in 1..=chars.len().min(3) {
+            fragments.push(chars[..k].iter().collect());
+            fragments.push(chars[chars.len() - k..].iter().collect());
+        }
+    }
+    for _ in 0..120 {
+        let pick = |rng: &mut Rng| {
+            (rng.below(2) == 0)
+                .then(|| fragments[rng.below(fragments.len() as u64) as usize].clone())
+        };
+        let (prefix, contains) = (pick(&mut rng), pick(&mut rng));
+        let query = AssetQuery {
+            prefix: prefix.clone(),
+            contains: contains.clone(),
+            after: None,
+            limit: 1 + rng.below(6) as usize,
+        };
+        let got: Vec<String> = every_page(store, &query, now)
+            .into_iter()
+            .map(|a| a.summary.asset)
+            .collect();
+        assert_eq!(
+            got,
+            expected(&names, prefix.as_deref(), contains.as_deref()),
+            "{query:?}"
+        );
+    }
+    // A cursor that is no name of the ledger still pages from there on.
+    let page = store
+        .assets_page(
+            &AssetQuery {
+                after: Some("b-".into()),
+                limit: 2,
+                ..AssetQuery::default()
+            },
+            now,
+        )
+        .unwrap();
+    let names_after: Vec<String> = expected(&names, None, None)
+        .into_iter()
+        .filter(|n| n.as_bytes() > b"b-".as_slice())
+        .take(2)
+        .collect();
+    assert_eq!(
+        page.assets
+            .iter()
+            .map(|a| a.summary.asset.clone())
+            .collect::<Vec<_>>(),
+        names_after
+    );
+}
+
+fn rule(name: &str, assets: &[String]) -> Rule {
+    Rule {
+        name: name.to_string(),
+        def: RuleDef::new(
+            assets.to_vec(),
+            Grid::parse("1d").unwrap(),
+            "UTC",
+            Policy::Full,
+            t(0),
+            Some(t(24 * 60)),
+        )
+        .unwrap(),
+        settings: RuleSettings::default(),
+    }
+}
+
+/// Pages of rules with and without a prefix, at random limits, equal a
+/// sort of the names, each rule as `rule` answers it.
+pub fn rule_pages_match_a_sort_of_the_names(store: &dyn Store) {
+    let mut rng = Rng::new(0x5eed_7e1e5);
+    let assets: Vec<String> = (0..3).map(|i| format!("asset{i}")).collect();
+    for a in &assets {
+        store.append(&[landed(a, 0, 60)], t(0)).unwrap();
+    }
+    let names: Vec<String> = [
+        "a", "ab", "abc", "ac", "B", "b", "b.x", "b_x", "b-x", "orders_hourly", "orders-daily",
+        "z9", "Z", "0", "9.9",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for (i, n) in names.iter().enumerate() {
+        store
+            .put_rule(&rule(n, &assets[..1 + i % assets.len()]), t(0))
+            .unwrap();
+    }
+    let mut prefixes: Vec<String> = vec!["x".into(), "orders".into(), "b-".into()];
+    for n in &names {
+        prefixes.push(n[..1].to_string());
+        prefixes.push(n.clone());
+    }
+    for round in 0..60 {
+        let prefix =
+            (round % 4 != 0).then(|| prefixes[rng.below(prefixes.len() as u64) as usize].clone());
+        let mut q = RuleQuery {
+            prefix: prefix.clone(),
+            after: None,
+            limit: 1 + rng.below(5) as usize,
+        };
+        let mut got = Vec::new();
+        loop {
+            let page = store.rules_page(&q).unwrap();
+            assert!(page.rules.len() <= q.limit);
+            for r in &page.rules {
+                assert_eq!(Some(r), store.rule(&r.rule.name).unwrap().as_ref());
+            }
+            got.extend(page.rules.iter().map(|r| r.rule.name.clone()));
+            match page.next {
+                Some(next) => {
+                    assert_eq!(page.rules.len(), q.limit);
+                    q.after = Some(next);
+                }
+                None => break,
+            }
+        }
+        assert_eq!(got, expected(&names, prefix.as_deref(), None), "{prefix:?}");
+    }
+}
