@@ -279,12 +279,67 @@ pub struct AssetAnswer {
     pub tz: Option<String>,
 }
 
-/// `assets`: every asset.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// One asset of an `assets` page: what `asset show` answers, and what an
+/// overview of it shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AssetOverviewAnswer {
+    /// The asset's name.
+    pub asset: String,
+    /// Events stored.
+    pub events: u64,
+    /// The first covered instant.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub first_covered: Option<Instant>,
+    /// The end of the last covered run.
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub last_covered: Option<Instant>,
+    /// When the ledger stored the asset's last event (null before the
+    /// first).
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub last_received: Option<Instant>,
+    /// The declared span of a discrete key (ISO 8601), or null.
+    pub key_span: Option<String>,
+    /// The declared time zone, or null when the asset was never declared.
+    pub tz: Option<String>,
+    /// Complete up to when from its first covered instant (the end of its
+    /// first covered run, as `frontier` answers), null when nothing is
+    /// covered.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub frontier: Option<Instant>,
+    /// The covered share of `[as_of - 24h, as_of)`.
+    #[serde(default)]
+    pub covered_ratio_day: f64,
+    /// The covered share of `[as_of - 7d, as_of)`.
+    #[serde(default)]
+    pub covered_ratio_week: f64,
+}
+
+/// `assets`: one page of the assets, by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct AssetsAnswer {
-    /// The assets by name.
-    pub assets: Vec<AssetAnswer>,
+    /// The assets by name (byte order).
+    pub assets: Vec<AssetOverviewAnswer>,
+    /// The cursor of the next page (pass it as `after`), or null when this
+    /// is the last.
+    #[serde(default)]
+    pub next: Option<String>,
+    /// The instant the overviews' day and week end at: the server's clock
+    /// when it read the page.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub as_of: Instant,
+}
+
+/// `POST /v1/buckets`: one `buckets` answer per item, in the order asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct MultiBucketsAnswer {
+    /// Each item's answer, exactly as `GET /v1/assets/{asset}/buckets`
+    /// answers it.
+    pub buckets: Vec<BucketsAnswer>,
 }
 
 /// `asset set`: the declaration now in force.

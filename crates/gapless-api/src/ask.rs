@@ -6,6 +6,7 @@ use crate::{
     MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer, SegmentsRequest,
     WindowsAnswer, WindowsRequest,
 };
+use crate::{AssetsRequest, MultiBucketsAnswer, MultiBucketsRequest, RulesRequest};
 use crate::{BucketsAnswer, BucketsRequest, RuleWindowsAnswer, RuleWindowsRequest};
 use crate::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
@@ -67,6 +68,15 @@ pub trait Ask {
     /// the ledger has never seen.
     fn buckets(&self, request: &BucketsRequest) -> Result<BucketsAnswer>;
 
+    /// Several `buckets` answers at once, in the order asked.
+    ///
+    /// # Errors
+    ///
+    /// As [`Ask::buckets`] for any item (naming it), and `BadInput` for no
+    /// items, more than 1,000, or more parts in all than
+    /// [`crate::params::MAX_BUCKETS_PARTS`].
+    fn buckets_many(&self, request: &MultiBucketsRequest) -> Result<MultiBucketsAnswer>;
+
     /// One page of events.
     ///
     /// # Errors
@@ -81,12 +91,13 @@ pub trait Ask {
     /// `BadInput` for a bad origin or zone.
     fn frontier(&self, request: &FrontierRequest) -> Result<FrontierAnswer>;
 
-    /// Every asset with its event count and covered extent.
+    /// One page of the assets in name order, each with its event count,
+    /// covered extent and overview.
     ///
     /// # Errors
     ///
-    /// Faults of the ledger only.
-    fn assets(&self) -> Result<AssetsAnswer>;
+    /// `BadInput` for a bad limit or cursor.
+    fn assets(&self, request: &AssetsRequest) -> Result<AssetsAnswer>;
 
     /// One asset: its declaration, event count and covered extent.
     ///
@@ -127,12 +138,12 @@ pub trait Ask {
     /// or more windows than [`crate::params::MAX_WINDOWS`].
     fn rule_windows(&self, request: &RuleWindowsRequest) -> Result<RuleWindowsAnswer>;
 
-    /// Every rule.
+    /// One page of the rules in name order.
     ///
     /// # Errors
     ///
-    /// Faults only.
-    fn rules(&self) -> Result<RulesAnswer>;
+    /// `BadInput` for a bad limit or cursor.
+    fn rules(&self, request: &RulesRequest) -> Result<RulesAnswer>;
 
     /// Remove a rule and its firings.
     ///

@@ -46,14 +46,14 @@ pub use answer::*;
 pub use ask::Ask;
 pub use error::{Error, ErrorKind, Position, Result, Unit};
 pub use request::{
-    AssetRequest, BodyFormat, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest,
-    EventsRequest, FrontierRequest, MultiCoverageRequest, RecordRequest, SegmentsRequest,
-    UnsupportedContentType, WindowsRequest,
+    AssetRequest, AssetsRequest, BodyFormat, BucketsItem, BucketsRequest, CoverageRequest,
+    DeclareRequest, EmitRequest, EventsRequest, FrontierRequest, MultiBucketsRequest,
+    MultiCoverageRequest, RecordRequest, SegmentsRequest, UnsupportedContentType, WindowsRequest,
 };
 pub use rule::{
     DeliveryAnswer, FiringAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer,
     RuleOutcome, RuleRequest, RuleSetAnswer, RuleSetRequest, RuleWindowsAnswer, RuleWindowsRequest,
-    RulesAnswer, WaitRequest, WindowRef,
+    RulesAnswer, RulesRequest, WaitRequest, WindowRef,
 };
 pub use schema::ErrorBody;
 #[cfg(feature = "openapi")]

@@ -17,6 +17,17 @@ pub const DEFAULT_PAGE: usize = 1_000;
 /// quickly, small enough that one answer stays a few megabytes.
 pub const MAX_PAGE: usize = 10_000;
 
+/// The page of `assets` and `rules` when none is asked for: a screen of
+/// rows.
+pub const DEFAULT_LIST_PAGE: usize = 100;
+
+/// The largest page of `assets` and `rules`.
+pub const MAX_LIST_PAGE: usize = 1_000;
+
+/// The most parts one `POST /v1/buckets` answer holds, its items times
+/// their parts: a screen of history bars, a few megabytes.
+pub const MAX_BUCKETS_PARTS: usize = 200_000;
+
 /// The most windows one `windows` answer holds: a year of hours, or a
 /// month of five-minute windows, fits; more is refused naming the count,
 /// so that no request can make an answer without bound.
@@ -311,5 +322,130 @@ pub fn page_limit(text: Option<&str>) -> Result<usize, Error> {
             "limit",
             format!("{n} is out of range: give 1 to {MAX_PAGE}"),
         )),
+    }
+}
+
+/// The page size of `assets` or `rules`: 1 to [`MAX_LIST_PAGE`],
+/// [`DEFAULT_LIST_PAGE`] when not given.
+///
+/// # Errors
+///
+/// `BadInput` naming `limit` and the range for anything else.
+pub fn list_limit(text: Option<&str>) -> Result<usize, Error> {
+    let Some(t) = text else {
+        return Ok(DEFAULT_LIST_PAGE);
+    };
+    match t.trim().parse::<usize>() {
+        Ok(n) if (1..=MAX_LIST_PAGE).contains(&n) => Ok(n),
+        Ok(n) => Err(bad(
+            "limit",
+            format!("{n} is out of range: give 1 to {MAX_LIST_PAGE}"),
+        )),
+        Err(_) => Err(bad(
+            "limit",
+            format!("{t:?} is not a number: give 1 to {MAX_LIST_PAGE}"),
+        )),
+    }
+}
+
+const BASE64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// The cursor of a page of `assets` or `rules` that ended at `name`: the
+/// name's bytes in unpadded base64url, so that any name travels in a query
+/// string or on a command line as it is.
+pub fn name_cursor(name: &str) -> String {
+    let bytes = name.as_bytes();
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &b)| n | u32::from(b) << (16 - 8 * i));
+        for i in 0..=chunk.len() {
+            out.push(char::from(BASE64URL[(n >> (18 - 6 * i) & 63) as usize]));
+        }
+    }
+    out
+}
+
+/// The name a cursor of [`name_cursor`] ended at.
+///
+/// # Errors
+///
+/// `BadInput` naming `after` for text no page returned.
+pub fn name_after(text: &str) -> Result<String, Error> {
+    let invalid = || {
+        bad(
+            "after",
+            format!("invalid cursor {text:?}: use the \"next\" value of the previous page"),
+        )
+    };
+    let digits = text
+        .bytes()
+        .map(|c| BASE64URL.iter().position(|&d| d == c).map(|d| d as u32))
+        .collect::<Option<Vec<u32>>>()
+        .ok_or_else(invalid)?;
+    if digits.is_empty() || digits.len() % 4 == 1 {
+        return Err(invalid());
+    }
+    let mut bytes = Vec::with_capacity(digits.len() * 3 / 4);
+    for chunk in digits.chunks(4) {
+        let n = chunk
+            .iter()
+            .enumerate()
+            .fold(0u32, |n, (i, &d)| n | d << (18 - 6 * i));
+        let whole = chunk.len() - 1;
+        // Bits past the last whole byte must be zero: one encoding a name.
+        if n & ((1 << (24 - 8 * whole)) - 1) != 0 {
+            return Err(invalid());
+        }
+        for i in 0..whole {
+            bytes.push((n >> (16 - 8 * i)) as u8);
+        }
+    }
+    String::from_utf8(bytes).map_err(|_| invalid())
+}
+
+#[cfg(test)]
+mod cursor_tests {
+    use super::*;
+
+    #[test]
+    fn name_cursors_round_trip_and_refuse_what_no_page_returned() {
+        for name in [
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "s3://lake/ünïcode?x=1&y=%2F",
+            "with space",
+            "\u{10FFFF}",
+            "日本",
+        ] {
+            let c = name_cursor(name);
+            assert!(c
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'));
+            assert_eq!(name_after(&c).unwrap(), name, "{c}");
+        }
+        assert_eq!(name_cursor("abc"), "YWJj");
+        assert_eq!(name_cursor("ab"), "YWI");
+        for bad in ["", "a", "YW=", "YWJ", "YW!j", "_w"] {
+            let e = name_after(bad).unwrap_err().to_string();
+            assert!(e.starts_with("after: invalid cursor"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn list_limits_are_one_to_a_thousand() {
+        assert_eq!(list_limit(None).unwrap(), 100);
+        assert_eq!(list_limit(Some("1000")).unwrap(), 1000);
+        for t in ["0", "1001", "x", "-1"] {
+            let e = list_limit(Some(t)).unwrap_err().to_string();
+            assert!(
+                e.starts_with("limit: ") && e.ends_with("give 1 to 1000"),
+                "{e}"
+            );
+        }
     }
 }

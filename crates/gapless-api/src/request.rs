@@ -294,6 +294,67 @@ pub struct AssetRequest {
     pub asset: String,
 }
 
+/// `gapless assets` · `GET /v1/assets`: one page of the assets in name
+/// order, each with its overview (frontier, covered share of the last day
+/// and week).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+pub struct AssetsRequest {
+    /// Only assets whose name starts with this.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Only assets whose name contains this (case-sensitive; names only,
+    /// never events).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contains: Option<String>,
+    /// Assets per page, 1 to 1000 (default 100). On the command line,
+    /// --limit or --after asks for one page; without them every page is
+    /// printed.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u32>, minimum = 1, maximum = 1000))]
+    pub limit: Option<String>,
+    /// The `next` cursor of the previous page.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
+/// One range of `POST /v1/buckets`: an asset and the range to cut.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct BucketsItem {
+    /// The asset.
+    pub asset: String,
+    /// Start of the range: RFC 3339, a naive date-time or a bare date (read in tz).
+    pub start: String,
+    /// End of the range, exclusive.
+    pub end: String,
+}
+
+/// `POST /v1/buckets`: the `buckets` answers of several assets and ranges
+/// at once (the history bars of the rows in view), in the order asked.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct MultiBucketsRequest {
+    /// The assets and ranges, 1 to 1000; items × buckets at most 200000.
+    pub assets: Vec<BucketsItem>,
+    /// How many equal parts each range is cut into, 1 to 10000 (default 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(minimum = 1, maximum = 10000))]
+    pub buckets: Option<u64>,
+    /// IANA time zone of naive instants and bare dates (default UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
 /// `gapless emit`: one event given as flags; recorded as the event object
 /// [`EmitRequest::to_json`] writes.
 #[derive(Debug, Clone, Default, PartialEq)]

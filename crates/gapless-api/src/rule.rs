@@ -116,6 +116,30 @@ pub struct RuleWindowsAnswer {
     pub windows: Vec<crate::WindowAnswer>,
 }
 
+/// `gapless rules` · `GET /v1/rules`: one page of the rules in name order.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::IntoParams))]
+#[serde(deny_unknown_fields)]
+#[cfg_attr(feature = "openapi", into_params(parameter_in = Query))]
+pub struct RulesRequest {
+    /// Only rules whose name starts with this.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prefix: Option<String>,
+    /// Rules per page, 1 to 1000 (default 100; fewer once their asset
+    /// lists reach 16 MiB). On the command line, --limit or --after asks
+    /// for one page; without them every page is printed.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", param(value_type = Option<u32>, minimum = 1, maximum = 1000))]
+    pub limit: Option<String>,
+    /// The `next` cursor of the previous page.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after: Option<String>,
+}
+
 /// `gapless firings` · `GET /v1/firings`: one page of firings in ledger
 /// order, optionally waiting for the first.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -268,12 +292,16 @@ pub struct RuleSetAnswer {
     pub firings: u64,
 }
 
-/// `rules`: every rule, by name.
+/// `rules`: one page of the rules, by name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct RulesAnswer {
     /// The rules.
     pub rules: Vec<RuleAnswer>,
+    /// The cursor of the next page (pass it as `after`), or null when this
+    /// is the last.
+    #[serde(default)]
+    pub next: Option<String>,
 }
 
 /// `rule delete`: the rule is gone, with its firings.

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use gapless_api::{
-    AssetRequest, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest, EventsRequest,
-    FiringsRequest, FrontierRequest, RuleRequest, RuleSetRequest, RuleWindowsRequest,
-    SegmentsRequest, WaitRequest, WindowsRequest,
+    AssetRequest, AssetsRequest, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest,
+    EventsRequest, FiringsRequest, FrontierRequest, RuleRequest, RuleSetRequest,
+    RuleWindowsRequest, RulesRequest, SegmentsRequest, WaitRequest, WindowsRequest,
 };
 
 /// What `gapless --help` says after the commands.
@@ -219,8 +219,12 @@ pub enum Command {
     /// complete (or stops being so), for downstream work to start once.
     #[command(subcommand)]
     Rule(RuleCommand),
-    /// List the rules (same as `rule list`).
+    /// List the rules (same as `rule list`), in name order: every page, or
+    /// one with --limit or --after.
+    #[command(after_help = "Example:\n  gapless rules --prefix orders_ --json")]
     Rules {
+        #[command(flatten)]
+        request: RulesRequest,
         #[command(flatten)]
         output: Output,
         #[command(flatten)]
@@ -296,8 +300,13 @@ pub enum Command {
         #[arg(long)]
         retry_failed: bool,
     },
-    /// List the assets (same as `asset list`).
+    /// List the assets (same as `asset list`) in name order, each with its
+    /// frontier and covered share of the last day and week: every page, or
+    /// one with --limit or --after.
+    #[command(after_help = "Example:\n  gapless assets --prefix s3://lake/ --contains orders")]
     Assets {
+        #[command(flatten)]
+        request: AssetsRequest,
         #[command(flatten)]
         output: Output,
         #[command(flatten)]
@@ -337,9 +346,11 @@ pub enum AssetCommand {
         #[command(flatten)]
         remote: Remote,
     },
-    /// List the assets with their declarations, event counts and covered
-    /// extent.
+    /// List the assets with their declarations, event counts, covered
+    /// extent, frontier and covered share of the last day and week.
     List {
+        #[command(flatten)]
+        request: AssetsRequest,
         #[command(flatten)]
         output: Output,
         #[command(flatten)]
@@ -399,8 +410,10 @@ pub enum RuleCommand {
         #[command(flatten)]
         remote: Remote,
     },
-    /// List the rules.
+    /// List the rules, in name order.
     List {
+        #[command(flatten)]
+        request: RulesRequest,
         #[command(flatten)]
         output: Output,
         #[command(flatten)]

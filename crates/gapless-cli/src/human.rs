@@ -422,26 +422,43 @@ pub fn decl(a: &DeclAnswer) -> String {
     )
 }
 
-/// `assets`.
+/// `assets`: one line an asset, its frontier and the covered shares of the
+/// day and week before `as_of`; the cursor of the next page when there is
+/// one.
 pub fn assets(a: &AssetsAnswer) -> String {
     let mut out = String::new();
     let _ = writeln!(
         out,
-        "{:<30} {:>10}  {:<27} {:<27} {:<27} {:<9} time zone",
-        "asset", "events", "first covered", "last covered", "last received", "key span"
+        "{:<30} {:>10}  {:<27} {:<27} {:<27} {:>8} {:>8}  {:<27} {:<9} time zone",
+        "asset",
+        "events",
+        "first covered",
+        "frontier",
+        "last covered",
+        "day",
+        "week",
+        "last received",
+        "key span"
     );
     for x in &a.assets {
         let _ = writeln!(
             out,
-            "{:<30} {:>10}  {:<27} {:<27} {:<27} {:<9} {}",
+            "{:<30} {:>10}  {:<27} {:<27} {:<27} {:>8} {:>8}  {:<27} {:<9} {}",
             clip(&x.asset, 30),
             x.events,
             or_dash(x.first_covered),
+            or_dash(x.frontier),
             or_dash(x.last_covered),
+            percent(x.covered_ratio_day),
+            percent(x.covered_ratio_week),
             or_dash(x.last_received),
             x.key_span.as_deref().unwrap_or("-"),
             x.tz.as_deref().unwrap_or("-")
         );
+    }
+    let _ = writeln!(out, "day and week: covered share before {}", a.as_of);
+    if let Some(next) = &a.next {
+        let _ = writeln!(out, "more: --after {next}");
     }
     out
 }

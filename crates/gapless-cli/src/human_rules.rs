@@ -59,6 +59,9 @@ pub fn rules(a: &RulesAnswer) -> String {
     for r in &a.rules {
         describe(&mut out, r);
     }
+    if let Some(next) = &a.next {
+        let _ = writeln!(out, "more: --after {next}");
+    }
     out
 }
 

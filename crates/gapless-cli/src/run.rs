@@ -177,8 +177,18 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         }) => {
             print(output, &ledger.asset(&request)?, human::asset)?;
         }
-        Command::Asset(AssetCommand::List { output, .. }) | Command::Assets { output, .. } => {
-            print(output, &ledger.assets()?, human::assets)?;
+        Command::Asset(AssetCommand::List {
+            request, output, ..
+        })
+        | Command::Assets {
+            request, output, ..
+        } => {
+            let answer = if request.limit.is_some() || request.after.is_some() {
+                ledger.assets(&request)?
+            } else {
+                assets_all(ledger.as_ref(), request)?
+            };
+            print(output, &answer, human::assets)?;
         }
         Command::Rule(RuleCommand::Set {
             request, output, ..
@@ -208,8 +218,18 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
                 human_rules::rule_deleted,
             )?;
         }
-        Command::Rule(RuleCommand::List { output, .. }) | Command::Rules { output, .. } => {
-            print(output, &ledger.rules()?, human_rules::rules)?;
+        Command::Rule(RuleCommand::List {
+            request, output, ..
+        })
+        | Command::Rules {
+            request, output, ..
+        } => {
+            let answer = if request.limit.is_some() || request.after.is_some() {
+                ledger.rules(&request)?
+            } else {
+                rules_all(ledger.as_ref(), request)?
+            };
+            print(output, &answer, human_rules::rules)?;
         }
         Command::Firings {
             request, output, ..
@@ -529,6 +549,40 @@ fn drop_reruns(ledger: &dyn Ask, converted: &mut gapless_core::Converted) -> Res
         ));
     }
     Ok(())
+}
+
+/// `assets` without `--limit` or `--after`: every page (of the largest
+/// size), as one answer with `next` null and the first page's `as_of`.
+fn assets_all(
+    ledger: &dyn Ask,
+    mut request: gapless_api::AssetsRequest,
+) -> Result<gapless_api::AssetsAnswer, Error> {
+    request.limit = Some(gapless_api::params::MAX_LIST_PAGE.to_string());
+    let mut all = ledger.assets(&request)?;
+    while let Some(next) = all.next.take() {
+        request.after = Some(next);
+        let page = ledger.assets(&request)?;
+        all.assets.extend(page.assets);
+        all.next = page.next;
+    }
+    Ok(all)
+}
+
+/// `rules` without `--limit` or `--after`: every page, as one answer with
+/// `next` null.
+fn rules_all(
+    ledger: &dyn Ask,
+    mut request: gapless_api::RulesRequest,
+) -> Result<gapless_api::RulesAnswer, Error> {
+    request.limit = Some(gapless_api::params::MAX_LIST_PAGE.to_string());
+    let mut all = ledger.rules(&request)?;
+    while let Some(next) = all.next.take() {
+        request.after = Some(next);
+        let page = ledger.rules(&request)?;
+        all.rules.extend(page.rules);
+        all.next = page.next;
+    }
+    Ok(all)
 }
 
 /// `segments` without `--limit` or `--after`: every page, printed as it

@@ -179,7 +179,7 @@ impl Runner for InProcess {
     }
 
     fn stored(&self, asset: &str) -> Option<usize> {
-        let assets = serde_json::to_value(self.0.assets().ok()?).unwrap();
+        let assets = serde_json::to_value(self.0.assets(&Default::default()).ok()?).unwrap();
         stored_of(&assets, asset)
     }
 }

@@ -225,7 +225,9 @@ fn log_after_one_request(g: &Gapless, configure: impl FnOnce(&mut Command)) -> V
             break addr.trim().to_string();
         }
     };
-    let assets = gapless_client::Client::new(&url).unwrap().assets();
+    let assets = gapless_client::Client::new(&url)
+        .unwrap()
+        .assets(&Default::default());
     assert!(assets.is_ok(), "{assets:?}");
     let killed = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])

@@ -50,6 +50,7 @@ use gapless_api::{
     IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
     SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
+use gapless_api::{AssetsRequest, MultiBucketsAnswer, MultiBucketsRequest, RulesRequest};
 use gapless_api::{BucketsAnswer, BucketsRequest, RuleWindowsAnswer, RuleWindowsRequest};
 use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
@@ -307,6 +308,10 @@ impl Ask for Client {
         self.get(&Self::asset_path(&request.asset, "/buckets"), request)
     }
 
+    fn buckets_many(&self, request: &MultiBucketsRequest) -> Result<MultiBucketsAnswer> {
+        self.send_json("POST", "/v1/buckets", request)
+    }
+
     fn events(&self, request: &EventsRequest) -> Result<EventsAnswer> {
         self.get(&Self::asset_path(&request.asset, "/events"), request)
     }
@@ -315,8 +320,8 @@ impl Ask for Client {
         self.get(&Self::asset_path(&request.asset, "/frontier"), request)
     }
 
-    fn assets(&self) -> Result<AssetsAnswer> {
-        self.get("/v1/assets", &())
+    fn assets(&self, request: &AssetsRequest) -> Result<AssetsAnswer> {
+        self.get("/v1/assets", request)
     }
 
     fn asset(&self, request: &AssetRequest) -> Result<AssetAnswer> {
@@ -335,8 +340,8 @@ impl Ask for Client {
         self.get(&Self::rule_path(&request.name), &())
     }
 
-    fn rules(&self) -> Result<RulesAnswer> {
-        self.get("/v1/rules", &())
+    fn rules(&self, request: &RulesRequest) -> Result<RulesAnswer> {
+        self.get("/v1/rules", request)
     }
 
     fn rule_windows(&self, request: &RuleWindowsRequest) -> Result<RuleWindowsAnswer> {

@@ -10,6 +10,7 @@ use gapless_api::{
     FrontierRequest, IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result,
     SegmentsAnswer, SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
+use gapless_api::{AssetsRequest, MultiBucketsAnswer, MultiBucketsRequest, RulesRequest};
 use gapless_api::{BucketsAnswer, BucketsRequest, RuleWindowsAnswer, RuleWindowsRequest};
 use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
@@ -31,6 +32,25 @@ fn answer_of(a: gapless_store::AssetSummary) -> AssetAnswer {
         last_received: a.last_received,
         key_span: a.key_span,
         tz: a.tz,
+    }
+}
+
+impl Ledger {
+    /// Every asset as `asset show` answers it, in name order, all at once:
+    /// for what needs them all (a server's metrics), never a question's
+    /// answer.
+    ///
+    /// # Errors
+    ///
+    /// Storage faults.
+    pub fn asset_list(&self) -> Result<Vec<AssetAnswer>> {
+        Ok(self
+            .store
+            .assets()
+            .map_err(from_store)?
+            .into_iter()
+            .map(answer_of)
+            .collect())
     }
 }
 
@@ -157,6 +177,50 @@ impl Ask for Ledger {
         self.buckets_in(&q.asset, range, n)
     }
 
+    fn buckets_many(&self, q: &MultiBucketsRequest) -> Result<MultiBucketsAnswer> {
+        let n = params::bucket_count(q.buckets.map(|n| n.to_string()).as_deref())?;
+        let items = q.assets.len();
+        if items == 0 {
+            return Err(Error::bad_input(
+                "assets: give at least one asset and range",
+            ));
+        }
+        if items > params::MAX_ASSETS {
+            return Err(Error::bad_input(format!(
+                "assets: {items} items, more than the limit of {}: ask about fewer at once",
+                params::MAX_ASSETS
+            )));
+        }
+        if items * n > params::MAX_BUCKETS_PARTS {
+            return Err(Error::bad_input(format!(
+                "buckets: {items} items of {n} parts are {} parts, more than the limit of {}: \
+                 ask for fewer items or parts at once",
+                items * n,
+                params::MAX_BUCKETS_PARTS
+            )));
+        }
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        // Every item is read before any is answered, so that a bad one
+        // fails the request before the store is asked about the others.
+        let ranges = q
+            .assets
+            .iter()
+            .enumerate()
+            .map(|(i, item)| {
+                asset_name("asset", &item.asset)
+                    .and_then(|()| params::range(&item.start, &item.end, &zone))
+                    .map_err(|e| e.context(format_args!("assets item {}", i + 1)))
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let buckets = q
+            .assets
+            .iter()
+            .zip(ranges)
+            .map(|(item, range)| self.buckets_in(&item.asset, range, n))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(MultiBucketsAnswer { buckets })
+    }
+
     fn events(&self, q: &EventsRequest) -> Result<EventsAnswer> {
         asset_name("asset", &q.asset)?;
         let (zone, _) = params::time_zone(q.tz.as_deref())?;
@@ -189,15 +253,14 @@ impl Ask for Ledger {
         self.frontier_from(&q.asset, origin)
     }
 
-    fn assets(&self) -> Result<AssetsAnswer> {
-        let assets = self
-            .store
-            .assets()
-            .map_err(from_store)?
-            .into_iter()
-            .map(answer_of)
-            .collect();
-        Ok(AssetsAnswer { assets })
+    fn assets(&self, q: &AssetsRequest) -> Result<AssetsAnswer> {
+        let query = gapless_store::AssetQuery {
+            prefix: q.prefix.clone(),
+            contains: q.contains.clone(),
+            after: q.after.as_deref().map(params::name_after).transpose()?,
+            limit: params::list_limit(q.limit.as_deref())?,
+        };
+        self.assets_page(&query, now())
     }
 
     fn asset(&self, q: &AssetRequest) -> Result<AssetAnswer> {
@@ -260,8 +323,13 @@ impl Ask for Ledger {
         self.rule_windows_in(&q.name, range)
     }
 
-    fn rules(&self) -> Result<RulesAnswer> {
-        self.all_rules()
+    fn rules(&self, q: &RulesRequest) -> Result<RulesAnswer> {
+        let query = gapless_store::RuleQuery {
+            prefix: q.prefix.clone(),
+            after: q.after.as_deref().map(params::name_after).transpose()?,
+            limit: params::list_limit(q.limit.as_deref())?,
+        };
+        self.rules_page(&query)
     }
 
     fn delete_rule(&self, q: &RuleRequest) -> Result<RuleDeletedAnswer> {

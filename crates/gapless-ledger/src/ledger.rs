@@ -5,14 +5,15 @@
 use std::sync::Arc;
 
 use gapless_api::{
-    BodyFormat, BucketAnswer, BucketsAnswer, CheckAnswer, Error, EventAnswer, EventRef,
-    EventsAnswer, FrontierAnswer, IngestAnswer, MultiCheckAnswer, Result, SegmentAnswer,
-    SegmentsAnswer, Unit, WindowAnswer, WindowsAnswer,
+    AssetOverviewAnswer, AssetsAnswer, BodyFormat, BucketAnswer, BucketsAnswer, CheckAnswer, Error,
+    EventAnswer, EventRef, EventsAnswer, FrontierAnswer, IngestAnswer, MultiCheckAnswer, Result,
+    SegmentAnswer, SegmentsAnswer, Unit, WindowAnswer, WindowsAnswer,
 };
 use gapless_core::{
     CoverageReport, EventKind, Grid, Instant, Interval, IntervalSet, PagedSegments, Policy,
 };
 use gapless_store::{Appended, EventQuery, Store, StoreError, SCAN_PAGE};
+use gapless_store::{AssetQuery, DAY_US, WEEK_US};
 use jiff::tz::TimeZone;
 use serde_json::value::RawValue;
 
@@ -550,6 +551,40 @@ impl Ledger {
         })
     }
 
+    /// One page of the assets per `query`, each with its overview as of
+    /// `now` (one read of the store, whatever the page's size).
+    ///
+    /// # Errors
+    ///
+    /// Storage faults.
+    pub fn assets_page(&self, query: &AssetQuery, now: Instant) -> Result<AssetsAnswer> {
+        let page = self.store.assets_page(query, now).map_err(from_store)?;
+        let assets = page
+            .assets
+            .into_iter()
+            .map(|a| {
+                let s = a.summary;
+                AssetOverviewAnswer {
+                    asset: s.asset,
+                    events: s.events,
+                    first_covered: s.first_covered,
+                    last_covered: s.last_covered,
+                    last_received: s.last_received,
+                    key_span: s.key_span,
+                    tz: s.tz,
+                    frontier: a.frontier,
+                    covered_ratio_day: recent_ratio(a.covered_day_us, DAY_US),
+                    covered_ratio_week: recent_ratio(a.covered_week_us, WEEK_US),
+                }
+            })
+            .collect();
+        Ok(AssetsAnswer {
+            assets,
+            next: page.next.as_deref().map(gapless_api::params::name_cursor),
+            as_of: now,
+        })
+    }
+
     /// `frontier`: the end of the covered run from `origin`, or `origin`.
     ///
     /// # Errors
@@ -568,6 +603,12 @@ impl Ledger {
             frontier,
         })
     }
+}
+
+/// The covered share of a recent range of `len` microseconds, as `check`
+/// computes it (one rounding of the exact quotient).
+fn recent_ratio(covered: i64, len: i64) -> f64 {
+    CoverageReport::ratio(covered.clamp(0, len), len)
 }
 
 /// The answer of [`Ledger::check`] once `covered`, the asset's coverage

@@ -13,7 +13,7 @@ use gapless_api::{
     RuleDeletedAnswer, RuleOutcome, RuleSetAnswer, RuleWindowsAnswer, RulesAnswer, WindowAnswer,
 };
 use gapless_core::{CoverageReport, Interval, IntervalSet, Policy, Rule};
-use gapless_store::{Firing, FiringQuery, RulePut, StoredRule};
+use gapless_store::{Firing, FiringQuery, RulePut, RuleQuery, StoredRule};
 
 use crate::error::from_store;
 use crate::{now, Ledger};
@@ -162,15 +162,17 @@ impl Ledger {
         Ok(Error::not_found(message))
     }
 
-    /// Every rule, by name.
+    /// One page of the rules in name order per `query`, its `next` the
+    /// cursor of the next page.
     ///
     /// # Errors
     ///
     /// Storage faults.
-    pub fn all_rules(&self) -> Result<RulesAnswer> {
-        let rules = self.store.rules().map_err(from_store)?;
+    pub fn rules_page(&self, query: &RuleQuery) -> Result<RulesAnswer> {
+        let page = self.store.rules_page(query).map_err(from_store)?;
         Ok(RulesAnswer {
-            rules: rules.iter().map(rule_answer).collect(),
+            rules: page.rules.iter().map(rule_answer).collect(),
+            next: page.next.as_deref().map(gapless_api::params::name_cursor),
         })
     }
 

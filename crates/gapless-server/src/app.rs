@@ -34,6 +34,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(questions::events))
         .routes(routes!(questions::frontier))
         .routes(routes!(questions::coverage_all))
+        .routes(routes!(questions::buckets_many))
         .routes(routes!(rules::list))
         .routes(routes!(rules::show, rules::put, rules::delete))
         .routes(routes!(rules::windows))

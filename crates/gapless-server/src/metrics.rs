@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
 use axum::response::Response;
-use gapless_api::{AssetsAnswer, IngestAnswer};
+use gapless_api::{AssetAnswer, IngestAnswer};
 use gapless_core::EventKind;
 use gapless_ledger::ingest::Batch;
 use prometheus_client::encoding::{EncodeLabelSet, EncodeLabelValue, LabelValueEncoder};
@@ -271,8 +271,8 @@ impl Metrics {
 
     /// The text exposition, with the ledger's per-asset gauges set from
     /// `assets`.
-    pub(crate) fn render(&self, assets: &AssetsAnswer) -> Result<String, std::fmt::Error> {
-        for a in &assets.assets {
+    pub(crate) fn render(&self, assets: &[AssetAnswer]) -> Result<String, std::fmt::Error> {
+        for a in assets {
             let labels = AssetLabels::of(&a.asset);
             self.asset_events
                 .get_or_create(&labels)

@@ -101,7 +101,11 @@ fn client_answers_equal_embedded_answers() {
             segments,
             events,
             frontier,
-            l.assets().unwrap(),
+            // The clock each read the page at is its own.
+            gapless_api::AssetsAnswer {
+                as_of: gapless_core::Instant::MIN,
+                ..l.assets(&Default::default()).unwrap()
+            },
             all,
         )
     });
@@ -158,13 +162,20 @@ fn tokens_and_unreachable_servers() {
     .unwrap();
     let server = TestServer::with_tokens(tokens);
     let url = format!("http://{}", server.addr);
-    let e = Client::new(&url).unwrap().assets().unwrap_err();
+    let e = Client::new(&url)
+        .unwrap()
+        .assets(&Default::default())
+        .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Denied);
     assert!(e.to_string().contains("missing bearer token"), "{e}");
     let reader = Client::new(&url)
         .unwrap()
         .with_token(Some("reader-secret-0123456789".into()));
-    assert!(reader.assets().unwrap().assets.is_empty());
+    assert!(reader
+        .assets(&Default::default())
+        .unwrap()
+        .assets
+        .is_empty());
     let event = format!(
         "{{\"asset\": \"a\", \"start\": \"{}\", \"end\": \"{}\"}}",
         at(0),
@@ -180,7 +191,7 @@ fn tokens_and_unreachable_servers() {
         .unwrap();
     let e = Client::new(&format!("http://{closed}"))
         .unwrap()
-        .assets()
+        .assets(&Default::default())
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
     assert!(e.to_string().contains("cannot reach the server"), "{e}");
@@ -213,7 +224,12 @@ fn a_body_over_the_limit_is_the_servers_answer_not_a_broken_connection() {
         );
     }
     // The connection kept alive still serves the next question.
-    assert!(client.clone().assets().unwrap().assets.is_empty());
+    assert!(client
+        .clone()
+        .assets(&Default::default())
+        .unwrap()
+        .assets
+        .is_empty());
 }
 
 #[test]

@@ -137,11 +137,7 @@ pub(crate) fn prefix_end(prefix: &str) -> Option<String> {
 /// microseconds (clamped at the start of time).
 pub(crate) fn recent(now: Instant) -> (i64, i64, i64) {
     let now = now.as_micros();
-    (
-        now.saturating_sub(WEEK_US),
-        now.saturating_sub(DAY_US),
-        now,
-    )
+    (now.saturating_sub(WEEK_US), now.saturating_sub(DAY_US), now)
 }
 
 /// The page of `rows` read with [`limit`] + 1 as their limit: at most
@@ -179,7 +175,16 @@ mod tests {
         assert_eq!(prefix_end("\u{10FFFF}"), None);
         assert_eq!(prefix_end(""), None);
         let names = [
-            "a", "ab", "abc", "ab\u{10FFFF}", "ac", "b", "a\u{e9}", "ab.x", "aa", "\u{10FFFF}",
+            "a",
+            "ab",
+            "abc",
+            "ab\u{10FFFF}",
+            "ac",
+            "b",
+            "a\u{e9}",
+            "ab.x",
+            "aa",
+            "\u{10FFFF}",
         ];
         for prefix in ["a", "ab", "", "\u{10FFFF}", "ab\u{10FFFF}", "z", "a\u{e9}"] {
             for name in names {

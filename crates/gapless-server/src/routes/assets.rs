@@ -1,21 +1,25 @@
-//! `GET /v1/assets` and `PUT /v1/assets/{asset}`.
+//! `GET /v1/assets`, `GET` and `PUT /v1/assets/{asset}`.
 
 use axum::extract::State;
 use axum::Json;
-use gapless_api::{Ask, AssetAnswer, AssetRequest, AssetsAnswer, DeclAnswer, DeclareRequest};
+use gapless_api::{
+    Ask, AssetAnswer, AssetRequest, AssetsAnswer, AssetsRequest, DeclAnswer, DeclareRequest,
+};
 
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, AssetPath, Query};
 use crate::{ApiError, AppState};
 
-/// The assets with their event counts and covered extent.
+/// One page of the assets in name order, with their event counts, covered
+/// extent and overview (frontier, covered share of the last day and week).
 #[utoipa::path(
     get,
     path = "/v1/assets",
     tag = "assets",
+    params(AssetsRequest),
     responses(
-        (status = 200, description = "Every asset, by name", body = AssetsAnswer),
-        (status = 400, description = "A query parameter (this route takes none)", body = gapless_api::ErrorBody),
+        (status = 200, description = "A page of assets, by name; `next` is the cursor of the next one", body = AssetsAnswer),
+        (status = 400, description = "Bad limit or cursor, or an unknown query parameter", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
@@ -26,10 +30,10 @@ use crate::{ApiError, AppState};
 pub(crate) async fn list(
     State(state): State<AppState>,
     caller: Caller,
-    Query(_): Query<extract::NoParams>,
+    Query(q): Query<AssetsRequest>,
 ) -> Result<Json<AssetsAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    Ok(Json(state.ask(|l| l.assets()).await?))
+    Ok(Json(state.ask(move |l| l.assets(&q)).await?))
 }
 
 /// One asset: its declaration, event count and covered extent (as

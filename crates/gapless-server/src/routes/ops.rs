@@ -6,7 +6,6 @@ use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
 use axum::{Extension, Json};
-use gapless_api::Ask;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -51,7 +50,7 @@ pub(crate) async fn metrics(
     caller: Caller,
 ) -> Result<impl IntoResponse, ApiError> {
     caller.require(Scope::Read)?;
-    let assets = state.ask(|l| l.assets()).await?;
+    let assets = state.ask(|l| l.asset_list()).await?;
     let text = state
         .metrics()
         .render(&assets)

@@ -9,7 +9,7 @@ use gapless_api::{
     FrontierRequest, MultiCheckAnswer, MultiCoverageRequest, SegmentsAnswer, SegmentsRequest,
     WindowsAnswer, WindowsRequest,
 };
-use gapless_api::{BucketsAnswer, BucketsRequest};
+use gapless_api::{BucketsAnswer, BucketsRequest, MultiBucketsAnswer, MultiBucketsRequest};
 
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, AssetPath, Query};
@@ -219,4 +219,34 @@ pub(crate) async fn coverage_all(
 ) -> Result<Json<MultiCheckAnswer>, ApiError> {
     caller.require(Scope::Read)?;
     Ok(Json(state.ask(move |l| l.coverage_all(&q)).await?))
+}
+
+/// The `buckets` answers of several assets and ranges at once, in the
+/// order asked: the history bars of a page's rows in one request.
+#[utoipa::path(
+    post,
+    path = "/v1/buckets",
+    tag = "questions",
+    request_body = MultiBucketsRequest,
+    responses(
+        (status = 200, description = "Each item's buckets, as GET /v1/assets/{asset}/buckets answers it", body = MultiBucketsAnswer),
+        (status = 400, description = "A bad item, count or zone; no items, more than 1000, or more than 200000 parts in all", body = gapless_api::ErrorBody),
+        (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
+        (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
+        (status = 404, description = "An asset the ledger has never seen (the message names the nearest one)", body = gapless_api::ErrorBody),
+        (status = 413, description = "Body over the server's limit", body = gapless_api::ErrorBody),
+        (status = 415, description = "A body that is not JSON", body = gapless_api::ErrorBody),
+        (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
+        (status = 503, description = "The ledger is unavailable, or the request took too long", body = gapless_api::ErrorBody),
+    ),
+    security(("bearer" = []))
+)]
+pub(crate) async fn buckets_many(
+    State(state): State<AppState>,
+    caller: Caller,
+    Query(_): Query<extract::NoParams>,
+    extract::Json(q): extract::Json<MultiBucketsRequest>,
+) -> Result<Json<MultiBucketsAnswer>, ApiError> {
+    caller.require(Scope::Read)?;
+    Ok(Json(state.ask(move |l| l.buckets_many(&q)).await?))
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 use axum::extract::State;
 use axum::Json;
 use gapless_api::params::{self, MAX_HTTP_WAIT};
+use gapless_api::RulesRequest;
 use gapless_api::{
     Ask, CheckAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest,
     RuleSetAnswer, RuleSetRequest, RuleWindowsAnswer, RuleWindowsRequest, RulesAnswer, WaitRequest,
@@ -62,13 +63,15 @@ pub(crate) async fn put(
     Ok(Json(answer))
 }
 
-/// Every rule (as `rules`).
+/// One page of the rules in name order (as `rules`).
 #[utoipa::path(
     get,
     path = "/v1/rules",
     tag = "rules",
+    params(RulesRequest),
     responses(
-        (status = 200, description = "Every rule, by name", body = RulesAnswer),
+        (status = 200, description = "A page of rules, by name; `next` is the cursor of the next one", body = RulesAnswer),
+        (status = 400, description = "Bad limit or cursor, or an unknown query parameter", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
@@ -79,9 +82,10 @@ pub(crate) async fn put(
 pub(crate) async fn list(
     State(state): State<AppState>,
     caller: Caller,
+    Query(q): Query<RulesRequest>,
 ) -> Result<Json<RulesAnswer>, ApiError> {
     caller.require(Scope::Read)?;
-    Ok(Json(state.ask(|l| l.rules()).await?))
+    Ok(Json(state.ask(move |l| l.rules(&q)).await?))
 }
 
 /// One rule (as `rule show`).

@@ -115,11 +115,11 @@ use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 use self::error::open_failed;
 use self::pool::Pool;
 use self::url::Target;
-use crate::{AssetPage, AssetQuery, RulePage, RuleQuery};
 use crate::{
     Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
     StoredRule,
 };
+use crate::{AssetPage, AssetQuery, RulePage, RuleQuery};
 
 /// A ledger in a PostgreSQL schema.
 ///

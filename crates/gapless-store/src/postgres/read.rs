@@ -12,8 +12,8 @@ use tokio_postgres::Row;
 use super::error::Fail;
 use super::pool::Conn;
 use crate::codec::{self, event_columns, interval, EventRow};
-use crate::page::{self, Path, Shape, Walk};
 use crate::listing::{self, AssetOverview, AssetPage, AssetQuery};
+use crate::page::{self, Path, Shape, Walk};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 
 const ASSET_STATS: &str = "SELECT id, event_count, min_start_us, max_end_us \

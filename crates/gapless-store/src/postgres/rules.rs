@@ -27,6 +27,7 @@ use tokio_postgres::types::{ToSql, Type};
 use super::client::Transaction;
 use super::error::Fail;
 use super::pool::{Conn, Stmts};
+use crate::listing::{self, RulePage, RuleQuery};
 use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
@@ -35,7 +36,6 @@ use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord,
 };
 use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
-use crate::listing::{self, RulePage, RuleQuery};
 use crate::{Result, StoreError};
 
 /// As in the SQLite backend: the most windows one deadline pass judges per

@@ -60,11 +60,11 @@ use gapless_core::{AssetDecl, Instant, Interval, IntervalSet, NewEvent, Rule};
 use rusqlite::Connection;
 
 use crate::error::FULL;
-use crate::{AssetPage, AssetQuery, RulePage, RuleQuery};
 use crate::{
     Appended, AssetSummary, EventPage, EventQuery, FiringPage, FiringQuery, Result, RulePut,
     StoreError, StoredRule,
 };
+use crate::{AssetPage, AssetQuery, RulePage, RuleQuery};
 
 /// A ledger in one SQLite file.
 ///

@@ -8,8 +8,8 @@ use gapless_core::{AssetDecl, Instant, Interval, IntervalSet};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::codec::{self, event_columns, interval, kind_of, EventRow};
-use crate::page::{self, Path, Shape, Walk};
 use crate::listing::{self, AssetOverview, AssetPage, AssetQuery};
+use crate::page::{self, Path, Shape, Walk};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 
 /// `SELECT` of every column of an event, as [`event_of`] reads them.

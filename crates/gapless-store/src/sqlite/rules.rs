@@ -12,6 +12,7 @@ use gapless_core::{EventKind, Instant, Interval, IntervalSet, NewEvent, Rule};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::read::{runs_overlapping, RUN_AT_OR_BEFORE_ID};
+use crate::listing::{self, RulePage, RuleQuery};
 use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
@@ -21,7 +22,6 @@ use crate::rule::judge::{
     WindowRecord,
 };
 use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
-use crate::listing::{self, RulePage, RuleQuery};
 use crate::{Result, StoreError};
 
 /// The most windows one deadline pass judges per rule; the rest wait for

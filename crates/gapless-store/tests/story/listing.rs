@@ -119,11 +119,7 @@ pub fn asset_pages_match_a_filter_of_the_names(store: &dyn Store) {
         now,
     )
     .unwrap();
-    let day = Interval::new(
-        Instant::from_micros(now.as_micros() - DAY_US).unwrap(),
-        now,
-    )
-    .unwrap();
+    let day = Interval::new(Instant::from_micros(now.as_micros() - DAY_US).unwrap(), now).unwrap();
     let whole = every_page(
         store,
         &AssetQuery {
@@ -133,7 +129,10 @@ pub fn asset_pages_match_a_filter_of_the_names(store: &dyn Store) {
         now,
     );
     assert_eq!(
-        whole.iter().map(|a| a.summary.asset.clone()).collect::<Vec<_>>(),
+        whole
+            .iter()
+            .map(|a| a.summary.asset.clone())
+            .collect::<Vec<_>>(),
         expected(&names, None, None)
     );
     for a in &whole {
@@ -227,8 +226,21 @@ pub fn rule_pages_match_a_sort_of_the_names(store: &dyn Store) {
         store.append(&[landed(a, 0, 60)], t(0)).unwrap();
     }
     let names: Vec<String> = [
-        "a", "ab", "abc", "ac", "B", "b", "b.x", "b_x", "b-x", "orders_hourly", "orders-daily",
-        "z9", "Z", "0", "9.9",
+        "a",
+        "ab",
+        "abc",
+        "ac",
+        "B",
+        "b",
+        "b.x",
+        "b_x",
+        "b-x",
+        "orders_hourly",
+        "orders-daily",
+        "z9",
+        "Z",
+        "0",
+        "9.9",
     ]
     .iter()
     .map(|s| s.to_string())
