@@ -1,7 +1,9 @@
 "use strict";
 // The gapless web page (SPEC §11): four views over the HTTP API, drawn
 // with plain DOM and SVG. Coverage is always drawn from the buckets route,
-// one request per redraw, never from events.
+// one request per redraw, never from events. The lists of assets and rules
+// are read a page at a time, and what a row shows comes with its page or
+// from one request for the page: a ledger may hold tens of thousands.
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 const TOKEN_KEY = "gapless.token";
@@ -77,28 +79,36 @@ function clampRange(start, end) {
 
 class NeedToken extends Error {}
 
-async function api(path, params) {
+/** GET `path` with the query `params` (empty values left out), or POST
+ * `body` as JSON when one is given. */
+async function api(path, params, body) {
   const query = params
     ? "?" + new URLSearchParams(Object.entries(params).filter(([, v]) => v != null && v !== ""))
     : "";
   const headers = { Accept: "application/json" };
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.Authorization = `Bearer ${token}`;
-  const res = await fetch(path + query, { headers, credentials: "omit" });
-  let body = null;
+  const init = { headers, credentials: "omit" };
+  if (body !== undefined) {
+    init.method = "POST";
+    headers["Content-Type"] = "application/json";
+    init.body = JSON.stringify(body);
+  }
+  const res = await fetch(path + query, init);
+  let answer = null;
   try {
-    body = await res.json();
+    answer = await res.json();
   } catch (_) {
-    body = null;
+    answer = null;
   }
   if (res.status === 401) {
     askToken(token
-      ? `The server refused the token (${body && body.error}): give a read token.`
+      ? `The server refused the token (${answer && answer.error}): give a read token.`
       : "This server needs a read token.");
     throw new NeedToken();
   }
-  if (!res.ok) throw new Error(body && body.error ? body.error : `HTTP ${res.status} from ${path}`);
-  return body;
+  if (!res.ok) throw new Error(answer && answer.error ? answer.error : `HTTP ${res.status} from ${path}`);
+  return answer;
 }
 
 function askToken(reason) {
@@ -317,72 +327,194 @@ async function route() {
   }
 }
 
+// ---- lists a page at a time
+
+const PAGE_ROWS = 100;
+const FILTER_DELAY = 250; // ms after the last keystroke before the server is asked
+const READ_AHEAD = 300; // px below the view where a "More" button already reads on
+
+/** Whether `el` is shown and within the view or READ_AHEAD below it. */
+function nearView(el) {
+  const r = el.getBoundingClientRect();
+  return r.height > 0 && r.top < window.innerHeight + READ_AHEAD && r.bottom > 0;
+}
+
+/** A list the server gives a page at a time (`limit=`, `after=` and the
+ * answer's `next` cursor). `fetchPage(after)` answers `{ items, next,
+ * answer }`; `show(items, answer)` adds them to the view; `clear()` empties
+ * it. The "More" button reads the next page, and so does its coming into
+ * view (an IntersectionObserver): scrolling to the end reads on. `restart()`
+ * begins again (a new filter): an answer to an older request never lands.
+ * The status line says how many are shown and whether there are more. */
+function pager({ noun, fetchPage, show, clear }) {
+  const status = h("p", { class: "pager-status", role: "status", "aria-live": "polite",
+    "data-shown": 0, "data-more": "false" });
+  const button = h("button", { type: "button", class: "more", text: `More ${noun}` });
+  const box = h("div", { class: "pager" }, status, button);
+  let generation = 0;
+  let next = null;
+  let shown = 0;
+  let busy = false;
+  let done = false;
+  const say = (text) => {
+    status.textContent = text;
+    status.dataset.shown = shown;
+    status.dataset.more = String(!done);
+  };
+  async function more() {
+    if (busy || done) return;
+    const mine = generation;
+    busy = true;
+    button.disabled = true;
+    say(shown ? `${shown} ${noun} shown, reading more…` : `Reading ${noun}…`);
+    try {
+      const page = await fetchPage(next);
+      if (mine !== generation) return;
+      next = page.next;
+      done = next == null;
+      shown += page.items.length;
+      show(page.items, page.answer);
+      say(!shown ? `No ${noun}.` : done ? `All ${shown} ${noun} shown.`
+        : `${shown} ${noun} shown; more below (scroll, or the button).`);
+    } catch (e) {
+      if (mine !== generation) return;
+      say(`${shown} ${noun} shown; reading more failed.`);
+      throw e;
+    } finally {
+      if (mine === generation) {
+        busy = false;
+        button.disabled = false;
+        button.hidden = done;
+      }
+    }
+    // A page too short to scroll leaves the button in view for good, and
+    // the observer sees no change: read on. (Only then: where the browser
+    // keeps the pressed button in view as rows come, this would read every
+    // page.)
+    const short = document.documentElement.scrollHeight <= window.innerHeight + READ_AHEAD;
+    if (mine === generation && !done && short && nearView(button)) await more();
+  }
+  const observer = new IntersectionObserver((entries) => {
+    if (entries.some((e) => e.isIntersecting)) more().catch(fail);
+  }, { rootMargin: `0px 0px ${READ_AHEAD}px 0px` });
+  observer.observe(button);
+  button.addEventListener("click", () => more().catch(fail));
+  return {
+    box,
+    more,
+    restart() {
+      generation++;
+      next = null;
+      shown = 0;
+      busy = false;
+      done = false;
+      button.hidden = false;
+      clear();
+      return more();
+    },
+    stop() {
+      generation++;
+      observer.disconnect();
+    },
+  };
+}
+
+/** `fn` called FILTER_DELAY after the last of a burst of calls. */
+function debounced(fn) {
+  let timer = null;
+  const call = () => {
+    clearTimeout(timer);
+    timer = setTimeout(fn, FILTER_DELAY);
+  };
+  call.cancel = () => clearTimeout(timer);
+  return call;
+}
+
 // ---- view 1: assets
 
+const BAR_PARTS = 160;
+
+/** An RFC 3339 UTC instant `days` days before `text`, keeping its
+ * microseconds (a Date keeps only milliseconds). */
+function daysBefore(text, days) {
+  const frac = (/\.(\d+)Z$/.exec(text) || [, ""])[1].padEnd(6, "0").replace(/0+$/, "");
+  const whole = Math.floor(ms(text) / 1000) * 1000 - days * DAY;
+  return `${iso(Math.max(FIRST_INSTANT, whole)).slice(0, 19)}${frac ? `.${frac}` : ""}Z`;
+}
+
 async function assetsView(main) {
-  const { assets } = await api("/v1/assets");
-  const filter = h("input", { type: "search", id: "asset-filter", placeholder: "part of a name" });
+  const filter = h("input", { type: "search", id: "asset-filter", placeholder: "part of a name (case-sensitive)",
+    autocomplete: "off", "aria-controls": "assets" });
   const rows = h("tbody");
+  const list = pager({
+    noun: "assets",
+    fetchPage: async (after) => {
+      const answer = await api("/v1/assets", { contains: filter.value, limit: PAGE_ROWS, after });
+      return { items: answer.assets, next: answer.next, answer };
+    },
+    show: (assets, answer) => {
+      const trs = assets.map((a) => assetRow(a, answer.as_of));
+      rows.append(...trs);
+      drawBars(assets, trs).catch(fail);
+    },
+    clear: () => rows.replaceChildren(),
+  });
+  const refilter = debounced(() => list.restart().catch(fail));
+  filter.addEventListener("input", refilter);
+  currentView = () => {
+    refilter.cancel();
+    list.stop();
+  };
+  // The first page before anything is shown: a server that wants a token
+  // shows only its form.
+  await list.more();
   main.append(h("h2", { text: "Assets" }),
     h("div", { class: "controls" }, h("label", {}, "Filter by name", filter)),
     h("table", { id: "assets" },
       h("thead", {}, h("tr", {}, ["Asset", "Events", "Frontier", "Last covered", "Last received", "Last day",
         "Last week", "Covered history", ""].map((t) => h("th", { scope: "col", text: t })))),
       rows),
+    list.box,
     h("p", { class: "keys", text: "Last day and last week: the covered share of the 24 hours and the " +
       "7 days up to now (a producer that stopped shows here). The bar: the asset's history from its " +
-      "first to its last covered instant." }));
-  filter.addEventListener("input", () => {
-    const q = filter.value.toLowerCase();
-    for (const tr of rows.children) tr.hidden = !tr.dataset.asset.toLowerCase().includes(q);
-  });
-  const work = assets.map((a) => {
-    const cell = (name) => h("td", { class: "num", "data-field": name, text: "…" });
-    const tr = h("tr", { "data-asset": a.asset },
-      h("th", { scope: "row" }, h("a", { href: `#/asset/${enc(a.asset)}`, text: a.asset })),
-      h("td", { class: "num", "data-field": "events", text: String(a.events) }),
-      cell("frontier"),
-      h("td", { "data-field": "last_covered", text: a.last_covered || "never" }),
-      h("td", { "data-field": "last_received", text: a.last_received || "never" }),
-      cell("day"), cell("week"),
-      h("td", { class: "bar", "data-field": "bar" }),
-      h("td", {}, h("a", { href: `#/windows/${enc(a.asset)}`, text: "windows" })));
-    rows.append(tr);
-    return () => fillAsset(a, tr);
-  });
-  // A few at a time: a ledger may have many assets.
-  const next = async () => { while (work.length) await work.shift()().catch(fail); };
-  await Promise.all([next(), next(), next(), next()]);
+      `first to its last covered instant. The filter keeps the names that contain what is typed; ` +
+      `${PAGE_ROWS} rows are read at a time, more as you scroll.` }));
 }
 
-async function fillAsset(a, tr) {
-  const put = (field, text, attrs) => {
-    const td = $(`[data-field="${field}"]`, tr);
-    td.textContent = text;
-    for (const [k, v] of Object.entries(attrs || {})) td.setAttribute(k, v);
+/** An asset's row, from one entry of the assets route (its day and week
+ * shares are of the 24 hours and 7 days up to the answer's `as_of`). */
+function assetRow(a, asOf) {
+  const share = (field, ratio, days) => {
+    if (ratio == null) return h("td", { class: "num", "data-field": field, text: "—" });
+    const start = daysBefore(asOf, days);
+    return h("td", { class: "num", "data-field": field, "data-ratio": ratio, "data-start": start,
+      "data-end": asOf, title: `covered ${percent(ratio)} from ${start} to ${asOf}`, text: percent(ratio) });
   };
-  const path = `/v1/assets/${enc(a.asset)}`;
-  const now = Math.min(Date.now(), LAST_INSTANT);
-  const share = async (field, days) => {
-    const range = { start: iso(Math.max(FIRST_INSTANT, now - days * DAY)), end: iso(now) };
-    const answer = await api(`${path}/coverage`, range);
-    put(field, percent(answer.covered_ratio), { "data-ratio": answer.covered_ratio,
-      "data-start": range.start, "data-end": range.end,
-      title: `covered ${percent(answer.covered_ratio)} from ${range.start} to ${range.end}` });
-  };
-  await Promise.all([share("day", 1), share("week", 7)]);
-  if (!a.last_covered) {
-    put("frontier", "—");
-    return;
-  }
-  const end = ms(a.last_covered);
-  const [frontier, bar] = await Promise.all([
-    api(`${path}/frontier`), api(`${path}/buckets`, bucketsParams(ms(a.first_covered), end, 160))]);
-  put("frontier", frontier.frontier);
-  const svg = h("svg:svg", { width: 160, height: 14, viewBox: "0 0 160 14", role: "img",
-    "aria-label": `${a.asset} from ${bar.start} to ${bar.end}: ${totalsText(bar)}` }, svgDefs());
-  svg.append(bucketParts(bar, 160, 0, 14, false));
-  $(`[data-field="bar"]`, tr).replaceChildren(svg);
+  return h("tr", { "data-asset": a.asset },
+    h("th", { scope: "row" }, h("a", { href: `#/asset/${enc(a.asset)}`, text: a.asset })),
+    h("td", { class: "num", "data-field": "events", text: String(a.events) }),
+    h("td", { class: "num", "data-field": "frontier", text: a.frontier || "—" }),
+    h("td", { "data-field": "last_covered", text: a.last_covered || "never" }),
+    h("td", { "data-field": "last_received", text: a.last_received || "never" }),
+    share("day", a.covered_ratio_day, 1), share("week", a.covered_ratio_week, 7),
+    h("td", { class: "bar", "data-field": "bar" }),
+    h("td", {}, h("a", { href: `#/windows/${enc(a.asset)}`, text: "windows" })));
+}
+
+/** The history bars of the rows just shown: one request of the buckets
+ * route for all of them, each from its first to its last covered instant. */
+async function drawBars(assets, trs) {
+  const drawn = assets.map((a, i) => [a, trs[i]]).filter(([a]) => a.first_covered && a.last_covered);
+  if (!drawn.length) return;
+  const items = drawn.map(([a]) => ({ asset: a.asset, start: a.first_covered, end: a.last_covered }));
+  const { buckets } = await api("/v1/buckets", null, { assets: items, buckets: BAR_PARTS });
+  buckets.forEach((bar, k) => {
+    const [a, tr] = drawn[k];
+    const svg = h("svg:svg", { width: BAR_PARTS, height: 14, viewBox: `0 0 ${BAR_PARTS} 14`, role: "img",
+      "aria-label": `${a.asset} from ${bar.start} to ${bar.end}: ${totalsText(bar)}` }, svgDefs());
+    svg.append(bucketParts(bar, BAR_PARTS, 0, 14, false));
+    $(`[data-field="bar"]`, tr).replaceChildren(svg);
+  });
 }
 
 // ---- view 2: an asset's timeline
@@ -694,10 +826,21 @@ const HEAT_HELP = "Each cell is a window: ✓ complete (blue), ✗ nothing cover
   "start, end and ratio. Tab into the map, then the arrow keys move between cells (Home, End: a " +
   "row's ends); Enter or a click opens the window on the timeline.";
 
+/** The ledger's own facts of one asset (`asset show`), or null when it has
+ * never seen it (the windows route then says so). */
+async function assetInfo(asset) {
+  try {
+    return await api(`/v1/assets/${enc(asset)}`);
+  } catch (e) {
+    if (e instanceof NeedToken) throw e;
+    return null;
+  }
+}
+
 async function windowsView(main, asset, params) {
-  const { assets } = await api("/v1/assets");
-  if (!asset && assets.length) asset = assets[0].asset;
-  const info = assets.find((a) => a.asset === asset);
+  // Without an asset: the first by name, one row of the assets route.
+  const info = asset ? await assetInfo(asset) : (await api("/v1/assets", { limit: 1 })).assets[0];
+  if (!asset && info) asset = info.asset;
   const day = (t) => iso(t).slice(0, 10);
   const defStart = info && info.first_covered ? day(ms(info.first_covered)) : day(Date.now() - DAY);
   const defEnd = info && info.last_covered ? day(ms(info.last_covered) + DAY - 1) : day(Date.now() + DAY);
@@ -705,14 +848,25 @@ async function windowsView(main, asset, params) {
   const input = (name, size) => h("input", { name, id: `w-${name}`, value: v[name], size });
   const fields = { start: input("start", 22), end: input("end", 22), every: input("every", 5),
     tz: input("tz", 16), policy: input("policy", 12) };
-  const select = h("select", { name: "asset", id: "w-asset" },
-    assets.map((a) => h("option", { value: a.asset, selected: a.asset === asset, text: a.asset })));
+  // The asset by name, with the names that start with what is typed as
+  // suggestions (a page of the assets route, not every asset).
+  const picker = h("input", { name: "asset", id: "w-asset", value: asset || "", size: 24, list: "w-assets",
+    autocomplete: "off" });
+  const names = h("datalist", { id: "w-assets" });
+  let asked = 0;
+  const suggest = debounced(async () => {
+    const mine = ++asked;
+    const answer = await api("/v1/assets", { prefix: picker.value, limit: 20 }).catch(fail);
+    if (answer && mine === asked) names.replaceChildren(...answer.assets.map((a) => h("option", { value: a.asset })));
+  });
+  picker.addEventListener("input", suggest);
+  currentView = () => suggest.cancel();
   const form = h("form", { class: "controls", onsubmit: (e) => {
     e.preventDefault();
     const q = new URLSearchParams(Object.entries(fields).map(([k, el]) => [k, el.value]));
-    go(`#/windows/${enc(select.value)}?${q}`);
+    go(`#/windows/${enc(picker.value)}?${q}`);
   } },
-    h("label", {}, "Asset", select),
+    h("label", {}, "Asset", picker, names),
     h("label", {}, "Start", fields.start), h("label", {}, "End", fields.end),
     h("label", {}, "Grid", fields.every), h("label", {}, "Zone", fields.tz),
     h("label", {}, "Policy", fields.policy), h("button", { type: "submit", text: "Show" }));
@@ -738,10 +892,41 @@ async function recentFirings(rule) {
   return answer.firings.reverse();
 }
 
+const RULES_LOADING = 2; // rules whose windows and firings are read at once
+
 async function rulesView(main, _arg, params) {
-  const { rules } = await api("/v1/rules");
   const startIn = h("input", { id: "r-start", name: "start", value: params.start || "", size: 22 });
   const endIn = h("input", { id: "r-end", name: "end", value: params.end || "", size: 22 });
+  const filter = h("input", { type: "search", id: "rule-filter", placeholder: "start of a name",
+    autocomplete: "off", "aria-controls": "rules" });
+  const sections = h("div", { id: "rules" });
+  const details = ruleDetails(params);
+  const list = pager({
+    noun: "rules",
+    fetchPage: async (after) => {
+      const answer = await api("/v1/rules", { prefix: filter.value, limit: PAGE_ROWS, after });
+      return { items: answer.rules, next: answer.next, answer };
+    },
+    show: (rules) => {
+      for (const rule of rules) {
+        const section = ruleSection(rule);
+        sections.append(section);
+        details.watch(section, rule);
+      }
+    },
+    clear: () => {
+      details.forget();
+      sections.replaceChildren();
+    },
+  });
+  const refilter = debounced(() => list.restart().catch(fail));
+  filter.addEventListener("input", refilter);
+  currentView = () => {
+    refilter.cancel();
+    list.stop();
+    details.stop();
+  };
+  await list.more();
   main.append(h("h2", { text: "Rules and firings" }),
     h("form", { class: "controls", onsubmit: (e) => {
       e.preventDefault();
@@ -749,24 +934,86 @@ async function rulesView(main, _arg, params) {
     } },
       h("label", {}, "Windows from", startIn), h("label", {}, "to", endIn),
       h("button", { type: "submit", text: "Show" })),
+    h("div", { class: "controls" }, h("label", {}, "Filter by name", filter)),
     h("p", { class: "keys", text: "Without a range: the 48 windows up to the latest firing's window. " +
-      `Firings: the newest ${FIRINGS_SHOWN}, newest first.` }));
-  if (!rules.length) main.append(h("p", { text: "No rules." }));
-  for (const rule of rules) {
-    const section = h("section", { class: "rule", "data-rule": rule.rule, "aria-label": `rule ${rule.rule}` });
-    main.append(section);
-    await ruleSection(section, rule, params).catch((e) => {
-      fail(e);
-      section.append(h("p", { class: "error", text: e.message }));
-    });
-  }
+      `Firings: the newest ${FIRINGS_SHOWN}, newest first. ${PAGE_ROWS} rules are read at a time, ` +
+      "more as you scroll; a rule's windows and firings are read when it comes into view." }),
+    sections, list.box);
 }
 
-async function ruleSection(section, rule, params) {
+/** A rule's section: its definition at once, its windows and firings once
+ * `ruleDetails` reads them. */
+function ruleSection(rule) {
   const def = ["assets", "every", "tz", "policy", "from", "until", "deadline", "target", "key_format"];
-  section.append(h("h3", { text: rule.rule }),
+  return h("section", { class: "rule", "data-rule": rule.rule, "aria-label": `rule ${rule.rule}`,
+    "aria-busy": "true" },
+    h("h3", { text: rule.rule }),
     h("dl", {}, def.map((k) => [h("dt", { text: k }),
-      h("dd", { text: Array.isArray(rule[k]) ? rule[k].join(", ") : rule[k] == null ? "—" : String(rule[k]) })])));
+      h("dd", { text: Array.isArray(rule[k]) ? rule[k].join(", ") : rule[k] == null ? "—" : String(rule[k]) })])),
+    h("p", { class: "pending keys", text: "Windows and firings: read when this rule is in view." }));
+}
+
+/** Reads each rule's windows and firings once its section comes into view,
+ * RULES_LOADING rules at a time: a section scrolled past before its turn
+ * waits until it is seen again, so the requests stay with the rules that
+ * were looked at, however many rules there are. */
+function ruleDetails(params) {
+  const ruleOf = new WeakMap();
+  const seen = new Set(); // in view, not yet read
+  let running = 0;
+  let stopped = false;
+  const observer = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      if (e.isIntersecting) seen.add(e.target);
+      else seen.delete(e.target);
+    }
+    pump();
+  });
+  // Where an earlier section grew as it was read, a section seen a moment
+  // ago may be out of view by its turn: it stays seen (the observer drops
+  // it) and is read only once in view.
+  const inView = (el) => {
+    const r = el.getBoundingClientRect();
+    return r.top < window.innerHeight && r.bottom > 0;
+  };
+  function pump() {
+    while (!stopped && running < RULES_LOADING) {
+      const section = [...seen].find(inView);
+      if (!section) return;
+      seen.delete(section);
+      observer.unobserve(section);
+      running++;
+      fillRule(section, ruleOf.get(section), params)
+        .catch((e) => {
+          if (e instanceof NeedToken) return;
+          fail(e);
+          section.append(h("p", { class: "error", text: e.message }));
+        })
+        .finally(() => {
+          section.setAttribute("aria-busy", "false");
+          running--;
+          pump();
+        });
+    }
+  }
+  return {
+    watch(section, rule) {
+      ruleOf.set(section, rule);
+      observer.observe(section);
+    },
+    forget() {
+      seen.clear();
+      observer.disconnect();
+    },
+    stop() {
+      stopped = true;
+      seen.clear();
+      observer.disconnect();
+    },
+  };
+}
+
+async function fillRule(section, rule, params) {
   const firings = await recentFirings(rule.rule);
   let end = params.end ? params.end : null;
   let start = params.start ? params.start : null;
@@ -777,6 +1024,7 @@ async function ruleSection(section, rule, params) {
   }
   if (!start) start = iso(Math.max(ms(rule.from), ms(end) - 48 * gridLength(rule.every)));
   const windows = h("div", { class: "rule-windows" }, h("h4", { text: `Windows from ${start} to ${end}` }));
+  $(".pending", section).remove();
   section.append(windows);
   try {
     const answer = await api(`/v1/rules/${enc(rule.rule)}/windows`, { start, end });
