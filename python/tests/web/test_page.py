@@ -347,6 +347,28 @@ def test_the_heat_map_of_spring_forward_and_of_a_day_grid(demo, demo_db, page):
     assert [c["label"] for c in cells if c["row"] == "2025-10"] == [f"{d:02d}" for d in range(1, 32)]
 
 
+def test_the_windows_view_picks_its_asset_by_name(demo, demo_db, page):
+    sent: list[str] = []
+    page.on("request", lambda r: sent.append(r.url))
+    # Without an asset: the first by name, read as one row of the assets route.
+    first = gapless_json(demo_db, "assets", "--limit", "1")["assets"][0]
+    page.goto(f"{demo.url}/#/windows/")
+    page.wait_for_selector("#heatmap td.cell")
+    assert page.locator("#heatmap").get_attribute("data-asset") == first["asset"]
+    expect(page.locator("#w-asset")).to_have_value(first["asset"])
+    assert [dict(parse_qsl(urlsplit(u).query)) for u in sent if urlsplit(u).path == "/v1/assets"] == [{"limit": "1"}]
+    # Typing suggests the names that start with it, from the server.
+    page.locator("#w-asset").fill("or")
+    options = page.locator("#w-assets option")
+    expect(options).to_have_count(1)
+    assert options.first.get_attribute("value") == "orders"
+    assert {"prefix": "or", "limit": "20"} in [dict(parse_qsl(urlsplit(u).query)) for u in sent
+                                                if urlsplit(u).path == "/v1/assets"]
+    page.locator("#w-asset").fill("orders")
+    page.click("form.controls button[type=submit]")
+    expect(page.locator("#heatmap[data-asset='orders']")).to_have_count(1)
+
+
 def test_the_rules_view_is_the_rules_and_their_firings(demo, demo_db, page):
     rules = gapless_json(demo_db, "rules")["rules"]
     page.goto(f"{demo.url}/#/rules")
