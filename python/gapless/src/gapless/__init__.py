@@ -29,6 +29,7 @@ from ._errors import (
 )
 from ._models import (
     Asset,
+    AssetsPage,
     Bucket,
     Buckets,
     Check,
@@ -46,6 +47,7 @@ from ._models import (
     Recorded,
     Rule,
     RuleDeleted,
+    RulesPage,
     RuleSet,
     RuleWindows,
     Segment,
@@ -68,6 +70,7 @@ __version__ = _version()
 
 __all__ = [
     "Asset",
+    "AssetsPage",
     "AsyncClient",
     "BadInput",
     "Bucket",
@@ -93,6 +96,7 @@ __all__ = [
     "Recorded",
     "Rule",
     "RuleDeleted",
+    "RulesPage",
     "RuleSet",
     "RuleWindows",
     "Segment",
