@@ -77,8 +77,7 @@ def test_asset_pages_match_the_names_and_the_questions(client):
             [
                 n
                 for n in NAMES
-                if (prefix is None or n.startswith(prefix))
-                and (contains is None or contains in n)
+                if (prefix is None or n.startswith(prefix)) and (contains is None or contains in n)
             ]
         )
         got: list[str] = []
@@ -188,13 +187,20 @@ def test_buckets_many_equals_buckets_item_by_item(client):
 def test_buckets_many_refuses_what_the_single_route_refuses(client):
     client.record("orders", "2025-06-14T00:00Z", "2025-06-14T01:00Z")
     with pytest.raises(gapless.NotFound, match='unknown asset "ordres"') as e:
-        client.buckets_many([("orders", "2025-06-14", "2025-06-15"), ("ordres", "2025-06-14", "2025-06-15")])
+        client.buckets_many(
+            [("orders", "2025-06-14", "2025-06-15"), ("ordres", "2025-06-14", "2025-06-15")]
+        )
     assert e.value.status == 404
-    with pytest.raises(gapless.BadInput, match=r"^buckets: 21 items of 10000 parts are 210000 parts, more than the limit of 200000"):
+    with pytest.raises(
+        gapless.BadInput,
+        match=r"^buckets: 21 items of 10000 parts are 210000 parts, more than the limit of 200000",
+    ):
         client.buckets_many([("orders", "2025-06-14", "2025-06-15")] * 21, buckets=10000)
     with pytest.raises(gapless.BadInput, match=r"^buckets: 0 is out of range"):
         client.buckets_many([("orders", "2025-06-14", "2025-06-15")], buckets=0)
     with pytest.raises(gapless.BadInput, match=r"^assets item 2: range"):
-        client.buckets_many([("orders", "2025-06-14", "2025-06-15"), ("orders", "2025-06-15", "2025-06-14")])
+        client.buckets_many(
+            [("orders", "2025-06-14", "2025-06-15"), ("orders", "2025-06-15", "2025-06-14")]
+        )
     with pytest.raises(gapless.BadInput, match="^assets: give at least one"):
         client.buckets_many([])
