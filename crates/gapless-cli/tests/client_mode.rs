@@ -277,7 +277,8 @@ fn steps() -> Vec<(Vec<&'static str>, Option<String>)> {
 
 /// When each ledger stored an event is the clock of each run: the one
 /// thing allowed to differ (`received_at` of events, `last_received` of
-/// assets; in readable output, any instant of the last day).
+/// assets, the `as_of` of an assets page; in readable output, any instant
+/// of the last day).
 fn mask_received_at(stdout: &str) -> String {
     let clock = "<clock>";
     match serde_json::from_str::<serde_json::Value>(stdout) {
@@ -294,6 +295,9 @@ fn mask_received_at(stdout: &str) -> String {
             }
             if let Some(last) = v.get_mut("last_received") {
                 *last = clock.into();
+            }
+            if let Some(as_of) = v.get_mut("as_of") {
+                *as_of = clock.into();
             }
             format!("{v}\n")
         }

@@ -100,6 +100,8 @@ async fn the_scope_matrix() {
     let a_event = event("team-a/orders", &at(0), &at(5), None);
     let b_event = event("team-b/orders", &at(0), &at(5), None);
     let multi = json!({"assets": ["team-a/orders"], "start": "2025-06-01", "end": "2025-06-02"});
+    let buckets_many =
+        json!({"assets": [{"asset": "team-a/orders", "start": "2025-06-01", "end": "2025-06-02"}]});
     let decl = json!({"tz": "UTC"});
 
     // (method, path, body, [none, wrong, reader, writer, writer_all, admin])
@@ -146,6 +148,12 @@ async fn the_scope_matrix() {
             "POST",
             "/v1/coverage".into(),
             Some(multi),
+            [401, 401, 200, 403, 200, 200],
+        ),
+        (
+            "POST",
+            "/v1/buckets".into(),
+            Some(buckets_many),
             [401, 401, 200, 403, 200, 200],
         ),
         (
@@ -292,7 +300,7 @@ fn writes_outside_a_tokens_scope_store_nothing() {
     assert_eq!(r.status, 403);
 
     // Nothing of any of it is stored, nor declared.
-    assert_eq!(admin.get("/v1/assets").json(), json!({"assets": []}));
+    assert_eq!(admin.get("/v1/assets").json()["assets"], json!([]));
 
     // Inside the prefixes it works.
     let r = writer.post_json(

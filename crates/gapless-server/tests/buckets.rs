@@ -150,6 +150,37 @@ fn check_against_reference(server: &TestServer, asset: &str, seed_cases: u32) {
                         sums
                     );
                 }
+                // The ranges at once (POST /v1/buckets, with the first
+                // ask's count and the asset asked twice) answer each as
+                // the single route does.
+                let n = asks[0].2;
+                let iso = |us: i64| jiff::Timestamp::from_microsecond(us).unwrap().to_string();
+                let ranges: Vec<(String, String)> = asks
+                    .iter()
+                    .map(|&(from, len, _, shift)| {
+                        (
+                            iso(micros(&minute(from)) + shift as i64),
+                            minute(from + len),
+                        )
+                    })
+                    .collect();
+                let items: Vec<Value> = ranges
+                    .iter()
+                    .map(|(s, e)| json!({"asset": asset, "start": s, "end": e}))
+                    .collect();
+                let r = c.post_json("/v1/buckets", &json!({"assets": items, "buckets": n}));
+                prop_assert_eq!(r.status, 200, "{}", r.text());
+                let many = r.json();
+                prop_assert_eq!(many["buckets"].as_array().unwrap().len(), ranges.len());
+                for (i, (s, e)) in ranges.iter().enumerate() {
+                    let one = c
+                        .get(&format!(
+                            "/v1/assets/{}/buckets?start={s}&end={e}&buckets={n}",
+                            enc(&asset)
+                        ))
+                        .json();
+                    prop_assert_eq!(&many["buckets"][i], &one, "item {}", i + 1);
+                }
             }
             Ok(())
         })
@@ -189,6 +220,44 @@ fn buckets_refuse_bad_counts_and_unknown_assets() {
     let r = c.get(&format!("/v1/assets/ordres/buckets?{range}"));
     assert_eq!(r.status, 404, "{}", r.text());
     assert!(r.error().contains("\"orders\""), "{}", r.error());
+    // Several at once refuse what the single route refuses, and bound
+    // their parts in all.
+    let item = json!({"asset": "orders", "start": minute(0), "end": minute(10)});
+    let nosuch = json!({"asset": "ordres", "start": minute(0), "end": minute(10)});
+    let r = c.post_json("/v1/buckets", &json!({"assets": [item, nosuch]}));
+    assert_eq!(r.status, 404, "{}", r.text());
+    assert!(
+        r.error().starts_with("unknown asset \"ordres\""),
+        "{}",
+        r.error()
+    );
+    for (body, words) in [
+        (
+            json!({"assets": vec![item.clone(); 21], "buckets": 10000}),
+            "buckets: 21 items of 10000 parts are 210000 parts, more than the limit of 200000: \
+             ask for fewer items or parts at once",
+        ),
+        (
+            json!({"assets": [item], "buckets": 0}),
+            "buckets: 0 is out of range: give 1 to 10000",
+        ),
+        (
+            json!({"assets": vec![item.clone(); 1001]}),
+            "assets: 1001 items, more than the limit of 1000: ask about fewer at once",
+        ),
+        (
+            json!({"assets": []}),
+            "assets: give at least one asset and range",
+        ),
+        (
+            json!({"assets": [item, {"asset": "orders", "start": minute(10), "end": minute(0)}]}),
+            "assets item 2: range: ",
+        ),
+    ] {
+        let r = c.post_json("/v1/buckets", &body);
+        assert_eq!(r.status, 400, "{}", r.text());
+        assert!(r.error().starts_with(words), "{}", r.error());
+    }
     // Without a count: 100 parts.
     let v = c.get(&format!("/v1/assets/orders/buckets?{range}")).json();
     assert_eq!(v["buckets"].as_array().unwrap().len(), 100);

@@ -196,21 +196,26 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
 
     // assets
     let v = c.get("/v1/assets").json();
-    assert_eq!(keys(&v), ["assets"]);
+    assert_eq!(keys(&v), ["as_of", "assets", "next"]);
+    assert_eq!(v["next"], Value::Null);
     assert_eq!(v["assets"][0]["asset"], a);
     assert_eq!(v["assets"][0]["events"], 4);
     assert_eq!(
         keys(&v["assets"][0]),
         [
             "asset",
+            "covered_ratio_day",
+            "covered_ratio_week",
             "events",
             "first_covered",
+            "frontier",
             "key_span",
             "last_covered",
             "last_received",
             "tz"
         ]
     );
+    assert_eq!(v["assets"][0]["frontier"], at(10));
     // Stored by this server a moment ago.
     let received: jiff::Timestamp = v["assets"][0]["last_received"]
         .as_str()
@@ -448,6 +453,26 @@ fn bad_queries_are_4xx_with_the_cli_messages() {
         ("/v1/assets/a/events?kind=maybe", 400, "kind"),
         ("/v1/assets/a/events?start=2025-06-01", 400, "both"),
         ("/v1/assets/a/frontier?origin=later", 400, "origin"),
+        (
+            "/v1/assets?limit=0",
+            400,
+            "limit: 0 is out of range: give 1 to 1000",
+        ),
+        ("/v1/assets?limit=1001", 400, "limit: 1001 is out of range"),
+        (
+            "/v1/assets?limit=many",
+            400,
+            "limit: \"many\" is not a number",
+        ),
+        ("/v1/assets?after=%21%21", 400, "after: invalid cursor"),
+        ("/v1/assets?prefix=a&sort=name", 400, "sort"),
+        (
+            "/v1/rules?limit=0",
+            400,
+            "limit: 0 is out of range: give 1 to 1000",
+        ),
+        ("/v1/rules?after=YQ%3D", 400, "after: invalid cursor"),
+        ("/v1/rules?contains=a", 400, "contains"),
         ("/v1/nothing", 404, "no such route"),
         (
             "/v1/assets/s3://lake/orders/coverage",

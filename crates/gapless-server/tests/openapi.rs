@@ -22,6 +22,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/assets/{asset}/events"),
     ("get", "/v1/assets/{asset}/frontier"),
     ("post", "/v1/coverage"),
+    ("post", "/v1/buckets"),
     ("get", "/v1/rules"),
     ("get", "/v1/rules/{name}"),
     ("put", "/v1/rules/{name}"),
@@ -160,6 +161,12 @@ fn answer_schemas_have_exactly_the_answers_fields() {
     let firings = c.get("/v1/firings").json();
     let rule_windows = c.get(&format!("/v1/rules/r/windows?{range}")).json();
     let buckets = c.get(&format!("/v1/assets/a/buckets?{range}")).json();
+    let buckets_many = c
+        .post_json(
+            "/v1/buckets",
+            &json!({"assets": [{"asset": "a", "start": at(0), "end": at(10)}], "buckets": 3}),
+        )
+        .json();
     let waited = c
         .get(&format!("/v1/assets/a/wait?{range}&timeout=1s"))
         .json();
@@ -178,7 +185,7 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         ("EventAnswer", &events["events"][0]),
         ("FrontierAnswer", &frontier),
         ("AssetsAnswer", &assets),
-        ("AssetAnswer", &assets["assets"][0]),
+        ("AssetOverviewAnswer", &assets["assets"][0]),
         ("DeclAnswer", &decl),
         ("MultiCheckAnswer", &multi),
         ("ErrorBody", &error),
@@ -194,6 +201,8 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         ("WindowAnswer", &rule_windows["windows"][0]),
         ("BucketsAnswer", &buckets),
         ("BucketAnswer", &buckets["buckets"][0]),
+        ("MultiBucketsAnswer", &buckets_many),
+        ("BucketsAnswer", &buckets_many["buckets"][0]),
         ("CheckAnswer", &waited),
         ("RuleDeletedAnswer", &deleted),
     ];
@@ -316,6 +325,30 @@ fn every_status_answered_is_documented() {
             "/v1/assets/{asset}",
             "/v1/assets/a".into(),
             json!({"tz": "Mars/Olympus"}),
+        ),
+        (
+            "post",
+            "/v1/buckets",
+            "/v1/buckets".into(),
+            json!({"assets": [{"asset": "nosuch", "start": at(0), "end": at(10)}]}),
+        ),
+        (
+            "post",
+            "/v1/buckets",
+            "/v1/buckets".into(),
+            json!({"assets": [{"asset": "a", "start": at(0), "end": at(10)}], "buckets": 0}),
+        ),
+        (
+            "get",
+            "/v1/assets",
+            "/v1/assets?limit=0".into(),
+            Value::Null,
+        ),
+        (
+            "get",
+            "/v1/rules",
+            "/v1/rules?after=%21".into(),
+            Value::Null,
         ),
     ];
     for (method, template, path, body) in cases {

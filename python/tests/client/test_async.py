@@ -43,12 +43,12 @@ def test_every_route(server):
             assert (await c.segments_page("orders", at(0), at(4), limit=1)).next is not None
             assert (await c.frontier("orders", at(0))).frontier == at(1, 30)
             assert (await c.declare("clicks", key_span="5m")).key_span == "PT5M"
-            assert [a.asset for a in await c.assets()] == ["clicks", "orders"]
+            assert [a.asset async for a in c.assets()] == ["clicks", "orders"]
             assert (await c.asset("orders")).events == 4
             s = await c.set_rule("hourly", assets=["orders"], every="1h", from_=at(0))
             assert (s.outcome, s.firings) == ("created", 1)
             assert (await c.rule("hourly")).rule == "hourly"
-            assert [r.rule for r in await c.rules()] == ["hourly"]
+            assert [r.rule async for r in c.rules()] == ["hourly"]
             assert [f.key async for f in c.firings()] == ["2025-06-14T00:00:00"]
             assert (await c.firings_page(after=1, wait=0.2)).firings == []
             assert (await c.wait("orders", at(0), at(1), timeout=5)).complete

@@ -28,7 +28,7 @@ def test_tokens(make_server, tmp_path, monkeypatch):
         gapless.Client(server.url, token="not-a-token-0123456789").assets()
     assert e.value.status == 401
     reader = gapless.Client(server.url, token=tokens["read"])
-    assert reader.assets() == []
+    assert list(reader.assets()) == []
     with pytest.raises(gapless.Denied) as e:
         reader.record("orders", T0, T1, id="a")
     assert e.value.status == 403

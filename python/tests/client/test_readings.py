@@ -56,7 +56,7 @@ def test_text_neither_reads_is_refused_in_one_line(client):
         )
     with pytest.raises(ValueError, match="not an instant"):
         _time.to_datetime("20250614T1000", "start", TZ)
-    assert client.assets() == []
+    assert list(client.assets()) == []
 
 
 # Days on which Berlin's clocks change, where a naive time may fall in a gap

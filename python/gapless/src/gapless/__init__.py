@@ -29,6 +29,7 @@ from ._errors import (
 )
 from ._models import (
     Asset,
+    AssetsPage,
     Bucket,
     Buckets,
     Check,
@@ -47,6 +48,7 @@ from ._models import (
     Rule,
     RuleDeleted,
     RuleSet,
+    RulesPage,
     RuleWindows,
     Segment,
     SegmentsPage,
@@ -68,6 +70,7 @@ __version__ = _version()
 
 __all__ = [
     "Asset",
+    "AssetsPage",
     "AsyncClient",
     "BadInput",
     "Bucket",
@@ -95,6 +98,7 @@ __all__ = [
     "RuleDeleted",
     "RuleSet",
     "RuleWindows",
+    "RulesPage",
     "Segment",
     "SegmentsPage",
     "Unavailable",

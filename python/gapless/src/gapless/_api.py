@@ -324,8 +324,55 @@ def frontier(
     return Call("GET", _asset_path(asset, "/frontier"), m.Frontier.from_json, params=params)
 
 
-def assets() -> Call[list[m.Asset]]:
-    return Call("GET", "/v1/assets", lambda d: [m.Asset.from_json(a) for a in d["assets"]])
+def assets_page(
+    *,
+    prefix: str | None = None,
+    contains: str | None = None,
+    limit: int | None = None,
+    after: str | None = None,
+) -> Call[m.AssetsPage]:
+    params = _query(prefix=prefix, contains=contains, limit=limit, after=after)
+    return Call("GET", "/v1/assets", m.AssetsPage.from_json, params=params)
+
+
+#: The page the iterators of assets and rules ask for: the largest.
+LIST_PAGE = 1000
+
+
+def buckets_many(
+    items: Iterable[tuple[str, InstantLike, InstantLike] | Mapping[str, Any]],
+    *,
+    buckets: int | None = None,
+    tz: TzLike | None = None,
+) -> Call[list[m.Buckets]]:
+    if isinstance(items, (str, Mapping)):
+        raise TypeError("items: expected a list of (asset, start, end), got one")
+    body_items: list[dict[str, str]] = []
+    for n, item in enumerate(items, 1):
+        if isinstance(item, Mapping):
+            asset, start, end = item["asset"], item["start"], item["end"]
+        else:
+            asset, start, end = item
+        if not isinstance(asset, str):
+            raise TypeError(f"item {n}: asset: expected a str, got {type(asset).__name__}")
+        body_items.append(
+            {
+                "asset": asset,
+                "start": instant_text(start, f"item {n}: start", tz),
+                "end": instant_text(end, f"item {n}: end", tz),
+            }
+        )
+    body: dict[str, Any] = {"assets": body_items}
+    if buckets is not None:
+        body["buckets"] = buckets
+    if tz is not None:
+        body["tz"] = tz_text(tz)
+    return Call(
+        "POST",
+        "/v1/buckets",
+        lambda d: [m.Buckets.from_json(b) for b in d["buckets"]],
+        json=body,
+    )
 
 
 def asset(name: str) -> Call[m.Asset]:
@@ -404,8 +451,14 @@ def rule_windows(
     return Call("GET", _rule_path(name) + "/windows", m.RuleWindows.from_json, params=params)
 
 
-def rules() -> Call[list[m.Rule]]:
-    return Call("GET", "/v1/rules", lambda d: [m.Rule.from_json(r) for r in d["rules"]])
+def rules_page(
+    *,
+    prefix: str | None = None,
+    limit: int | None = None,
+    after: str | None = None,
+) -> Call[m.RulesPage]:
+    params = _query(prefix=prefix, limit=limit, after=after)
+    return Call("GET", "/v1/rules", m.RulesPage.from_json, params=params)
 
 
 def delete_rule(name: str) -> Call[m.RuleDeleted]:
@@ -537,6 +590,34 @@ def events(
         page = yield events_page(asset, start, end, kind=kind, limit=limit, after=after, tz=tz)
         for e in page.events:
             yield Item(e)
+        if page.next is None:
+            return
+        after = page.next
+
+
+def assets(
+    *, prefix: str | None = None, contains: str | None = None, limit: int | None = None
+) -> Plan[m.Asset]:
+    """Every asset of every page, in name order."""
+    after: str | None = None
+    while True:
+        page = yield assets_page(
+            prefix=prefix, contains=contains, limit=limit or LIST_PAGE, after=after
+        )
+        for a in page.assets:
+            yield Item(a)
+        if page.next is None:
+            return
+        after = page.next
+
+
+def rules(*, prefix: str | None = None, limit: int | None = None) -> Plan[m.Rule]:
+    """Every rule of every page, in name order."""
+    after: str | None = None
+    while True:
+        page = yield rules_page(prefix=prefix, limit=limit or LIST_PAGE, after=after)
+        for r in page.rules:
+            yield Item(r)
         if page.next is None:
             return
         after = page.next

@@ -276,8 +276,31 @@ class AsyncClient:
     ) -> m.Frontier:
         return await self._send(_api.frontier(asset, origin, tz=tz))
 
-    async def assets(self) -> list[m.Asset]:
-        return await self._send(_api.assets())
+    def assets(
+        self, *, prefix: str | None = None, contains: str | None = None
+    ) -> AsyncIterator[m.Asset]:
+        return self._iterate(_api.assets(prefix=prefix, contains=contains))
+
+    async def assets_page(
+        self,
+        *,
+        prefix: str | None = None,
+        contains: str | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> m.AssetsPage:
+        return await self._send(
+            _api.assets_page(prefix=prefix, contains=contains, limit=limit, after=after)
+        )
+
+    async def buckets_many(
+        self,
+        items: Iterable[tuple[str, InstantLike, InstantLike] | Mapping[str, Any]],
+        *,
+        buckets: int | None = None,
+        tz: TzLike | None = None,
+    ) -> list[m.Buckets]:
+        return await self._send(_api.buckets_many(items, buckets=buckets, tz=tz))
 
     async def asset(self, asset: str) -> m.Asset:
         return await self._send(_api.asset(asset))
@@ -335,8 +358,13 @@ class AsyncClient:
     ) -> m.RuleWindows:
         return await self._send(_api.rule_windows(name, start, end, tz=tz))
 
-    async def rules(self) -> list[m.Rule]:
-        return await self._send(_api.rules())
+    def rules(self, *, prefix: str | None = None) -> AsyncIterator[m.Rule]:
+        return self._iterate(_api.rules(prefix=prefix))
+
+    async def rules_page(
+        self, *, prefix: str | None = None, limit: int | None = None, after: str | None = None
+    ) -> m.RulesPage:
+        return await self._send(_api.rules_page(prefix=prefix, limit=limit, after=after))
 
     async def delete_rule(self, name: str) -> m.RuleDeleted:
         return await self._send(_api.delete_rule(name))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from types import TracebackType
@@ -138,6 +139,14 @@ class Client:
                 yield step.value
             else:
                 sent = self._send(step)
+
+    def _iterate_started(self, plan: Plan[T]) -> Iterator[T]:
+        """:meth:`_iterate` with its first request sent at once, so that a
+        refused token or an unreachable server raises at the call, as a
+        method answering a list did."""
+        items = self._iterate(plan)
+        first = list(itertools.islice(items, 1))
+        return itertools.chain(first, items)
 
     # -- recording -------------------------------------------------------
 
@@ -380,9 +389,52 @@ class Client:
         """
         return self._send(_api.frontier(asset, origin, tz=tz))
 
-    def assets(self) -> list[m.Asset]:
-        """Every asset with an event or a declaration, by name."""
-        return self._send(_api.assets())
+    def assets(
+        self, *, prefix: str | None = None, contains: str | None = None
+    ) -> Iterator[m.Asset]:
+        """Every asset with an event or a declaration, in name order (byte
+        order), across every page: an iterator (``list(client.assets())``
+        for a list), its first page asked at once. ``prefix``: names that
+        start with it; ``contains``: names that contain it
+        (case-sensitive). Each carries its overview: ``frontier``,
+        ``covered_ratio_day``, ``covered_ratio_week``.
+
+        >>> [a.asset for a in client.assets(prefix="s3://lake/")]  # doctest: +SKIP
+        ['s3://lake/clicks', 's3://lake/orders']
+        """
+        return self._iterate_started(_api.assets(prefix=prefix, contains=contains))
+
+    def assets_page(
+        self,
+        *,
+        prefix: str | None = None,
+        contains: str | None = None,
+        limit: int | None = None,
+        after: str | None = None,
+    ) -> m.AssetsPage:
+        """One page of assets (``limit`` 1 to 1,000, default 100); pass its
+        ``next`` as ``after`` for the next."""
+        return self._send(
+            _api.assets_page(prefix=prefix, contains=contains, limit=limit, after=after)
+        )
+
+    def buckets_many(
+        self,
+        items: Iterable[tuple[str, InstantLike, InstantLike] | Mapping[str, Any]],
+        *,
+        buckets: int | None = None,
+        tz: TzLike | None = None,
+    ) -> list[m.Buckets]:
+        """The buckets of several assets and ranges in one request (``POST
+        /v1/buckets``), in the order given: each item ``(asset, start,
+        end)`` or a mapping with those keys, each answer what
+        :meth:`buckets` answers for it (1 to 1,000 items; items times
+        ``buckets`` at most 200,000).
+
+        >>> bars = client.buckets_many([("orders", "2025-06-14", "2025-06-15"),
+        ...                             ("clicks", "2025-06-14", "2025-06-15")], buckets=24)  # doctest: +SKIP
+        """
+        return self._send(_api.buckets_many(items, buckets=buckets, tz=tz))
 
     def asset(self, asset: str) -> m.Asset:
         """One asset: events stored, first and last covered instants,
@@ -466,9 +518,19 @@ class Client:
         rule judges it (``gapless rule windows``)."""
         return self._send(_api.rule_windows(name, start, end, tz=tz))
 
-    def rules(self) -> list[m.Rule]:
-        """Every rule, by name."""
-        return self._send(_api.rules())
+    def rules_page(
+        self, *, prefix: str | None = None, limit: int | None = None, after: str | None = None
+    ) -> m.RulesPage:
+        """One page of rules in name order (``limit`` 1 to 1,000, default
+        100, fewer when their asset lists are long); pass its ``next`` as
+        ``after`` for the next."""
+        return self._send(_api.rules_page(prefix=prefix, limit=limit, after=after))
+
+    def rules(self, *, prefix: str | None = None) -> Iterator[m.Rule]:
+        """Every rule (``prefix``: whose name starts with it), in name order,
+        across every page: an iterator (``list(client.rules())`` for a
+        list), its first page asked at once."""
+        return self._iterate_started(_api.rules(prefix=prefix))
 
     def delete_rule(self, name: str) -> m.RuleDeleted:
         """Delete a rule, its window states and its firings."""

@@ -360,7 +360,11 @@ class Asset:
     """An asset: its stored events, first and last covered instants,
     declaration (``key_span`` as ISO 8601, ``tz`` None when never declared),
     and when its last event was stored (``last_received``, None before the
-    first or from an older server)."""
+    first or from an older server). In a listing, also its overview:
+    ``frontier`` (the end of its first covered run, None when nothing is
+    covered) and ``covered_ratio_day``, ``covered_ratio_week`` (the covered
+    share of the day and week before the page's ``as_of``); these three
+    are None from ``asset()`` and from an older server."""
 
     asset: str
     events: int
@@ -369,6 +373,9 @@ class Asset:
     key_span: str | None
     tz: str | None
     last_received: datetime | None = None
+    frontier: datetime | None = None
+    covered_ratio_day: float | None = None
+    covered_ratio_week: float | None = None
     raw: Any = _raw()
 
     @classmethod
@@ -381,6 +388,30 @@ class Asset:
             d["key_span"],
             d["tz"],
             _opt_t(d.get("last_received")),
+            _opt_t(d.get("frontier")),
+            d.get("covered_ratio_day"),
+            d.get("covered_ratio_week"),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class AssetsPage:
+    """One page of assets in name order; ``next`` is an opaque cursor for
+    ``after``, None on the last page; ``as_of`` the server's clock the
+    overviews' day and week end at."""
+
+    assets: list[Asset]
+    next: str | None
+    as_of: datetime | None
+    raw: Any = _raw()
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> AssetsPage:
+        return cls(
+            [Asset.from_json(a) for a in d["assets"]],
+            d.get("next"),
+            _opt_t(d.get("as_of")),
             raw=d,
         )
 
@@ -430,6 +461,20 @@ class Rule:
             d["key_format"],
             raw=d,
         )
+
+
+@dataclass(frozen=True)
+class RulesPage:
+    """One page of rules in name order; ``next`` is an opaque cursor for
+    ``after``, None on the last page."""
+
+    rules: list[Rule]
+    next: str | None
+    raw: Any = _raw()
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> RulesPage:
+        return cls([Rule.from_json(r) for r in d["rules"]], d.get("next"), raw=d)
 
 
 @dataclass(frozen=True)

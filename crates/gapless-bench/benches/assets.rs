@@ -1,0 +1,234 @@
+//! The assets overview of a platform, a plain binary (`cargo bench -p
+//! gapless-bench --bench assets`): a ledger of 10,000 assets (three events
+//! each over the last eight days, so that each has runs in its day and its
+//! week and a gap), served by `gapless serve`, first on a SQLite file, then
+//! on a fresh PostgreSQL schema. Asked: a page of `GET /v1/assets?limit=100`
+//! (each asset with its frontier and its covered share of the last day and
+//! week) from cursors spread over the listing, against the baseline of the
+//! same run, `GET /v1/assets/{asset}` of one asset (one row, no overview);
+//! the target is a page at most 2x the baseline. Also shown: a page of a
+//! prefix (a seek of the name index), of a substring (a scan of the names),
+//! every page of the listing (what one answer of every asset was), and
+//! `POST /v1/buckets` of a page's rows (100 assets, 100 parts each). Each
+//! time is a whole HTTP round trip on loopback, the median of 101 (21 for
+//! the listing).
+//!
+//! `GAPLESS_BENCH_ASSETS` (default 10000) the number of assets;
+//! `GAPLESS_LOAD_PG` (default `postgres://postgres@127.0.0.1:5432/test`,
+//! `off` to skip) the PostgreSQL database; its schema is dropped at the end.
+
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::process::Command;
+use std::time::Instant;
+
+use gapless_bench::*;
+
+/// The median of `runs` timed calls of `f`, in milliseconds.
+fn median_ms(runs: usize, mut f: impl FnMut(usize)) -> f64 {
+    let mut v: Vec<f64> = (0..runs)
+        .map(|i| {
+            let t = Instant::now();
+            f(i);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    v.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    v[runs / 2]
+}
+
+fn get(agent: &ureq::Agent, url: &str) -> serde_json::Value {
+    let mut r = agent.get(url).call().expect("GET");
+    assert_eq!(r.status().as_u16(), 200, "{url}");
+    serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
+}
+
+fn name(i: usize) -> String {
+    format!("s3://lake/team{}/table{i:05}", i % 50)
+}
+
+/// Percent-encoded for a path segment or a query value.
+fn enc(s: &str) -> String {
+    s.bytes().fold(String::new(), |mut out, b| {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            let _ = write!(out, "%{b:02X}");
+        }
+        out
+    })
+}
+
+/// The events of `n` assets as NDJSON: each covered from 8 days ago to 30
+/// hours ago and from 20 hours ago to a random hour of the last 12, with a
+/// retraction inside the first run.
+fn ledger_file(path: &std::path::Path, n: usize) {
+    let now = jiff::Timestamp::now().as_second();
+    let at = |h: i64| ts(now - h * 3600);
+    let mut rng = Rng(7);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    for i in 0..n {
+        let a = name(i);
+        let to = rng.below(12) as i64;
+        writeln!(
+            out,
+            "{{\"asset\":\"{a}\",\"start\":\"{}\",\"end\":\"{}\"}}\n\
+             {{\"asset\":\"{a}\",\"start\":\"{}\",\"end\":\"{}\"}}\n\
+             {{\"asset\":\"{a}\",\"start\":\"{}\",\"end\":\"{}\",\"kind\":\"retracted\"}}",
+            at(192),
+            at(30),
+            at(20),
+            at(to),
+            at(100),
+            at(99)
+        )
+        .unwrap();
+    }
+}
+
+fn bench(backend: &str, db: &str, n: usize) {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("assets.ndjson");
+    ledger_file(&file, n);
+    let t = Instant::now();
+    let out = Command::new(gapless())
+        .args(["--db", db, "ingest"])
+        .arg(&file)
+        .output()
+        .expect("run gapless ingest");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!(
+        "{backend}: a ledger of {n} assets ({} events), made in {:.1} s",
+        3 * n,
+        t.elapsed().as_secs_f64()
+    );
+    let server = Server::start(db);
+    let agent = agent();
+    let base = &server.base;
+    // Cursors spread over the listing: the first page and pages after
+    // names all along it.
+    let mut sorted: Vec<String> = (0..n).map(name).collect();
+    sorted.sort();
+    let after: Vec<String> = (0..20)
+        .map(|k| {
+            let first = get(
+                &agent,
+                &format!("{base}/v1/assets?limit=1&prefix={}", enc(&sorted[k * n / 20])),
+            );
+            first["next"].as_str().unwrap_or_default().to_string()
+        })
+        .collect();
+    let page_url = |i: usize| match i % 21 {
+        0 => format!("{base}/v1/assets?limit=100"),
+        k => format!("{base}/v1/assets?limit=100&after={}", after[k - 1]),
+    };
+    let p = get(&agent, &page_url(0));
+    assert_eq!(p["assets"].as_array().unwrap().len(), 100.min(n));
+    let day = p["assets"][0]["covered_ratio_day"].as_f64().unwrap();
+    assert!(day > 0.0 && day < 1.0, "{p}");
+    let mut rng = Rng(11);
+    let one_url: Vec<String> = (0..101)
+        .map(|_| format!("{base}/v1/assets/{}", enc(&name(rng.below(n as u64) as usize))))
+        .collect();
+    // Warm both.
+    for i in 0..21 {
+        get(&agent, &page_url(i));
+        get(&agent, &one_url[i]);
+    }
+    let baseline = median_ms(101, |i| {
+        get(&agent, &one_url[i]);
+    });
+    println!("{backend}: baseline, GET /v1/assets/{{asset}}: {baseline:.2} ms");
+    let page = median_ms(101, |i| {
+        get(&agent, &page_url(i));
+    });
+    let ratio = page / baseline;
+    println!(
+        "{backend}: GET /v1/assets?limit=100 (a page with its overviews): {page:.2} ms = {ratio:.2}x the baseline (target <= 2x: {})",
+        verdict(ratio <= 2.0)
+    );
+    let prefix = median_ms(101, |i| {
+        get(
+            &agent,
+            &format!("{base}/v1/assets?limit=100&prefix={}", enc(&format!("s3://lake/team{}/", i % 50))),
+        );
+    });
+    println!(
+        "{backend}: GET /v1/assets?prefix=…&limit=100 (a seek of the name index): {prefix:.2} ms = {:.2}x the baseline",
+        prefix / baseline
+    );
+    let contains = median_ms(101, |i| {
+        get(
+            &agent,
+            &format!("{base}/v1/assets?limit=100&contains=table{:03}", i % 100),
+        );
+    });
+    println!(
+        "{backend}: GET /v1/assets?contains=…&limit=100 (a scan of the names): {contains:.2} ms = {:.2}x the baseline",
+        contains / baseline
+    );
+    let every = median_ms(21, |_| {
+        let mut url = format!("{base}/v1/assets?limit=1000");
+        let mut seen = 0;
+        loop {
+            let p = get(&agent, &url);
+            seen += p["assets"].as_array().unwrap().len();
+            match p["next"].as_str() {
+                Some(c) => url = format!("{base}/v1/assets?limit=1000&after={c}"),
+                None => break,
+            }
+        }
+        assert_eq!(seen, n);
+    });
+    println!(
+        "{backend}: every page of the listing (limit=1000, {n} assets): {every:.2} ms = {:.2}x the baseline",
+        every / baseline
+    );
+    let now = jiff::Timestamp::now().as_second();
+    let items: Vec<serde_json::Value> = sorted
+        .iter()
+        .take(100)
+        .map(|a| serde_json::json!({"asset": a, "start": ts(now - 7 * 86_400), "end": ts(now)}))
+        .collect();
+    let body = serde_json::json!({"assets": items, "buckets": 100}).to_string();
+    let bars = median_ms(21, |_| {
+        let (status, text) = post(&agent, &format!("{base}/v1/buckets"), "application/json", &body);
+        assert_eq!(status, 200, "{text}");
+    });
+    println!(
+        "{backend}: POST /v1/buckets, a page's bars (100 assets x 100 parts): {bars:.2} ms = {:.2}x the baseline",
+        bars / baseline
+    );
+}
+
+fn main() {
+    // `cargo bench` passes --bench; `cargo test --benches` would pass
+    // nothing: run only under `cargo bench`.
+    if !std::env::args().any(|a| a == "--bench") {
+        return;
+    }
+    let n: usize = env_or("GAPLESS_BENCH_ASSETS", 10_000);
+    let dir = tempfile::tempdir().unwrap();
+    bench("sqlite", dir.path().join("assets.db").to_str().unwrap(), n);
+    let pg_url: String = env_or(
+        "GAPLESS_LOAD_PG",
+        "postgres://postgres@127.0.0.1:5432/test".to_string(),
+    );
+    if pg_url == "off" {
+        return;
+    }
+    let Ok(mut pg) = postgres::Client::connect(&pg_url, postgres::NoTls) else {
+        println!("postgres: {pg_url} cannot be reached: skipped");
+        return;
+    };
+    let schema = format!("gapless_assets_{}", std::process::id());
+    let sep = if pg_url.contains('?') { '&' } else { '?' };
+    bench("postgres", &format!("{pg_url}{sep}schema={schema}"), n);
+    if let Err(e) = pg.batch_execute(&format!("DROP SCHEMA IF EXISTS {schema} CASCADE")) {
+        eprintln!("cannot drop schema {schema}: {e}");
+    }
+}
