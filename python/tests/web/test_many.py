@@ -144,8 +144,13 @@ def api_path(url: str) -> str:
     return urlsplit(url).path
 
 
+ROWS = {"assets": "#assets tbody tr", "rules": "section.rule"}
+
+
 def before_first_rows(page: Page, view: str) -> list[str]:
-    page.wait_for_function(f"window.firstRows && '{view}' in window.firstRows")
+    # A selector, not wait_for_function: its polling evaluates a string in
+    # the page, which the page's CSP (no 'unsafe-eval') refuses.
+    page.wait_for_selector(ROWS[view], state="attached")
     t = page.evaluate(f"window.firstRows['{view}']")
     return page.evaluate(REQUESTS_BEFORE, t)
 
