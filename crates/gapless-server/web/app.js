@@ -433,6 +433,8 @@ function debounced(fn) {
 // ---- view 1: assets
 
 const BAR_PARTS = 160;
+const BAR_DELAY = 100; // ms the rows coming into view are gathered for one request
+const BARS_MAX = 1000; // items of one request of the buckets route
 
 /** An RFC 3339 UTC instant `days` days before `text`, keeping its
  * microseconds (a Date keeps only milliseconds). */
@@ -446,6 +448,7 @@ async function assetsView(main) {
   const filter = h("input", { type: "search", id: "asset-filter", placeholder: "part of a name (case-sensitive)",
     autocomplete: "off", "aria-controls": "assets" });
   const rows = h("tbody");
+  const bars = barPainter();
   const list = pager({
     noun: "assets",
     fetchPage: async (after) => {
@@ -453,17 +456,23 @@ async function assetsView(main) {
       return { items: answer.assets, next: answer.next, answer };
     },
     show: (assets, answer) => {
-      const trs = assets.map((a) => assetRow(a, answer.as_of));
-      rows.append(...trs);
-      drawBars(assets, trs).catch(fail);
+      for (const a of assets) {
+        const tr = assetRow(a, answer.as_of);
+        rows.append(tr);
+        bars.watch(tr, a);
+      }
     },
-    clear: () => rows.replaceChildren(),
+    clear: () => {
+      bars.forget();
+      rows.replaceChildren();
+    },
   });
   const refilter = debounced(() => list.restart().catch(fail));
   filter.addEventListener("input", refilter);
   currentView = () => {
     refilter.cancel();
     list.stop();
+    bars.forget();
   };
   // The first page before anything is shown: a server that wants a token
   // shows only its form.
@@ -477,7 +486,8 @@ async function assetsView(main) {
     list.box,
     h("p", { class: "keys", text: "Last day and last week: the covered share of the 24 hours and the " +
       "7 days up to now (a producer that stopped shows here). The bar: the asset's history from its " +
-      `first to its last covered instant. The filter keeps the names that contain what is typed; ` +
+      `first to its last covered instant, drawn as the row comes into view. The filter keeps the names ` +
+      "that contain what is typed; " +
       `${PAGE_ROWS} rows are read at a time, more as you scroll.` }));
 }
 
@@ -501,11 +511,47 @@ function assetRow(a, asOf) {
     h("td", {}, h("a", { href: `#/windows/${enc(a.asset)}`, text: "windows" })));
 }
 
-/** The history bars of the rows just shown: one request of the buckets
- * route for all of them, each from its first to its last covered instant. */
-async function drawBars(assets, trs) {
-  const drawn = assets.map((a, i) => [a, trs[i]]).filter(([a]) => a.first_covered && a.last_covered);
-  if (!drawn.length) return;
+/** The history bars of the rows in view, each from the asset's first to
+ * its last covered instant: the rows that come into view within BAR_DELAY
+ * of each other are drawn from one request of the buckets route, so a
+ * page's first view is one request and each stop of a scroll one more,
+ * and a row scrolled past is never asked for. */
+function barPainter() {
+  const assetOf = new WeakMap();
+  const wanted = new Set(); // rows in view, not yet asked for
+  let timer = null;
+  const observer = new IntersectionObserver((entries) => {
+    for (const e of entries) {
+      if (e.isIntersecting) wanted.add(e.target);
+      else wanted.delete(e.target);
+    }
+    clearTimeout(timer);
+    if (wanted.size) timer = setTimeout(ask, BAR_DELAY);
+  });
+  function ask() {
+    const trs = [...wanted].slice(0, BARS_MAX);
+    for (const tr of trs) {
+      wanted.delete(tr);
+      observer.unobserve(tr);
+    }
+    drawBars(trs.map((tr) => [assetOf.get(tr), tr])).catch(fail);
+    if (wanted.size) timer = setTimeout(ask, BAR_DELAY);
+  }
+  return {
+    watch(tr, a) {
+      if (!a.first_covered || !a.last_covered) return;
+      assetOf.set(tr, a);
+      observer.observe(tr);
+    },
+    forget() {
+      clearTimeout(timer);
+      wanted.clear();
+      observer.disconnect();
+    },
+  };
+}
+
+async function drawBars(drawn) {
   const items = drawn.map(([a]) => ({ asset: a.asset, start: a.first_covered, end: a.last_covered }));
   const { buckets } = await api("/v1/buckets", null, { assets: items, buckets: BAR_PARTS });
   buckets.forEach((bar, k) => {
