@@ -40,7 +40,12 @@ VALID = {
     "kind": ["landed", "retracted"],
     "key_format": ["%Y-%m-%d", "%Y%m%dT%H"],
     "limit": [1, 2, 1000],
-    "after": ["0", "1", "2"],
+    # Firings' and events' cursors, and an assets page's ("orders" in
+    # unpadded base64url).
+    "after": ["0", "1", "2", "b3JkZXJz"],
+    "prefix": ["s3://lake/", "o", "orders_"],
+    "contains": ["orders", "c"],
+    "buckets": [1, 10, 100],
     "key_span": ["PT5M", "1h", "none"],
     "extra": [{"rows": 1}, None],
     # Ids repeat, so that some events are duplicates and some conflicts.
@@ -113,9 +118,16 @@ def flatmap_query(ctx, query):
 
 @schemathesis.hook
 def flatmap_body(ctx, body):
-    # POST /v1/coverage: {"assets", "start", "end", "tz"}; events: one
-    # object or an array of them.
+    # POST /v1/coverage: {"assets", "start", "end", "tz"}; POST
+    # /v1/buckets: {"assets": [{"asset", "start", "end"}], "buckets", "tz"};
+    # events: one object or an array of them.
     if isinstance(body, dict):
+        items = body.get("assets")
+        if isinstance(items, list) and items and all(isinstance(i, dict) for i in items):
+            valid_items = st.tuples(*[_fill(i) for i in items]).map(list)
+            return st.tuples(valid_items, _fill({k: v for k, v in body.items() if k != "assets"})).map(
+                lambda t: {**t[1], "assets": t[0]}
+            )
         if "assets" in body and isinstance(body["assets"], list):
             assets = st.one_of(st.just(body["assets"]), st.lists(st.sampled_from(ASSETS), min_size=1, max_size=3))
             return st.tuples(assets, _fill({k: v for k, v in body.items() if k != "assets"})).map(

@@ -117,7 +117,10 @@ fn bench(backend: &str, db: &str, n: usize) {
         .map(|k| {
             let first = get(
                 &agent,
-                &format!("{base}/v1/assets?limit=1&prefix={}", enc(&sorted[k * n / 20])),
+                &format!(
+                    "{base}/v1/assets?limit=1&prefix={}",
+                    enc(&sorted[k * n / 20])
+                ),
             );
             first["next"].as_str().unwrap_or_default().to_string()
         })
@@ -132,7 +135,12 @@ fn bench(backend: &str, db: &str, n: usize) {
     assert!(day > 0.0 && day < 1.0, "{p}");
     let mut rng = Rng(11);
     let one_url: Vec<String> = (0..101)
-        .map(|_| format!("{base}/v1/assets/{}", enc(&name(rng.below(n as u64) as usize))))
+        .map(|_| {
+            format!(
+                "{base}/v1/assets/{}",
+                enc(&name(rng.below(n as u64) as usize))
+            )
+        })
         .collect();
     // Warm both.
     for i in 0..21 {
@@ -154,7 +162,10 @@ fn bench(backend: &str, db: &str, n: usize) {
     let prefix = median_ms(101, |i| {
         get(
             &agent,
-            &format!("{base}/v1/assets?limit=100&prefix={}", enc(&format!("s3://lake/team{}/", i % 50))),
+            &format!(
+                "{base}/v1/assets?limit=100&prefix={}",
+                enc(&format!("s3://lake/team{}/", i % 50))
+            ),
         );
     });
     println!(
@@ -196,7 +207,12 @@ fn bench(backend: &str, db: &str, n: usize) {
         .collect();
     let body = serde_json::json!({"assets": items, "buckets": 100}).to_string();
     let bars = median_ms(21, |_| {
-        let (status, text) = post(&agent, &format!("{base}/v1/buckets"), "application/json", &body);
+        let (status, text) = post(
+            &agent,
+            &format!("{base}/v1/buckets"),
+            "application/json",
+            &body,
+        );
         assert_eq!(status, 200, "{text}");
     });
     println!(

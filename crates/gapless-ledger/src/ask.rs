@@ -328,6 +328,7 @@ impl Ask for Ledger {
             prefix: q.prefix.clone(),
             after: q.after.as_deref().map(params::name_after).transpose()?,
             limit: params::list_limit(q.limit.as_deref())?,
+            bytes: gapless_store::RULES_PAGE_BYTES,
         };
         self.rules_page(&query)
     }

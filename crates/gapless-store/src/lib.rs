@@ -314,8 +314,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     fn rules(&self) -> Result<Vec<StoredRule>>;
 
     /// One page of rules in name order, ending at its limit or once the
-    /// rules' asset lists reach [`RULES_PAGE_BYTES`]; read in one
-    /// statement, never the whole listing.
+    /// rules' asset lists reach the query's bytes (at most
+    /// [`RULES_PAGE_BYTES`]); read in one statement, never the whole
+    /// listing.
     fn rules_page(&self, query: &RuleQuery) -> Result<RulePage>;
 
     /// Remove rule `name`, its window states and its firings; whether it

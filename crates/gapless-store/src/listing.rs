@@ -69,8 +69,11 @@ pub struct RuleQuery {
     /// Only names after this one (the last name of the previous page).
     pub after: Option<String>,
     /// At most this many (0 or more than [`MAX_LIST_PAGE`]: that many);
-    /// fewer once their asset lists reach [`RULES_PAGE_BYTES`].
+    /// fewer once their asset lists reach [`RuleQuery::bytes`].
     pub limit: usize,
+    /// The bytes of asset lists at which the page ends, with the rule that
+    /// reaches them (0 or more than [`RULES_PAGE_BYTES`]: that many).
+    pub bytes: usize,
 }
 
 /// One page of rules.
@@ -101,6 +104,14 @@ pub(crate) struct NameRange {
     /// The cursor, or the empty string (every name is after it: a name is
     /// never empty).
     pub(crate) after: String,
+}
+
+/// The byte budget of a page of rules asked with `bytes`.
+pub(crate) fn rule_bytes(bytes: usize) -> usize {
+    match bytes {
+        0 => RULES_PAGE_BYTES,
+        n => n.min(RULES_PAGE_BYTES),
+    }
 }
 
 /// The range of names with `prefix` (none: every name) after `after`.

@@ -638,7 +638,7 @@ pub(crate) fn rules_page(conn: &mut Conn, q: &RuleQuery) -> Result<RulePage, Fai
     let limit = listing::limit(q.limit);
     let range = listing::name_range(q.prefix.as_deref(), q.after.as_deref());
     let n = limit as i64 + 1;
-    let budget = listing::RULES_PAGE_BYTES as i64;
+    let budget = listing::rule_bytes(q.bytes) as i64;
     let none: Option<String> = None;
     let (sql, hi): (&str, &(dyn ToSql + Sync)) = match &range.hi {
         Some(hi) => (rules_page!("AND name COLLATE \"C\" < $4"), hi),

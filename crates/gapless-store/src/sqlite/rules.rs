@@ -521,9 +521,10 @@ pub(crate) fn rules_page(conn: &mut Connection, q: &RuleQuery) -> Result<RulePag
     };
     let mut stmt = conn.prepare_cached(sql)?;
     let mut rows = stmt.query(&args[..])?;
+    let budget = listing::rule_bytes(q.bytes);
     let (mut out, mut bytes, mut more) = (Vec::new(), 0usize, false);
     while let Some(r) = rows.next()? {
-        if bytes >= listing::RULES_PAGE_BYTES {
+        if bytes >= budget {
             more = true;
             break;
         }

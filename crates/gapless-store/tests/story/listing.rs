@@ -262,6 +262,7 @@ pub fn rule_pages_match_a_sort_of_the_names(store: &dyn Store) {
             prefix: prefix.clone(),
             after: None,
             limit: 1 + rng.below(5) as usize,
+            bytes: 0,
         };
         let mut got = Vec::new();
         loop {
@@ -281,4 +282,70 @@ pub fn rule_pages_match_a_sort_of_the_names(store: &dyn Store) {
         }
         assert_eq!(got, expected(&names, prefix.as_deref(), None), "{prefix:?}");
     }
+}
+
+/// A page of rules ends once its rules' asset lists reach the byte budget,
+/// with the rule that passes it; the budget is never above
+/// [`RULES_PAGE_BYTES`].
+pub fn rule_pages_end_at_their_byte_budget(store: &dyn Store) {
+    let assets: Vec<String> = (0..4).map(|i| format!("{i}{}", "x".repeat(99))).collect();
+    store
+        .append(
+            &assets.iter().map(|a| landed(a, 0, 60)).collect::<Vec<_>>(),
+            t(0),
+        )
+        .unwrap();
+    // Rule i watches i % 4 + 1 assets: lists of 103, 205, 307 and 409 bytes.
+    let list = |i: usize| serde_json::to_string(&assets[..i % 4 + 1]).unwrap().len();
+    for i in 0..10 {
+        store
+            .put_rule(&rule(&format!("r{i}"), &assets[..i % 4 + 1]), t(0))
+            .unwrap();
+    }
+    for budget in [1, 103, 104, 400, 700, 2_000, 5_000] {
+        let mut pages = Vec::new();
+        let mut after = None;
+        loop {
+            let page = store
+                .rules_page(&RuleQuery {
+                    limit: 3,
+                    after: after.take(),
+                    bytes: budget,
+                    ..RuleQuery::default()
+                })
+                .unwrap();
+            let names: Vec<usize> = page
+                .rules
+                .iter()
+                .map(|r| r.rule.name[1..].parse().unwrap())
+                .collect();
+            pages.push(names);
+            match page.next {
+                Some(n) => after = Some(n),
+                None => break,
+            }
+        }
+        // The reference: rules in order, a page closed at 3 rules or once
+        // the lists in it reach the budget.
+        let mut want: Vec<Vec<usize>> = vec![Vec::new()];
+        let mut bytes = 0;
+        for i in 0..10 {
+            let page = want.last_mut().unwrap();
+            if page.len() == 3 || bytes >= budget {
+                want.push(Vec::new());
+                bytes = 0;
+            }
+            want.last_mut().unwrap().push(i);
+            bytes += list(i);
+        }
+        assert_eq!(pages, want, "budget {budget}");
+    }
+    // A budget above the largest is the largest.
+    let page = store
+        .rules_page(&RuleQuery {
+            bytes: usize::MAX,
+            ..RuleQuery::default()
+        })
+        .unwrap();
+    assert_eq!((page.rules.len(), page.next), (10, None));
 }

@@ -20,7 +20,10 @@ pub use deliveries::{
     claims_are_exclusive_and_leases_expire, concurrent_claims_never_share,
     retries_are_due_after_next_try,
 };
-pub use listing::{asset_pages_match_a_filter_of_the_names, rule_pages_match_a_sort_of_the_names};
+pub use listing::{
+    asset_pages_match_a_filter_of_the_names, rule_pages_end_at_their_byte_budget,
+    rule_pages_match_a_sort_of_the_names,
+};
 pub use rules::{
     deadlines_fire_late_once, joint_coverage_and_generations, rule_definitions_cannot_change,
     rules_fire_as_the_model_judges,
@@ -67,6 +70,7 @@ macro_rules! with_scenarios {
             assets_listing,
             asset_pages_match_a_filter_of_the_names,
             rule_pages_match_a_sort_of_the_names,
+            rule_pages_end_at_their_byte_budget,
             unknown_asset_is_empty,
             declarations_round_trip,
             declaration_with_bad_tz_is_an_error,
@@ -145,6 +149,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "rule_pages_match_a_sort_of_the_names",
         rule_pages_match_a_sort_of_the_names,
+    ),
+    (
+        "rule_pages_end_at_their_byte_budget",
+        rule_pages_end_at_their_byte_budget,
     ),
     ("unknown_asset_is_empty", unknown_asset_is_empty),
     ("declarations_round_trip", declarations_round_trip),
