@@ -345,17 +345,19 @@ function nearView(el) {
  * it. The "More" button reads the next page, and so does its coming into
  * view (an IntersectionObserver): scrolling to the end reads on. `restart()`
  * begins again (a new filter): an answer to an older request never lands.
- * The status line says how many are shown and whether there are more. */
-function pager({ noun, fetchPage, show, clear }) {
+ * The status line says how many are shown (`noun`: what is listed, one
+ * and many) and whether there are more. */
+function pager({ noun: [one, many], fetchPage, show, clear }) {
   const status = h("p", { class: "pager-status", role: "status", "aria-live": "polite",
     "data-shown": 0, "data-more": "false" });
-  const button = h("button", { type: "button", class: "more", text: `More ${noun}` });
+  const button = h("button", { type: "button", class: "more", text: `More ${many}` });
   const box = h("div", { class: "pager" }, status, button);
   let generation = 0;
   let next = null;
   let shown = 0;
   let busy = false;
   let done = false;
+  const count = (n) => `${n} ${n === 1 ? one : many}`;
   const say = (text) => {
     status.textContent = text;
     status.dataset.shown = shown;
@@ -366,7 +368,7 @@ function pager({ noun, fetchPage, show, clear }) {
     const mine = generation;
     busy = true;
     button.disabled = true;
-    say(shown ? `${shown} ${noun} shown, reading more…` : `Reading ${noun}…`);
+    say(shown ? `${count(shown)} shown, reading more…` : `Reading ${many}…`);
     try {
       const page = await fetchPage(next);
       if (mine !== generation) return;
@@ -374,11 +376,11 @@ function pager({ noun, fetchPage, show, clear }) {
       done = next == null;
       shown += page.items.length;
       show(page.items, page.answer);
-      say(!shown ? `No ${noun}.` : done ? `All ${shown} ${noun} shown.`
-        : `${shown} ${noun} shown; more below (scroll, or the button).`);
+      say(!shown ? `No ${many}.` : !done ? `${count(shown)} shown; more below (scroll, or the button).`
+        : shown === 1 ? `1 ${one} shown.` : `All ${count(shown)} shown.`);
     } catch (e) {
       if (mine !== generation) return;
-      say(`${shown} ${noun} shown; reading more failed.`);
+      say(`${count(shown)} shown; reading more failed.`);
       throw e;
     } finally {
       if (mine === generation) {
@@ -446,11 +448,11 @@ function daysBefore(text, days) {
 
 async function assetsView(main) {
   const filter = h("input", { type: "search", id: "asset-filter", placeholder: "part of a name (case-sensitive)",
-    autocomplete: "off", "aria-controls": "assets" });
+    size: 30, autocomplete: "off", "aria-controls": "assets" });
   const rows = h("tbody");
   const bars = barPainter();
   const list = pager({
-    noun: "assets",
+    noun: ["asset", "assets"],
     fetchPage: async (after) => {
       const answer = await api("/v1/assets", { contains: filter.value, limit: PAGE_ROWS, after });
       return { items: answer.assets, next: answer.next, answer };
@@ -948,7 +950,7 @@ async function rulesView(main, _arg, params) {
   const sections = h("div", { id: "rules" });
   const details = ruleDetails(params);
   const list = pager({
-    noun: "rules",
+    noun: ["rule", "rules"],
     fetchPage: async (after) => {
       const answer = await api("/v1/rules", { prefix: filter.value, limit: PAGE_ROWS, after });
       return { items: answer.rules, next: answer.next, answer };
