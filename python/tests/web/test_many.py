@@ -349,9 +349,12 @@ def test_ten_thousand_rules_show_within_five_requests(many, many_db, watched, ca
     busy = sections.evaluate_all("ss => ss.filter(s => s.getAttribute('aria-busy') === 'false').length")
     assert busy <= len(loaded) + 6, busy
 
-    # The filter: the names that start with what is typed.
+    # The filter: the names that start with what is typed, asked of the server.
+    sent.clear()
     page.locator("#rule-filter").fill("rule_09999")
     expect(sections).to_have_count(1)
+    asked = [parse_qs(urlsplit(u).query) for u in sent if api_path(u) == "/v1/rules"]
+    assert asked == [{"prefix": ["rule_09999"], "limit": ["100"]}]
     only = page.locator("section.rule[data-rule='rule_09999']")
     expect(only).to_have_attribute("aria-busy", "false")
     expect(only.locator("table.firings tbody tr")).to_have_count(
