@@ -367,7 +367,9 @@ function pager({ noun: [one, many], fetchPage, show, clear }) {
     if (busy || done) return;
     const mine = generation;
     busy = true;
-    button.disabled = true;
+    // aria-disabled, not disabled: a disabled button loses the keyboard's
+    // focus, and a press while busy does nothing anyway.
+    button.setAttribute("aria-disabled", "true");
     say(shown ? `${count(shown)} shown, reading more…` : `Reading ${many}…`);
     try {
       const page = await fetchPage(next);
@@ -385,7 +387,7 @@ function pager({ noun: [one, many], fetchPage, show, clear }) {
     } finally {
       if (mine === generation) {
         busy = false;
-        button.disabled = false;
+        button.removeAttribute("aria-disabled");
         button.hidden = done;
       }
     }
