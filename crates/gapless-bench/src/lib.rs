@@ -29,6 +29,8 @@
 //! - `benches/rules.rs`: what ten rules cost single-event POSTs and a 1h
 //!   rule a large ingest.
 //! - `benches/buckets.rs`: the web page's picture of a year.
+//! - `benches/assets.rs`: a page of the assets overview of 10,000 assets
+//!   against one asset, on both backends.
 //! - this library: what they share: the binary ([`gapless`]), time stamps,
 //!   a deterministic generator, `gapless serve` processes, the fixed-answer
 //!   servers, a blocking client, latency records and the single-event

@@ -126,7 +126,7 @@ fn scenario(g: &Gapless) {
     // Deploy scripts run it again: nothing changes.
     assert_eq!(ok(&g.run(&set, None))["outcome"], "unchanged");
     let listed = ok(&g.run(&["rules", "--json"], None));
-    assert_eq!(listed, json!({"rules": [shown.clone()]}));
+    assert_eq!(listed, json!({"rules": [shown.clone()], "next": null}));
     // A new definition is refused; new settings are taken.
     let mut other = set.to_vec();
     other[6] = "30m";
@@ -506,7 +506,11 @@ fn rule_set_creates_the_ledger_on_both_backends() {
         let out = set_hourly(&g);
         assert_eq!((out.code, out.stderr.trim_end()), (2, unknown), "{way}");
         let rules = ok(&g.run(&["rules", "--json"], None));
-        assert_eq!(rules, json!({"rules": []}), "{way}: the ledger exists");
+        assert_eq!(
+            rules,
+            json!({"rules": [], "next": null}),
+            "{way}: the ledger exists"
+        );
         ok(&g.run(&["asset", "set", "orders"], None));
         assert_eq!(set_hourly(&g).json()["outcome"], "created", "{way}");
         let rules = ok(&g.run(&["rules", "--json"], None));
