@@ -47,8 +47,8 @@ pub use ask::Ask;
 pub use error::{Error, ErrorKind, Position, Result, Unit};
 pub use request::{
     AssetRequest, BodyFormat, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest,
-    EventsRequest, FrontierRequest, MultiCoverageRequest, RecordRequest, SegmentsRequest,
-    UnsupportedContentType, WindowsRequest,
+    EventsRequest, FrontierRequest, MultiCoverageRequest, PruneRequest, RecordRequest,
+    SegmentsRequest, UnsupportedContentType, WindowsRequest,
 };
 pub use rule::{
     DeliveryAnswer, FiringAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer,

@@ -76,7 +76,7 @@ const ASSETS: &str = "SELECT a.name, a.event_count, \
        (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
        (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
         ORDER BY start_us DESC LIMIT 1), \
-       a.last_received_us, a.key_span, a.tz \
+       a.last_received_us, a.key_span, a.tz, a.pruned_before_us \
      FROM assets a ORDER BY a.name COLLATE \"C\"";
 
 /// The event of a row of [`event_columns!`].
@@ -195,7 +195,7 @@ const ASSET: &str = "SELECT a.name, a.event_count, \
        (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
        (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
         ORDER BY start_us DESC LIMIT 1), \
-       a.last_received_us, a.key_span, a.tz \
+       a.last_received_us, a.key_span, a.tz, a.pruned_before_us \
      FROM assets a WHERE a.name = $1";
 
 pub(crate) fn asset(conn: &mut Conn, asset: &str) -> Result<Option<AssetSummary>, Fail> {
@@ -210,6 +210,7 @@ pub(crate) fn asset(conn: &mut Conn, asset: &str) -> Result<Option<AssetSummary>
         r.get(3),
         r.get(4),
         (r.get(5), r.get(6)),
+        r.get(7),
     )?))
 }
 
@@ -224,6 +225,7 @@ pub(crate) fn assets(conn: &mut Conn) -> Result<Vec<AssetSummary>, Fail> {
             r.get(3),
             r.get(4),
             (r.get(5), r.get(6)),
+            r.get(7),
         )?);
     }
     Ok(out)

@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 3)
+//! # Schema (version 4)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -64,6 +64,8 @@
 //! -- version 3: retractions are few: the buckets' seek, not a walk of the range;
 //! -- and assets.last_received_us (from the events' received_at)
 //! CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
+//! -- version 4: up to when an asset's event detail was pruned (NULL: never)
+//! ALTER TABLE assets ADD COLUMN pruned_before_us bigint;
 //! ```
 //!
 //! Instants are microseconds since the Unix epoch, as in the SQLite backend.
@@ -82,7 +84,7 @@ use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 3;
+pub(crate) const SCHEMA_VERSION: i32 = 4;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -99,7 +101,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 3] = [
+const MIGRATIONS: [&str; 4] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -199,6 +201,9 @@ CREATE INDEX IF NOT EXISTS events_retracted ON events (asset_id, start_us) WHERE
 ALTER TABLE assets ADD COLUMN IF NOT EXISTS last_received_us bigint;
 UPDATE assets SET last_received_us =
     (SELECT max(received_at) FROM events e WHERE e.asset_id = assets.id);
+",
+    "
+ALTER TABLE assets ADD COLUMN IF NOT EXISTS pruned_before_us bigint;
 ",
 ];
 
