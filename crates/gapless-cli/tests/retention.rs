@@ -356,3 +356,408 @@ fn a_pruned_postgres_ledger_answers_as_one_never_pruned() {
         |s: &PgSchema| -> Arc<dyn Store> { Arc::from(gapless_store::open(&s.url()).unwrap()) };
     pruned_answers_as_the_twin(open(&one), open(&two));
 }
+
+/// `gapless prune`'s bad input, embedded and against a server: one line
+/// naming the input and the reason, exit 2, nothing removed; a token
+/// without the admin scope is refused before anything else.
+#[test]
+fn prune_refuses_bad_input_in_one_line() {
+    let g = Gapless::new();
+    let out = g.run(&["prune", "--before", "2025-06-02"], None);
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no ledger at"), "{}", out.stderr);
+    let emit = |id: &str, a: &str, b: &str| {
+        common::ok(&g.run(
+            &["emit", "orders", "--start", a, "--end", b, "--id", id],
+            None,
+        ))
+    };
+    emit("1", "2025-06-01T00:00Z", "2025-06-01T01:00Z");
+    emit("2", "2025-06-01T01:00Z", "2025-06-01T02:00Z");
+    emit("3", "2025-06-01T02:00Z", "2025-06-01T03:00Z");
+    let one_line = |out: &common::Output, says: &str| {
+        assert_eq!(out.code, 2, "{out:?}");
+        assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+        assert!(out.stderr.contains(says), "{} lacks {says}", out.stderr);
+        assert!(out.stdout.is_empty(), "{}", out.stdout);
+    };
+    one_line(
+        &g.run(&["prune", "--before", "yesterday"], None),
+        "before: invalid instant \"yesterday\"",
+    );
+    one_line(&g.run(&["prune"], None), "--before");
+    one_line(
+        &g.run(
+            &["prune", "--before", "2025-06-02", "--asset", "ordres"],
+            None,
+        ),
+        "unknown asset \"ordres\" (did you mean \"orders\"?)",
+    );
+    one_line(
+        &g.run(
+            &["prune", "--before", "2025-06-02", "--tz", "Mars/Olympus"],
+            None,
+        ),
+        "Mars/Olympus",
+    );
+    for bad in ["1mo", "0s", "-5m", "soon"] {
+        one_line(
+            &g.run(&["serve", "--listen", "127.0.0.1:0", "--retain", bad], None),
+            "--retain",
+        );
+    }
+    let listed = common::ok(&g.run(&["asset", "show", "orders", "--json"], None));
+    assert_eq!(
+        (listed["events"].as_u64(), &listed["pruned_before"]),
+        (Some(3), &Value::Null)
+    );
+
+    // Against a server with tokens: a reader's token is refused (403),
+    // then the same errors as embedded (400, 404), then an admin's prune.
+    let dir = tempfile::tempdir().unwrap();
+    let tokens = dir.path().join("tokens.toml");
+    std::fs::write(
+        &tokens,
+        "[[token]]\nsecret = \"reader-secret-0123456789\"\nscopes = [\"read\"]\n\n\
+         [[token]]\nsecret = \"admin-secret-0123456789\"\nscopes = [\"admin\"]\n",
+    )
+    .unwrap();
+    let server = Server::start_with(&g, |c| {
+        c.arg("--tokens-file").arg(&tokens);
+    });
+    let remote = |token: &str, args: &[&str]| {
+        let mut cmd = g.command();
+        cmd.env("GAPLESS_URL", &server.url)
+            .env("GAPLESS_TOKEN", token)
+            .args(args);
+        common::run(&mut cmd, None)
+    };
+    const READER: &str = "reader-secret-0123456789";
+    const ADMIN: &str = "admin-secret-0123456789";
+    one_line(
+        &remote(READER, &["prune", "--before", "2025-06-02"]),
+        "admin",
+    );
+    one_line(
+        &remote(ADMIN, &["prune", "--before", "yesterday"]),
+        "before: invalid instant",
+    );
+    one_line(
+        &remote(
+            ADMIN,
+            &["prune", "--before", "2025-06-02", "--asset", "ordres"],
+        ),
+        "did you mean \"orders\"?",
+    );
+    let got = common::ok(&remote(
+        ADMIN,
+        &["prune", "--before", "2025-06-01T02:00Z", "--json"],
+    ));
+    assert_eq!(
+        got,
+        json!({"before": "2025-06-01T02:00:00Z", "asset": null, "events_removed": 2,
+               "firings_removed": 0, "assets_touched": 1})
+    );
+    let human = remote(ADMIN, &["prune", "--before", "2025-06-01T02:00Z"]);
+    assert_eq!(common::ok(&human), Value::Null,);
+    assert_eq!(
+        human.stdout,
+        "pruned before 2025-06-01T02:00:00Z: 0 events, 0 firings of 0 assets\n"
+    );
+    let shown = common::ok(&remote(READER, &["asset", "show", "orders", "--json"]));
+    assert_eq!(shown["events"], 1);
+    assert_eq!(shown["pruned_before"], "2025-06-01T02:00:00Z");
+    // The answers over the pruned range say so.
+    let segments = common::ok(&remote(
+        READER,
+        &[
+            "segments",
+            "orders",
+            "--start",
+            "2025-06-01",
+            "--end",
+            "2025-06-02",
+            "--json",
+        ],
+    ));
+    assert_eq!(
+        segments["segments"],
+        json!([
+            {"start": "2025-06-01T00:00:00Z", "end": "2025-06-01T02:00:00Z", "kind": "landed", "event": null},
+            {"start": "2025-06-01T02:00:00Z", "end": "2025-06-01T03:00:00Z", "kind": "landed",
+             "event": {"id": "3", "seq": 3}}
+        ])
+    );
+    assert_eq!(segments["pruned_before"], "2025-06-01T02:00:00Z");
+    let events = common::ok(&remote(READER, &["events", "orders", "--json"]));
+    assert_eq!(events["pruned_before"], "2025-06-01T02:00:00Z");
+    let later = common::ok(&remote(
+        READER,
+        &[
+            "events",
+            "orders",
+            "--start",
+            "2025-06-01T02:00Z",
+            "--end",
+            "2025-06-02",
+            "--json",
+        ],
+    ));
+    assert_eq!(later["pruned_before"], Value::Null);
+    // A pruned id is stored anew; a kept one is still a duplicate.
+    let again = common::ok(&g.run(
+        &[
+            "emit",
+            "orders",
+            "--start",
+            "2025-06-01T00:00Z",
+            "--end",
+            "2025-06-01T01:00Z",
+            "--id",
+            "1",
+            "--json",
+        ],
+        None,
+    ));
+    assert_eq!(again, json!({"accepted": 1, "duplicates": 0}));
+    let kept = common::ok(&g.run(
+        &[
+            "emit",
+            "orders",
+            "--start",
+            "2025-06-01T02:00Z",
+            "--end",
+            "2025-06-01T03:00Z",
+            "--id",
+            "3",
+            "--json",
+        ],
+        None,
+    ));
+    assert_eq!(kept, json!({"accepted": 0, "duplicates": 1}));
+}
+
+/// `serve --retain 30d` prunes what ended more than 30 days ago as it
+/// starts, and logs it.
+#[test]
+fn serve_with_retain_prunes_at_start() {
+    let g = Gapless::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    let day = |d: i64| {
+        Instant::from_micros((now - d * 86_400) * 1_000_000)
+            .unwrap()
+            .to_string()
+    };
+    for (id, from, to) in [
+        ("old", 60, 50),
+        ("older", 90, 60),
+        ("recent", 10, 0),
+        ("across", 40, 20),
+    ] {
+        common::ok(&g.run(
+            &[
+                "emit",
+                "feed",
+                "--start",
+                &day(from),
+                "--end",
+                &day(to),
+                "--id",
+                id,
+            ],
+            None,
+        ));
+    }
+    let server = Server::start_with(&g, |c| {
+        c.args(["--retain", "30d"]).env("RUST_LOG", "info");
+    });
+    let mut shown = Value::Null;
+    for _ in 0..500 {
+        let mut cmd = g.command();
+        cmd.env("GAPLESS_URL", &server.url)
+            .args(["asset", "show", "feed", "--json"]);
+        shown = common::ok(&common::run(&mut cmd, None));
+        if shown["events"] == 2 {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(shown["events"], 2, "{shown}");
+    let watermark =
+        gapless_core::parse_instant(shown["pruned_before"].as_str().unwrap(), None).unwrap();
+    let expected = Instant::from_micros((now - 30 * 86_400) * 1_000_000).unwrap();
+    assert!(
+        (watermark.as_micros() - expected.as_micros()).abs() < 60_000_000,
+        "{watermark} is not now less 30 days"
+    );
+    // Coverage is whole: 90 to 50 days ago, pruned, without a gap.
+    let mut cmd = g.command();
+    cmd.env("GAPLESS_URL", &server.url).args([
+        "check",
+        "feed",
+        "--start",
+        &day(90),
+        "--end",
+        &day(50),
+    ]);
+    let checked = common::run(&mut cmd, None);
+    assert_eq!(checked.code, 0, "{checked:?}");
+    let mut logged = false;
+    for _ in 0..100 {
+        logged = server.log().iter().any(|l| l.contains("retention: pruned"));
+        if logged {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(logged, "{:?}", server.log());
+}
+
+/// Events of the crash test: one-minute landed slices, a retraction every
+/// 997 minutes and a long event every 10,007, each with its id.
+fn crash_events(n: i64) -> Vec<(String, i64, i64, EventKind)> {
+    let mut out = Vec::new();
+    for i in 0..n {
+        out.push((format!("e{i}"), i, i + 1, EventKind::Landed));
+        if i % 997 == 996 {
+            out.push((format!("r{i}"), i - 5, i - 3, EventKind::Retracted));
+        }
+        if i % 10_007 == 10_006 {
+            out.push((format!("l{i}"), i - 20_000, i + 300, EventKind::Landed));
+        }
+    }
+    out
+}
+
+/// `gapless prune` killed with SIGKILL in the middle of a large prune
+/// (caught there by watching the asset's event count fall): every step it
+/// committed stays, coverage is exactly what it was, every event that was
+/// not to be removed (ending after the instant, or retracted) is there,
+/// the ledger checks out against itself, and pruning again finishes it.
+#[test]
+fn sigkill_mid_prune_loses_nothing_not_to_be_pruned() {
+    const N: i64 = 300_000;
+    let g = Gapless::new();
+    let events = crash_events(N);
+    let text: String = events
+        .iter()
+        .map(|(id, a, b, kind)| {
+            format!(
+                "{{\"asset\":\"big\",\"id\":\"{id}\",\"start\":\"{}\",\"end\":\"{}\",\"kind\":\"{}\"}}\n",
+                at(*a),
+                at(*b),
+                kind.as_str()
+            )
+        })
+        .collect();
+    let file = g.dir.path().join("big.ndjson");
+    std::fs::write(&file, text).unwrap();
+    common::ok(&g.run(&["ingest", file.to_str().unwrap()], None));
+    let mut model = gapless_core::Coverage::new();
+    for (_, a, b, kind) in &events {
+        model.apply(*kind, iv(*a, *b));
+    }
+    let count = || -> u64 {
+        let mut cmd = g.command();
+        cmd.args(["asset", "show", "big", "--json"]);
+        common::ok(&common::run(&mut cmd, None))["events"]
+            .as_u64()
+            .unwrap()
+    };
+    let db = g.db.to_str().unwrap().to_string();
+    // Each attempt prunes 40,000 minutes further; it is cut short once the
+    // count is between what it was and what the prune leaves.
+    let mut caught = None;
+    for k in 1..=6_i64 {
+        let before = at(k * 40_000);
+        let left = events
+            .iter()
+            .filter(|(_, _, b, kind)| *kind == EventKind::Retracted || at(*b) > before)
+            .count() as u64;
+        let was = count();
+        let mut child = g
+            .command()
+            .args(["prune", "--before", &before.to_string()])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        loop {
+            if child.try_wait().unwrap().is_some() {
+                break;
+            }
+            let now = count();
+            if now < was && now > left {
+                child.kill().unwrap(); // SIGKILL
+                child.wait().unwrap();
+                caught = Some((before, left));
+                break;
+            }
+        }
+        if caught.is_some() {
+            break;
+        }
+        assert_eq!(count(), left, "a prune that finished left {left}");
+    }
+    let (before, left) = caught.expect("a prune was caught mid-way in six attempts");
+
+    let store = gapless_store::SqliteStore::open(&g.db).unwrap();
+    store.verify().unwrap();
+    drop(store);
+    let store = gapless_store::open(&db).unwrap();
+    let whole = iv(-30_000, N + 1_000);
+    let runs: Vec<Interval> = store.coverage("big", whole).unwrap().runs().collect();
+    let want: Vec<Interval> = model.set().runs().collect();
+    assert_eq!(runs, want, "coverage after the kill");
+    let mut ids = std::collections::HashSet::new();
+    let mut after = None;
+    loop {
+        let page = store
+            .events(
+                "big",
+                &gapless_store::EventQuery {
+                    limit: 10_000,
+                    after,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
+        ids.extend(page.events.iter().filter_map(|e| e.id.clone()));
+        match page.next {
+            Some(n) => after = Some(n),
+            None => break,
+        }
+    }
+    let summary = store.asset("big").unwrap().unwrap();
+    assert_eq!(summary.events, ids.len() as u64, "the count is the events'");
+    assert!(summary.events > left, "the kill came before the end");
+    for (id, _, b, kind) in &events {
+        if *kind == EventKind::Retracted || at(*b) > before {
+            assert!(ids.contains(id), "{id} was not to be pruned");
+        }
+    }
+    assert_eq!(summary.pruned_before, Some(before));
+    drop(store);
+    // Pruning again finishes it.
+    common::ok(&g.run(&["prune", "--before", &before.to_string()], None));
+    assert_eq!(count(), left);
+    let check = g
+        .run(
+            &[
+                "check",
+                "big",
+                "--start",
+                &whole.start().to_string(),
+                "--end",
+                &whole.end().to_string(),
+                "--json",
+            ],
+            None,
+        )
+        .json();
+    let missing: Vec<Interval> = serde_json::from_value(check["missing"].clone()).unwrap();
+    assert_eq!(missing, model.report(whole).missing);
+}
