@@ -29,6 +29,9 @@
 //! - `benches/rules.rs`: what ten rules cost single-event POSTs and a 1h
 //!   rule a large ingest.
 //! - `benches/buckets.rs`: the web page's picture of a year.
+//! - `benches/retention.rs`: bytes per event on both backends before and
+//!   after `gapless prune` of 90%, free space reused, compaction, and a
+//!   writer's appends beside the prune.
 //! - this library: what they share: the binary ([`gapless`]), time stamps,
 //!   a deterministic generator, `gapless serve` processes, the fixed-answer
 //!   servers, a blocking client, latency records and the single-event

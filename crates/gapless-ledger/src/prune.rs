@@ -13,11 +13,25 @@ use crate::Ledger;
 /// prune.
 pub const PRUNE_STEP: usize = 5_000;
 
+/// The least pause between two steps. A SQLite writer of another process
+/// that finds the lock taken polls it again at most every 100 ms (SQLite's
+/// busy handler): without a pause at least as long, the next step would
+/// take the lock again before it looks, step after step.
+const PRUNE_PAUSE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// After a step that took `took`: a pause as long, and at least
+/// [`PRUNE_PAUSE`], so that a prune takes at most half of the ledger's
+/// write time and waiting writers get their turn.
+fn pause_after(took: std::time::Duration) {
+    std::thread::sleep(took.max(PRUNE_PAUSE));
+}
+
 impl Ledger {
     /// `prune`: remove the landed events that end at or before `before`
     /// (of `asset`, or of every asset) and, for every asset, the firings
     /// recorded before it whose delivery is not pending, in steps of at
-    /// most [`PRUNE_STEP`] rows. Idempotent: a prune cut short (a crash, a
+    /// most [`PRUNE_STEP`] rows with a pause after each (`pause_after`).
+    /// Idempotent: a prune cut short (a crash, a
     /// kill) is finished by running it again, and several processes may
     /// prune one ledger at once.
     ///
@@ -43,6 +57,7 @@ impl Ledger {
         for name in &names {
             let mut removed = 0;
             loop {
+                let took = std::time::Instant::now();
                 let n = self
                     .store
                     .prune_events(name, before, PRUNE_STEP)
@@ -51,6 +66,7 @@ impl Ledger {
                 if n < PRUNE_STEP as u64 {
                     break;
                 }
+                pause_after(took.elapsed());
             }
             if removed > 0 {
                 touched += 1;
@@ -60,6 +76,7 @@ impl Ledger {
         let mut firings = 0;
         if asset.is_none() {
             loop {
+                let took = std::time::Instant::now();
                 let n = self
                     .store
                     .prune_firings(before, PRUNE_STEP)
@@ -68,6 +85,7 @@ impl Ledger {
                 if n < PRUNE_STEP as u64 {
                     break;
                 }
+                pause_after(took.elapsed());
             }
         }
         Ok(PruneAnswer {
