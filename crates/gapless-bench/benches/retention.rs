@@ -5,7 +5,7 @@
 //! N three-second slices of one asset (default 1,000,000; every 2,000th
 //! lost, every 5,000th a retraction), ingested with `gapless ingest`; then
 //! `gapless prune` of the first 90% of them while a writer appends single
-//! events of another asset beside it; then 10% more events; then a
+//! events of another asset beside it (about a hundred a second); then 10% more events; then a
 //! compaction. Sizes are printed in bytes per event ingested:
 //!
 //! - SQLite: the ledger file (closed, so its WAL is checkpointed into it)
@@ -42,6 +42,8 @@ use gapless_store::Store;
 const T0: i64 = 1_735_689_600;
 /// 2030-01-01T00:00:00Z: the writer's events, which no prune reaches.
 const WRITER_T0: i64 = 1_893_456_000;
+/// The writer's pause between two appends: about a hundred a second.
+const WRITER_PAUSE: Duration = Duration::from_millis(10);
 
 /// `count` more three-second slices after the first `from`, ids of their
 /// own.
@@ -87,7 +89,7 @@ fn prune(db: &str, before: &str) -> (Duration, u64) {
     (took, answer["events_removed"].as_u64().unwrap())
 }
 
-/// Single-event appends of asset `writer` one after the other until
+/// Single-event appends of asset `writer`, [`WRITER_PAUSE`] apart, until
 /// `stop`: the time of each.
 fn write_until(store: Arc<dyn Store>, stop: Arc<AtomicBool>, at: i64) -> Vec<Duration> {
     let mut out = Vec::new();
@@ -107,6 +109,10 @@ fn write_until(store: Arc<dyn Store>, stop: Arc<AtomicBool>, at: i64) -> Vec<Dur
         store.append(&[ev], gapless_ledger::now()).unwrap();
         out.push(t.elapsed());
         i += 1;
+        // A producer's pace, not a loop that holds the write lock back to
+        // back (another process's SQLite writer, polling, would never get
+        // it between two appends).
+        std::thread::sleep(WRITER_PAUSE);
     }
     out
 }
