@@ -56,6 +56,9 @@ VALID = {
     "wait": ["1s", "PT0.2S"],
     "from": INSTANTS,
     "until": INSTANTS,
+    # POST /v1/prune: its coverage answers stay; segments before it name
+    # no event from then on.
+    "before": INSTANTS,
 }
 POLICY_FORMS = ("policy", "min_ratio", "max_gap")
 

@@ -161,8 +161,10 @@ pub struct SegmentAnswer {
     /// `landed` or `retracted`.
     #[cfg_attr(feature = "openapi", schema(value_type = String, example = "landed"))]
     pub kind: EventKind,
-    /// The winning event.
-    pub event: EventRef,
+    /// The winning event; null on a part before the asset's
+    /// `pruned_before`, whose event detail was pruned (its kind is then
+    /// read from the coverage and the retractions, which prunes keep).
+    pub event: Option<EventRef>,
 }
 
 /// `segments`: which event is the latest on each part of a range.
@@ -183,6 +185,12 @@ pub struct SegmentsAnswer {
     /// is the last. A segment that goes on past it is split there: the
     /// next page starts with the rest of it (the same event).
     pub next: Option<String>,
+    /// The asset's `pruned_before` when the page starts before it (its
+    /// segments before it name no event), else null. Absent from the
+    /// answers of older servers.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub pruned_before: Option<Instant>,
 }
 
 /// One event as listed.
@@ -236,6 +244,12 @@ pub struct EventsAnswer {
     pub events: Vec<EventAnswer>,
     /// The cursor for the next page, or null when this is the last.
     pub next: Option<String>,
+    /// The asset's `pruned_before` when the range asked (all time when none
+    /// is given) starts before it: events ending by then may have been
+    /// pruned. Else null; absent from the answers of older servers.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub pruned_before: Option<Instant>,
 }
 
 /// `frontier`: complete up to when.
@@ -277,6 +291,30 @@ pub struct AssetAnswer {
     /// The declared time zone, or null when the asset was never declared
     /// (its keys are then read in UTC).
     pub tz: Option<String>,
+    /// The latest instant a prune removed some of its events before (null
+    /// when none was ever removed): its event detail before it may be
+    /// gone, its coverage is whole. Absent from the answers of older
+    /// servers.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub pruned_before: Option<Instant>,
+}
+
+/// `prune`: what a prune removed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct PruneAnswer {
+    /// The instant pruned before.
+    #[cfg_attr(feature = "openapi", schema(value_type = String, format = DateTime))]
+    pub before: Instant,
+    /// The one asset pruned, or null for every asset.
+    pub asset: Option<String>,
+    /// Events removed.
+    pub events_removed: u64,
+    /// Firings removed (none when one asset is pruned).
+    pub firings_removed: u64,
+    /// Assets of which some event was removed.
+    pub assets_touched: u64,
 }
 
 /// One asset of an `assets` page: what `asset show` answers, and what an

@@ -12,6 +12,7 @@ use crate::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
 };
+use crate::{PruneAnswer, PruneRequest};
 
 /// Every question and write of gapless, one method each, taking the
 /// request as the user gave it.
@@ -105,6 +106,16 @@ pub trait Ask {
     ///
     /// `NotFound` for an asset the ledger has never seen.
     fn asset(&self, request: &AssetRequest) -> Result<AssetAnswer>;
+
+    /// Remove the detail of old events and firings (SPEC §3, `prune`):
+    /// every coverage answer stays as it was.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad instant or zone; `NotFound` for an asset the
+    /// ledger has never seen; `Denied` without the admin scope on a server
+    /// with tokens.
+    fn prune(&self, request: &PruneRequest) -> Result<PruneAnswer>;
 
     /// Declare an asset's key span and time zone.
     ///

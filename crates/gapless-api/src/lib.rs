@@ -48,7 +48,8 @@ pub use error::{Error, ErrorKind, Position, Result, Unit};
 pub use request::{
     AssetRequest, AssetsRequest, BodyFormat, BucketsItem, BucketsRequest, CoverageRequest,
     DeclareRequest, EmitRequest, EventsRequest, FrontierRequest, MultiBucketsRequest,
-    MultiCoverageRequest, RecordRequest, SegmentsRequest, UnsupportedContentType, WindowsRequest,
+    MultiCoverageRequest, PruneRequest, RecordRequest, SegmentsRequest, UnsupportedContentType,
+    WindowsRequest,
 };
 pub use rule::{
     DeliveryAnswer, FiringAnswer, FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer,

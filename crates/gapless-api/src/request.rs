@@ -280,6 +280,31 @@ pub struct DeclareRequest {
     pub tz: Option<String>,
 }
 
+/// `gapless prune` · `POST /v1/prune`: remove the detail of the events
+/// that end at or before an instant (retracted ones excepted) and of the
+/// firings recorded before it (pending ones excepted); every coverage
+/// answer stays as it was.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "clap", derive(clap::Args))]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct PruneRequest {
+    /// Remove the events that end at or before this instant, and the
+    /// firings recorded before it: RFC 3339, a naive date-time (UTC) or a
+    /// bare date.
+    #[cfg_attr(feature = "clap", arg(long))]
+    pub before: String,
+    /// Only this asset's events (its firings are the rules', kept); every
+    /// asset's and the firings when not given.
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub asset: Option<String>,
+    /// IANA time zone of a naive `before` (default UTC).
+    #[cfg_attr(feature = "clap", arg(long))]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tz: Option<String>,
+}
+
 /// `gapless asset show` · `GET /v1/assets/{asset}`: one asset's
 /// declaration, event count and covered extent.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

@@ -31,6 +31,9 @@
 //! - `benches/buckets.rs`: the web page's picture of a year.
 //! - `benches/assets.rs`: a page of the assets overview of 10,000 assets
 //!   against one asset, on both backends.
+//! - `benches/retention.rs`: bytes per event on both backends before and
+//!   after `gapless prune` of 90%, free space reused, compaction, and a
+//!   writer's appends beside the prune.
 //! - this library: what they share: the binary ([`gapless`]), time stamps,
 //!   a deterministic generator, `gapless serve` processes, the fixed-answer
 //!   servers, a blocking client, latency records and the single-event

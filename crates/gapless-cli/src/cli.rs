@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use clap::{Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 use gapless_api::{
     AssetRequest, AssetsRequest, BucketsRequest, CoverageRequest, DeclareRequest, EmitRequest,
-    EventsRequest, FiringsRequest, FrontierRequest, RuleRequest, RuleSetRequest,
+    EventsRequest, FiringsRequest, FrontierRequest, PruneRequest, RuleRequest, RuleSetRequest,
     RuleWindowsRequest, RulesRequest, SegmentsRequest, WaitRequest, WindowsRequest,
 };
 
@@ -57,8 +57,9 @@ pub struct Cli {
 /// as an unknown flag; taken as the value, it is refused by its own check
 /// with its own reason (`invalid duration "-5m": negative durations are not
 /// allowed`), as `--max-gap=-5m` is.
-const NEGATIVE_LOOKING: [&str; 9] = [
+const NEGATIVE_LOOKING: [&str; 10] = [
     "max_gap",
+    "retain",
     "min_ratio",
     "timeout",
     "wait",
@@ -282,6 +283,26 @@ pub enum Command {
         /// the background; otherwise GAPLESS_TARGETS_FILE, or no delivery.
         #[arg(long)]
         targets_file: Option<PathBuf>,
+        /// Keep event detail this long (90d, 12h, P30D): prune what ended
+        /// before now less this when the server starts and every hour
+        /// (coverage answers stay whole); by default nothing is pruned.
+        #[arg(long, value_name = "DURATION")]
+        retain: Option<String>,
+    },
+    /// Remove the detail of the events that ended at or before an instant
+    /// (retracted ones are kept) and of the firings recorded before it
+    /// (pending ones are kept): every coverage answer stays the same;
+    /// segments and events before it say that it was pruned.
+    #[command(
+        after_help = "Example:\n  gapless prune --before 2025-03-01\n  gapless prune --before 2025-03-01 --asset orders --json"
+    )]
+    Prune {
+        #[command(flatten)]
+        request: PruneRequest,
+        #[command(flatten)]
+        output: Output,
+        #[command(flatten)]
+        remote: Remote,
     },
     /// Deliver firings to their rules' targets (webhooks, Airflow): what is
     /// pending, then (without --once) whatever comes, judging deadlines on
@@ -438,6 +459,7 @@ impl Command {
             | Command::Rules { remote, .. }
             | Command::Firings { remote, .. }
             | Command::Wait { remote, .. }
+            | Command::Prune { remote, .. }
             | Command::Rule(
                 RuleCommand::Set { remote, .. }
                 | RuleCommand::Show { remote, .. }

@@ -5,7 +5,8 @@ use std::fmt::Write;
 
 use gapless_api::{
     AssetAnswer, AssetsAnswer, BucketsAnswer, CheckAnswer, DeclAnswer, EventsAnswer,
-    FrontierAnswer, IngestAnswer, SegmentAnswer, SegmentsAnswer, WindowAnswer, WindowsAnswer,
+    FrontierAnswer, IngestAnswer, PruneAnswer, SegmentAnswer, SegmentsAnswer, WindowAnswer,
+    WindowsAnswer,
 };
 use gapless_core::{Instant, Interval};
 
@@ -315,6 +316,7 @@ pub fn segments(a: &SegmentsAnswer) -> String {
         out.push_str(&segment_row(s));
     }
     out.push_str(&segments_tail(a.segments.len(), a.next.as_deref()));
+    out.push_str(&pruned_note(a.pruned_before));
     out
 }
 
@@ -334,8 +336,34 @@ pub fn segment_row(s: &SegmentAnswer) -> String {
         s.end.to_string(),
         len(s.start, s.end),
         s.kind.as_str(),
-        s.event.seq,
-        s.event.id.as_deref().unwrap_or("-")
+        s.event
+            .as_ref()
+            .map_or("-".to_string(), |e| e.seq.to_string()),
+        match &s.event {
+            Some(e) => e.id.as_deref().unwrap_or("-"),
+            None => "(pruned)",
+        }
+    )
+}
+
+/// The line that says a range's event detail was pruned, when it was.
+pub fn pruned_note(pruned_before: Option<Instant>) -> String {
+    pruned_before.map_or_else(String::new, |t| {
+        format!("event detail before {t} was pruned: segments there name no event\n")
+    })
+}
+
+/// `prune`.
+pub fn pruned(a: &PruneAnswer) -> String {
+    format!(
+        "pruned before {}{}: {}, {} of {}\n",
+        a.before,
+        a.asset
+            .as_ref()
+            .map_or_else(String::new, |x| format!(" (asset {x})")),
+        plural(a.events_removed as usize, "event", "events"),
+        plural(a.firings_removed as usize, "firing", "firings"),
+        plural(a.assets_touched as usize, "asset", "assets"),
     )
 }
 
@@ -393,6 +421,9 @@ pub fn events(a: &EventsAnswer) -> String {
         None => {
             let _ = writeln!(out, "{}", plural(a.events.len(), "event", "events"));
         }
+    }
+    if let Some(t) = a.pruned_before {
+        let _ = writeln!(out, "events that ended by {t} were pruned");
     }
     out
 }
@@ -471,14 +502,15 @@ fn or_dash(t: Option<Instant>) -> String {
 /// `asset show`.
 pub fn asset(a: &AssetAnswer) -> String {
     format!(
-        "{}\n  events         {}\n  first covered  {}\n  last covered   {}\n  last received  {}\n  key span       {}\n  time zone      {}\n",
+        "{}\n  events         {}\n  first covered  {}\n  last covered   {}\n  last received  {}\n  key span       {}\n  time zone      {}\n  pruned before  {}\n",
         a.asset,
         a.events,
         or_dash(a.first_covered),
         or_dash(a.last_covered),
         or_dash(a.last_received),
         a.key_span.as_deref().unwrap_or("none"),
-        a.tz.as_deref().unwrap_or("UTC (not declared)")
+        a.tz.as_deref().unwrap_or("UTC (not declared)"),
+        or_dash(a.pruned_before)
     )
 }
 

@@ -75,6 +75,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         max_connections,
         targets_file,
         body_limit,
+        retain,
     } = &cli.command
     {
         return serve(
@@ -83,7 +84,7 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
             tokens_file.as_deref(),
             *log_format,
             (*max_connections, *body_limit),
-            targets_file.as_deref(),
+            (targets_file.as_deref(), retain.as_deref()),
         );
     }
     if let Command::Deliver {
@@ -172,6 +173,11 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         }) => {
             print(output, &ledger.declare(&request)?, human::decl)?;
         }
+        Command::Prune {
+            request, output, ..
+        } => {
+            print(output, &ledger.prune(&request)?, human::pruned)?;
+        }
         Command::Asset(AssetCommand::Show {
             request, output, ..
         }) => {
@@ -259,7 +265,7 @@ fn serve(
     tokens_file: Option<&std::path::Path>,
     log_format: LogFormat,
     (max_connections, body_limit): (Option<u64>, Option<u64>),
-    targets_file: Option<&std::path::Path>,
+    (targets_file, retain): (Option<&std::path::Path>, Option<&str>),
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -271,6 +277,7 @@ fn serve(
     let listen = listen
         .parse()
         .map_err(|e| Error::bad_input(format!("--listen: invalid address {listen:?}: {e}")))?;
+    let retain = retain.map(retention).transpose()?;
     let tokens = match tokens_file {
         Some(path) => Some(gapless_server::Tokens::load(path).map_err(config_error)?),
         None => gapless_server::Tokens::from_env().map_err(config_error)?,
@@ -290,6 +297,7 @@ fn serve(
             usize::try_from(n).unwrap_or(usize::MAX)
         }),
         targets: crate::deliver::targets(targets_file)?,
+        retain,
         ..defaults
     };
     gapless_server::check_exposure(config.listen, config.tokens.as_ref()).map_err(config_error)?;
@@ -299,6 +307,18 @@ fn serve(
         other => Error::unavailable(other.to_string()),
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `serve --retain`: a fixed length longer than zero (pruning everything
+/// up to now is `gapless prune`'s to do, asked once, not every hour).
+fn retention(text: &str) -> Result<std::time::Duration, Error> {
+    let d = gapless_api::params::wait("--retain", text)?;
+    if d.is_zero() {
+        return Err(Error::bad_input(format!(
+            "--retain: {text:?} is zero: give how long to keep event detail (e.g. 90d)"
+        )));
+    }
+    Ok(d)
 }
 
 /// A JSON array when the first byte that is not white space is `[`,
@@ -597,9 +617,12 @@ fn segments_all(
     let mut count = 0_usize;
     let mut pending: Option<gapless_api::SegmentAnswer> = None;
     let mut first = true;
+    // The first page's: the answer as a whole starts where it does.
+    let mut pruned_before = None;
     loop {
         let page = ledger.segments(&request)?;
         if first {
+            pruned_before = page.pruned_before;
             let _ = if output.json {
                 write!(
                     out,
@@ -614,7 +637,9 @@ fn segments_all(
         }
         for s in page.segments {
             match &mut pending {
-                Some(p) if p.event == s.event && p.end == s.start => p.end = s.end,
+                Some(p) if p.event == s.event && p.kind == s.kind && p.end == s.start => {
+                    p.end = s.end
+                }
                 _ => {
                     if let Some(p) = pending.replace(s) {
                         emit_segment(&mut out, output, &p, count)?;
@@ -634,9 +659,18 @@ fn segments_all(
         count += 1;
     }
     let _ = if output.json {
-        writeln!(out, "],\"next\":null}}")
+        writeln!(
+            out,
+            "],\"next\":null,\"pruned_before\":{}}}",
+            json(&pruned_before)?
+        )
     } else {
-        write!(out, "{}", human::segments_tail(count, None))
+        write!(
+            out,
+            "{}{}",
+            human::segments_tail(count, None),
+            human::pruned_note(pruned_before)
+        )
     };
     Ok(())
 }

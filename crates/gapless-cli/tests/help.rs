@@ -50,6 +50,7 @@ fn serve_help_has_no_client_flags_and_client_commands_do() {
         &["rules"],
         &["firings"],
         &["wait"],
+        &["prune"],
     ] {
         let mut args = command.to_vec();
         args.push("--help");

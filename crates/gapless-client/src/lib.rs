@@ -47,8 +47,8 @@ use gapless_api::params::{self, MAX_HTTP_WAIT};
 use gapless_api::{
     Ask, AssetAnswer, AssetRequest, AssetsAnswer, CheckAnswer, CoverageRequest, DeclAnswer,
     DeclareRequest, Error, EventsAnswer, EventsRequest, FrontierAnswer, FrontierRequest,
-    IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, RecordRequest, Result, SegmentsAnswer,
-    SegmentsRequest, WindowsAnswer, WindowsRequest,
+    IngestAnswer, MultiCheckAnswer, MultiCoverageRequest, PruneAnswer, PruneRequest, RecordRequest,
+    Result, SegmentsAnswer, SegmentsRequest, WindowsAnswer, WindowsRequest,
 };
 use gapless_api::{AssetsRequest, MultiBucketsAnswer, MultiBucketsRequest, RulesRequest};
 use gapless_api::{BucketsAnswer, BucketsRequest, RuleWindowsAnswer, RuleWindowsRequest};
@@ -330,6 +330,10 @@ impl Ask for Client {
 
     fn declare(&self, request: &DeclareRequest) -> Result<DeclAnswer> {
         self.send_json("PUT", &Self::asset_path(&request.asset, ""), request)
+    }
+
+    fn prune(&self, request: &PruneRequest) -> Result<PruneAnswer> {
+        self.send_json("POST", "/v1/prune", request)
     }
 
     fn set_rule(&self, request: &RuleSetRequest) -> Result<RuleSetAnswer> {

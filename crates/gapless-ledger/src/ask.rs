@@ -16,6 +16,7 @@ use gapless_api::{
     FiringsAnswer, FiringsRequest, RuleAnswer, RuleDeletedAnswer, RuleRequest, RuleSetAnswer,
     RuleSetRequest, RulesAnswer, WaitRequest,
 };
+use gapless_api::{PruneAnswer, PruneRequest};
 use gapless_core::{AssetDecl, Duration, Interval, Policy, Rule, RuleDef, RuleSettings};
 
 use crate::error::from_store;
@@ -32,6 +33,7 @@ fn answer_of(a: gapless_store::AssetSummary) -> AssetAnswer {
         last_received: a.last_received,
         key_span: a.key_span,
         tz: a.tz,
+        pruned_before: a.pruned_before,
     }
 }
 
@@ -274,6 +276,15 @@ impl Ask for Ledger {
                 Ok(()) => self.asset(q),
             },
         }
+    }
+
+    fn prune(&self, q: &PruneRequest) -> Result<PruneAnswer> {
+        if let Some(asset) = &q.asset {
+            asset_name("asset", asset)?;
+        }
+        let (zone, _) = params::time_zone(q.tz.as_deref())?;
+        let before = params::instant("before", &q.before, &zone)?;
+        self.prune_before(before, q.asset.as_deref())
     }
 
     fn declare(&self, q: &DeclareRequest) -> Result<DeclAnswer> {

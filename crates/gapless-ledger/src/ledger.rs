@@ -444,6 +444,31 @@ impl Ledger {
     ) -> Result<SegmentsAnswer> {
         let limit = page_limit(limit)?;
         let from = after.unwrap_or(range.start()).max(range.start());
+        // Before the asset's watermark the events that provided each part
+        // may be pruned: that part is read from the runs and retractions.
+        let watermark = self.pruned_before(asset)?.filter(|&p| p > from);
+        let mut segments = Vec::new();
+        if let Some(p) = watermark {
+            let part = Interval::new(from, p.min(range.end()))?;
+            segments = self.pruned_segments(asset, part, limit)?;
+            let full = segments.len() == limit;
+            if full || p >= range.end() {
+                let next = segments
+                    .last()
+                    .map(|s| s.end)
+                    .filter(|&e| full && e < range.end());
+                return Ok(SegmentsAnswer {
+                    asset: asset.to_string(),
+                    start: range.start(),
+                    end: range.end(),
+                    segments,
+                    next: next.map(|t| t.to_string()),
+                    pruned_before: Some(p),
+                });
+            }
+        }
+        let limit = limit - segments.len();
+        let from = watermark.map_or(from, |p| p.max(from));
         let rest = Interval::new(from, range.end())?;
         let mut page: PagedSegments<Option<String>> = PagedSegments::new(rest, limit);
         let seen = self
@@ -453,25 +478,23 @@ impl Ledger {
                 page.cut()
             })
             .map_err(from_store)?;
-        if seen == 0 {
+        if seen == 0 && watermark.is_none() {
             self.known(asset)?;
         }
         let (pieces, next) = page.finish();
-        let segments = pieces
-            .into_iter()
-            .map(|(s, id)| SegmentAnswer {
-                start: s.interval.start(),
-                end: s.interval.end(),
-                kind: s.kind,
-                event: EventRef { id, seq: s.seq },
-            })
-            .collect();
+        segments.extend(pieces.into_iter().map(|(s, id)| SegmentAnswer {
+            start: s.interval.start(),
+            end: s.interval.end(),
+            kind: s.kind,
+            event: Some(EventRef { id, seq: s.seq }),
+        }));
         Ok(SegmentsAnswer {
             asset: asset.to_string(),
             start: range.start(),
             end: range.end(),
             segments,
             next: next.map(|t| t.to_string()),
+            pruned_before: watermark,
         })
     }
 
@@ -525,6 +548,9 @@ impl Ledger {
         if found.is_empty() && after.is_none() {
             self.known(asset)?;
         }
+        let pruned_before = self
+            .pruned_before(asset)?
+            .filter(|&p| range.is_none_or(|r| r.start() < p));
         let events = found
             .into_iter()
             .map(|e| {
@@ -548,6 +574,7 @@ impl Ledger {
             asset: asset.to_string(),
             events,
             next: next.map(|n| n.to_string()),
+            pruned_before,
         })
     }
 

@@ -15,6 +15,8 @@
 //! - [`ingest`]: event objects to a validated [`ingest::Batch`], errors by
 //!   position; [`ingest::each_asset`], the assets a body names, read before
 //!   the rest (`ingest.rs`).
+//! - retention (SPEC §3, `prune`): removing old events and firings in
+//!   bounded steps, and the segments of a pruned range (`prune.rs`).
 //! - rules (SPEC §7): recording and reading rules, firings, waiting for a
 //!   range to complete (`rules.rs`).
 //! - [`from_store`], [`from_open`]: storage errors as API errors of the right
@@ -26,9 +28,11 @@ mod clock;
 mod error;
 pub mod ingest;
 mod ledger;
+mod prune;
 mod rules;
 
 pub use clock::now;
 pub use error::{from_open, from_store};
 pub use ledger::{Ledger, WindowsQuery};
+pub use prune::PRUNE_STEP;
 pub use rules::{firing_answer, rule_answer, WATCH_INTERVAL};

@@ -18,7 +18,7 @@ use utoipa_axum::routes;
 
 use crate::error::log_fault;
 use crate::openapi::ApiDoc;
-use crate::routes::{assets, events, ops, page, questions, rules};
+use crate::routes::{assets, events, ops, page, questions, retention, rules};
 use crate::{metrics, ApiError, AppState};
 
 /// The routes with their OpenAPI document.
@@ -35,6 +35,7 @@ fn documented() -> OpenApiRouter<AppState> {
         .routes(routes!(questions::frontier))
         .routes(routes!(questions::coverage_all))
         .routes(routes!(questions::buckets_many))
+        .routes(routes!(retention::prune))
         .routes(routes!(rules::list))
         .routes(routes!(rules::show, rules::put, rules::delete))
         .routes(routes!(rules::windows))

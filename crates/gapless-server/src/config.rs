@@ -54,6 +54,10 @@ pub struct ServerConfig {
     /// default, delivers nothing. `run` only, as `listen`: an embedder of
     /// [`serve`](crate::serve) delivers on its own.
     pub targets: Option<gapless_deliver::Targets>,
+    /// How long event detail is kept (`gapless serve --retain`): the
+    /// server prunes what is older when it starts and every hour; none,
+    /// the default, keeps everything.
+    pub retain: Option<Duration>,
 }
 
 /// How [`run`](crate::run) writes its log to standard error.
@@ -81,6 +85,7 @@ impl Default for ServerConfig {
             max_connections: default_max_connections(),
             deliveries: None,
             targets: None,
+            retain: None,
         }
     }
 }

@@ -35,13 +35,15 @@
 //!   asking the ledger through [`gapless_api::Ask`]: `events.rs`
 //!   (`POST /v1/events`), `questions.rs` (coverage, windows, segments,
 //!   events, frontier, `POST /v1/coverage`), `assets.rs` (listing,
-//!   declaring), `rules.rs` (rules, firings, the long polls `firings?wait=`
+//!   declaring), `retention.rs` (`POST /v1/prune`), `rules.rs` (rules, firings, the long polls `firings?wait=`
 //!   and `wait`, woken by this server's commits), `ops.rs` (`/healthz`,
 //!   `/metrics`, `/openapi.json`), `page.rs` (the web page of SPEC §11:
 //!   `GET /` and its files under `/ui/`, from `web/` compiled in with
 //!   `include_bytes!`, served without a token under a strict
 //!   Content-Security-Policy; not in the OpenAPI document).
 //! - `deadlines.rs`: the task that judges rules' deadlines every second.
+//! - `retention.rs`: with `retain` configured (`serve --retain`), the task
+//!   that prunes what is older at start and every hour.
 //! - `delivery.rs`: the deliverer [`run`] starts beside the server when the
 //!   configuration has targets (`gapless-deliver`), on a thread of its own,
 //!   stopped with the server.
@@ -80,6 +82,7 @@ mod malformed;
 mod metrics;
 mod openapi;
 mod request_log;
+mod retention;
 mod routes;
 mod state;
 mod writer;
@@ -129,12 +132,19 @@ pub async fn serve(
         ));
     }
     let deadlines = tokio::spawn(deadlines::judge_forever(state.clone()));
+    let retention = state
+        .config()
+        .retain
+        .map(|retain| tokio::spawn(retention::prune_forever(state.clone(), retain)));
     listen::serve(listener, app(state.clone()), limits, async move {
         shutdown.await;
         tracing::info!("shutting down: finishing requests in flight");
     })
     .await;
     deadlines.abort();
+    if let Some(r) = retention {
+        r.abort();
+    }
     state.flush().await;
     tracing::info!("stopped");
     Ok(())

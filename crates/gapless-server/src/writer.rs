@@ -277,6 +277,12 @@ mod tests {
         fn ledger_id(&self) -> R<String> {
             self.inner.ledger_id()
         }
+        fn prune_events(&self, asset: &str, before: Instant, limit: usize) -> R<u64> {
+            self.inner.prune_events(asset, before, limit)
+        }
+        fn prune_firings(&self, before: Instant, limit: usize) -> R<u64> {
+            self.inner.prune_firings(before, limit)
+        }
     }
 
     fn setup(fail_groups: bool) -> (tempfile::TempDir, Arc<Gated>, Ledger) {

@@ -186,6 +186,12 @@ async fn the_scope_matrix() {
             Some(decl),
             [401, 401, 403, 403, 403, 200],
         ),
+        (
+            "POST",
+            "/v1/prune".into(),
+            Some(json!({"before": "2025-01-01"})),
+            [401, 401, 403, 403, 403, 200],
+        ),
     ];
     let auths = [
         None,

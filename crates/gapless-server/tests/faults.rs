@@ -110,6 +110,12 @@ impl Store for Broken {
     fn ledger_id(&self) -> Result<String> {
         self.fail()
     }
+    fn prune_events(&self, _: &str, _: Instant, _: usize) -> Result<u64> {
+        self.fail()
+    }
+    fn prune_firings(&self, _: Instant, _: usize) -> Result<u64> {
+        self.fail()
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

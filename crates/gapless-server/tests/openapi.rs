@@ -23,6 +23,7 @@ const ROUTES: &[(&str, &str)] = &[
     ("get", "/v1/assets/{asset}/frontier"),
     ("post", "/v1/coverage"),
     ("post", "/v1/buckets"),
+    ("post", "/v1/prune"),
     ("get", "/v1/rules"),
     ("get", "/v1/rules/{name}"),
     ("put", "/v1/rules/{name}"),
@@ -171,6 +172,8 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         .get(&format!("/v1/assets/a/wait?{range}&timeout=1s"))
         .json();
     let deleted = c.send("DELETE", "/v1/rules/r", &[], b"").json();
+    let pruned = c.post_json("/v1/prune", &json!({"before": at(5)})).json();
+    let segments_pruned = c.get(&format!("/v1/assets/a/segments?{range}")).json();
 
     let cases = [
         ("IngestAnswer", &ingest),
@@ -205,6 +208,8 @@ fn answer_schemas_have_exactly_the_answers_fields() {
         ("BucketsAnswer", &buckets_many["buckets"][0]),
         ("CheckAnswer", &waited),
         ("RuleDeletedAnswer", &deleted),
+        ("PruneAnswer", &pruned),
+        ("SegmentsAnswer", &segments_pruned),
     ];
     for (schema, answer) in cases {
         assert_eq!(
@@ -349,6 +354,30 @@ fn every_status_answered_is_documented() {
             "/v1/rules",
             "/v1/rules?after=%21".into(),
             Value::Null,
+        ),
+        (
+            "post",
+            "/v1/prune",
+            "/v1/prune".into(),
+            json!({"before": "x"}),
+        ),
+        (
+            "post",
+            "/v1/prune",
+            "/v1/prune".into(),
+            json!({"before": at(0), "asset": "nosuch"}),
+        ),
+        (
+            "post",
+            "/v1/prune",
+            "/v1/prune".into(),
+            json!({"before": at(0), "other": 1}),
+        ),
+        (
+            "post",
+            "/v1/prune",
+            "/v1/prune".into(),
+            json!({"before": at(0)}),
         ),
     ];
     for (method, template, path, body) in cases {

@@ -138,7 +138,8 @@ pub(crate) fn run_set(runs: Vec<Interval>) -> Result<IntervalSet> {
 }
 
 /// An asset of the listing from its stored count, the start of its first
-/// and the end of its last coverage run, and its stored declaration.
+/// and the end of its last coverage run, its stored declaration and its
+/// pruning watermark.
 pub(crate) fn summary(
     asset: String,
     events: i64,
@@ -146,6 +147,7 @@ pub(crate) fn summary(
     last: Option<i64>,
     last_received: Option<i64>,
     declared: (Option<String>, Option<String>),
+    pruned_before: Option<i64>,
 ) -> Result<AssetSummary> {
     Ok(AssetSummary {
         asset,
@@ -157,6 +159,9 @@ pub(crate) fn summary(
             .transpose()?,
         key_span: declared.0,
         tz: declared.1,
+        pruned_before: pruned_before
+            .map(|t| instant(t, "pruned before"))
+            .transpose()?,
     })
 }
 

@@ -357,4 +357,24 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// The ledger's id: random, made when the ledger was created, the same
     /// for every process that shares it (delivery keys name it).
     fn ledger_id(&self) -> Result<String>;
+
+    /// Remove up to `limit` of `asset`'s landed events that end at or
+    /// before `before`, in one transaction, and when any was removed lower
+    /// the asset's event count and raise its
+    /// [`AssetSummary::pruned_before`] to `before`; how many were removed
+    /// (0 for an unknown asset). A caller repeats it until it removes fewer
+    /// than `limit`: each step holds the asset's writers back for one
+    /// bounded delete only.
+    ///
+    /// Every answer read from the coverage runs and the retractions stays
+    /// as it was: appends keep the runs from the stored runs and the batch
+    /// alone, and retracted events are never removed. A later event with
+    /// the id of a removed one is stored as new. SQLite keeps the ledger's
+    /// newest event (its next sequence is one above the highest stored).
+    fn prune_events(&self, asset: &str, before: Instant, limit: usize) -> Result<u64>;
+
+    /// Remove up to `limit` firings recorded before `before` whose delivery
+    /// is not `pending`, in one transaction; how many. Firing numbers are
+    /// never reused.
+    fn prune_firings(&self, before: Instant, limit: usize) -> Result<u64>;
 }

@@ -69,4 +69,7 @@ pub struct AssetSummary {
     pub key_span: Option<String>,
     /// Its declared time zone (IANA name); `None` if never declared.
     pub tz: Option<String>,
+    /// The latest instant its event detail was pruned before
+    /// ([`crate::Store::prune_events`]); `None` if none was ever pruned.
+    pub pruned_before: Option<Instant>,
 }

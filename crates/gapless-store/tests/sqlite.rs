@@ -292,7 +292,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "3");
+    assert_eq!(store.pragma("user_version").unwrap(), "4");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -597,12 +597,13 @@ fn version_1_ledger_is_migrated() {
         c.execute_batch(
             "DROP TABLE meta; DROP TABLE rules; DROP TABLE rule_assets; \
              DROP TABLE rule_windows; DROP TABLE firings; \
-             ALTER TABLE assets DROP COLUMN last_received_us; PRAGMA user_version = 1;",
+             ALTER TABLE assets DROP COLUMN last_received_us; \
+             ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 1;",
         )
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "3");
+    assert_eq!(store.pragma("user_version").unwrap(), "4");
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
@@ -614,7 +615,7 @@ fn version_1_ledger_is_migrated() {
 }
 
 /// A ledger of schema version 2 (before `last_received_us`) is brought to
-/// version 3 when opened, each asset's last received instant read from
+/// version 4 when opened, each asset's last received instant read from
 /// its events.
 #[test]
 fn version_2_ledger_is_migrated() {
@@ -634,12 +635,13 @@ fn version_2_ledger_is_migrated() {
     {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(
-            "ALTER TABLE assets DROP COLUMN last_received_us; PRAGMA user_version = 2;",
+            "ALTER TABLE assets DROP COLUMN last_received_us; \
+             ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 2;",
         )
         .unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "3");
+    assert_eq!(store.pragma("user_version").unwrap(), "4");
     assert_eq!(
         store.asset("a").unwrap().unwrap().last_received,
         Some(later)
@@ -648,5 +650,29 @@ fn version_2_ledger_is_migrated() {
         store.asset("declared").unwrap().unwrap().last_received,
         None
     );
+    store.verify().unwrap();
+}
+
+/// A ledger of schema version 3 (before `pruned_before_us`) is brought to
+/// version 4 when opened: nothing of it was pruned.
+#[test]
+fn version_3_ledger_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    {
+        let store = SqliteStore::open(&path).unwrap();
+        store.append(&[landed("a", 0, 60)], received()).unwrap();
+    }
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(
+            "ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 3;",
+        )
+        .unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    let a = store.asset("a").unwrap().unwrap();
+    assert_eq!((a.events, a.pruned_before), (1, None));
     store.verify().unwrap();
 }

@@ -373,3 +373,41 @@ def test_cli_and_client_see_one_ledger(client, server):
     )
     assert out.returncode == 0, out.stderr
     assert client.check("orders", at(0), at(1)).covered
+
+
+def test_prune_keeps_coverage_and_says_what_it_pruned(client):
+    client.record("orders", at(0), at(1), id="a")
+    client.record("orders", at(1), at(2), id="b")
+    client.record("orders", at(1, 30), at(1, 45), id="r", retract=True)
+    client.record("orders", at(2), at(3), id="c")
+    before = client.check("orders", at(0), at(3))
+    p = client.prune(at(2))
+    assert (p.before, p.asset, p.events_removed, p.firings_removed, p.assets_touched) == (
+        at(2),
+        None,
+        2,
+        0,
+        1,
+    )
+    # Every coverage answer is what it was.
+    assert client.check("orders", at(0), at(3)) == before
+    assert (
+        client.buckets("orders", at(0), at(3), buckets=3).buckets[1].retracted_us == 15 * 60_000_000
+    )
+    assert client.asset("orders").pruned_before == at(2)
+    page = client.segments_page("orders", at(0), at(3))
+    assert page.pruned_before == at(2)
+    assert [(s.start, s.end, s.kind, s.event) for s in page.segments] == [
+        (at(0), at(1, 30), "landed", None),
+        (at(1, 30), at(1, 45), "retracted", None),
+        (at(1, 45), at(2), "landed", None),
+        (at(2), at(3), "landed", gapless.EventRef("c", 4)),
+    ]
+    events = client.events_page("orders")
+    assert events.pruned_before == at(2)
+    assert [e.id for e in events.events] == ["r", "c"]
+    assert client.events_page("orders", at(2), at(3)).pruned_before is None
+    # One asset's prune; an unknown one is named.
+    assert client.prune(at(3), asset="orders").firings_removed == 0
+    with pytest.raises(gapless.NotFound, match="ordres"):
+        client.prune(at(3), asset="ordres")

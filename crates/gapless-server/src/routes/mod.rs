@@ -5,4 +5,5 @@ pub(crate) mod events;
 pub(crate) mod ops;
 pub(crate) mod page;
 pub(crate) mod questions;
+pub(crate) mod retention;
 pub(crate) mod rules;

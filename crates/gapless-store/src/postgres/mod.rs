@@ -18,6 +18,8 @@
 //! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
 //!   date in the same transaction.
 //! - `read.rs`: coverage, events, declarations and the asset listing.
+//! - `prune.rs`: removing old events and firings in bounded transactions,
+//!   each locking one asset as an append does.
 //! - `nonblocking.rs`: the short reads (coverage, the run at an instant)
 //!   on the asynchronous driver, for a server to await on its own task.
 //! - `rules.rs`: rules, judging an append's windows under the rules' locks,
@@ -104,6 +106,7 @@ mod client;
 mod error;
 mod nonblocking;
 mod pool;
+mod prune;
 mod read;
 mod rules;
 mod schema;
@@ -362,5 +365,14 @@ impl crate::Store for PostgresStore {
 
     fn ledger_id(&self) -> Result<String> {
         self.pool.run(rules::ledger_id)
+    }
+
+    fn prune_events(&self, asset: &str, before: Instant, limit: usize) -> Result<u64> {
+        self.pool
+            .run(|c| prune::prune_events(c, asset, before, limit))
+    }
+
+    fn prune_firings(&self, before: Instant, limit: usize) -> Result<u64> {
+        self.pool.run(|c| prune::prune_firings(c, before, limit))
     }
 }

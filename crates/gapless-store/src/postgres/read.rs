@@ -78,7 +78,7 @@ const ASSETS: &str = "SELECT a.name, a.event_count, \
        (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
        (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
         ORDER BY start_us DESC LIMIT 1), \
-       a.last_received_us, a.key_span, a.tz \
+       a.last_received_us, a.key_span, a.tz, a.pruned_before_us \
      FROM assets a ORDER BY a.name COLLATE \"C\"";
 
 /// The event of a row of [`event_columns!`].
@@ -197,7 +197,7 @@ const ASSET: &str = "SELECT a.name, a.event_count, \
        (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
        (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
         ORDER BY start_us DESC LIMIT 1), \
-       a.last_received_us, a.key_span, a.tz \
+       a.last_received_us, a.key_span, a.tz, a.pruned_before_us \
      FROM assets a WHERE a.name = $1";
 
 pub(crate) fn asset(conn: &mut Conn, asset: &str) -> Result<Option<AssetSummary>, Fail> {
@@ -212,6 +212,7 @@ pub(crate) fn asset(conn: &mut Conn, asset: &str) -> Result<Option<AssetSummary>
         r.get(3),
         r.get(4),
         (r.get(5), r.get(6)),
+        r.get(7),
     )?))
 }
 
@@ -226,6 +227,7 @@ pub(crate) fn assets(conn: &mut Conn) -> Result<Vec<AssetSummary>, Fail> {
             r.get(3),
             r.get(4),
             (r.get(5), r.get(6)),
+            r.get(7),
         )?);
     }
     Ok(out)
@@ -267,7 +269,7 @@ macro_rules! assets_page {
             covered_since!("$5"),
             ", ",
             covered_since!("$6"),
-            " FROM assets a LEFT JOIN LATERAL (SELECT start_us, end_us FROM coverage_runs r \
+            ", a.pruned_before_us FROM assets a LEFT JOIN LATERAL (SELECT start_us, end_us FROM coverage_runs r \
                WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1) f ON true \
              WHERE a.name COLLATE \"C\" >= $1 ",
             $bound,
@@ -317,6 +319,7 @@ pub(crate) fn assets_page(
                 r.get(4),
                 r.get(5),
                 (r.get(6), r.get(7)),
+                r.get(10),
             )?,
             frontier: first_end
                 .map(|t| codec::instant(t, "coverage run"))

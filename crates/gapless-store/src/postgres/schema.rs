@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 4)
+//! # Schema (version 5)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -68,6 +68,8 @@
 //! -- compares them, whatever the database's collation
 //! CREATE INDEX assets_name_bytes ON assets (name COLLATE "C");
 //! CREATE INDEX rules_name_bytes ON rules (name COLLATE "C");
+//! -- version 5: up to when an asset's event detail was pruned (NULL: never)
+//! ALTER TABLE assets ADD COLUMN pruned_before_us bigint;
 //! ```
 //!
 //! Instants are microseconds since the Unix epoch, as in the SQLite backend.
@@ -86,7 +88,7 @@ use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 4;
+pub(crate) const SCHEMA_VERSION: i32 = 5;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -103,7 +105,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 4] = [
+const MIGRATIONS: [&str; 5] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -207,6 +209,9 @@ UPDATE assets SET last_received_us =
     "
 CREATE INDEX IF NOT EXISTS assets_name_bytes ON assets (name COLLATE \"C\");
 CREATE INDEX IF NOT EXISTS rules_name_bytes ON rules (name COLLATE \"C\");
+",
+    "
+ALTER TABLE assets ADD COLUMN IF NOT EXISTS pruned_before_us bigint;
 ",
 ];
 

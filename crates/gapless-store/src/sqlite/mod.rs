@@ -6,6 +6,7 @@
 //! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
 //!   date in the same transaction.
 //! - `read.rs`: coverage, events, declarations and the asset listing.
+//! - `prune.rs`: removing old events and firings in bounded transactions.
 //! - `rules.rs`: rules, judging an append's windows in its transaction,
 //!   deadlines, firings.
 //!
@@ -49,6 +50,7 @@
 //!   compacted (a contiguous backfill is a handful of entries).
 
 mod append;
+mod prune;
 mod read;
 mod rules;
 mod schema;
@@ -347,6 +349,14 @@ impl crate::Store for SqliteStore {
 
     fn ledger_id(&self) -> Result<String> {
         self.read(rules::ledger_id)
+    }
+
+    fn prune_events(&self, asset: &str, before: Instant, limit: usize) -> Result<u64> {
+        prune::prune_events(&mut self.writer(), asset, before, limit)
+    }
+
+    fn prune_firings(&self, before: Instant, limit: usize) -> Result<u64> {
+        prune::prune_firings(&mut self.writer(), before, limit)
     }
 }
 

@@ -255,7 +255,7 @@ pub(crate) fn asset(conn: &mut Connection, asset: &str) -> Result<Option<AssetSu
         "SELECT a.name, a.event_count, \
            (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
            (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
-           a.last_received_us, a.key_span, a.tz \
+           a.last_received_us, a.key_span, a.tz, a.pruned_before_us \
          FROM assets a WHERE a.name = ?1",
     )?;
     let mut rows = stmt.query([asset])?;
@@ -267,6 +267,7 @@ pub(crate) fn asset(conn: &mut Connection, asset: &str) -> Result<Option<AssetSu
             r.get(3)?,
             r.get(4)?,
             (r.get(5)?, r.get(6)?),
+            r.get(7)?,
         )?)),
         None => Ok(None),
     }
@@ -277,7 +278,7 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
         "SELECT a.name, a.event_count, \
            (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
            (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
-           a.last_received_us, a.key_span, a.tz \
+           a.last_received_us, a.key_span, a.tz, a.pruned_before_us \
          FROM assets a ORDER BY a.name",
     )?;
     let mut rows = stmt.query([])?;
@@ -290,6 +291,7 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
             r.get(3)?,
             r.get(4)?,
             (r.get(5)?, r.get(6)?),
+            r.get(7)?,
         )?);
     }
     Ok(out)
@@ -331,7 +333,7 @@ macro_rules! assets_page {
             covered_since!("?5"),
             ", ",
             covered_since!("?6"),
-            " FROM assets a WHERE a.name >= ?1 ",
+            ", a.pruned_before_us FROM assets a WHERE a.name >= ?1 ",
             $bound,
             " AND a.name > ?2 AND (?3 IS NULL OR instr(a.name, ?3) > 0) ORDER BY a.name LIMIT ?4"
         )
@@ -379,6 +381,7 @@ pub(crate) fn assets_page(
                 r.get(4)?,
                 r.get(5)?,
                 (r.get(6)?, r.get(7)?),
+                r.get(10)?,
             )?,
             frontier: first_end
                 .map(|t| codec::instant(t, "coverage run"))
@@ -399,11 +402,13 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
             "the ledger file fails SQLite's integrity check: {check}"
         )));
     }
-    /// id, name, event count, longest event, hull start, hull end.
-    type Row = (i64, String, i64, i64, Option<i64>, Option<i64>);
+    /// id, name, event count, longest event, hull start, hull end, pruned
+    /// before.
+    type Row = (i64, String, i64, i64, Option<i64>, Option<i64>, Option<i64>);
     let assets: Vec<Row> = {
         let mut stmt = tx.prepare(
-            "SELECT id, name, event_count, max_len_us, min_start_us, max_end_us FROM assets",
+            "SELECT id, name, event_count, max_len_us, min_start_us, max_end_us, \
+             pruned_before_us FROM assets",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
@@ -413,11 +418,12 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
                 r.get(3)?,
                 r.get(4)?,
                 r.get(5)?,
+                r.get(6)?,
             ))
         })?;
         rows.collect::<rusqlite::Result<_>>()?
     };
-    for (id, name, count, max_len, lo, hi) in assets {
+    for (id, name, count, max_len, lo, hi, pruned) in assets {
         let mismatch = |what: &str| {
             Err(crate::StoreError::fault(format!(
                 "asset {name:?}: {what} does not match its events"
@@ -439,10 +445,13 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
         if n != count {
             return mismatch("event count");
         }
-        if longest != max_len {
+        // After a prune the longest event and the hull are bounds (what
+        // range seeks and plans need), no longer exact.
+        let bounded = |(a, b): (i64, i64)| lo.zip(hi).is_some_and(|(l, h)| l <= a && b <= h);
+        if longest != max_len && (pruned.is_none() || longest > max_len) {
             return mismatch("longest event");
         }
-        if hull != lo.zip(hi) {
+        if hull != lo.zip(hi) && (pruned.is_none() || !hull.is_none_or(bounded)) {
             return mismatch("time hull");
         }
         let mut stmt = tx.prepare(
@@ -451,12 +460,21 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
         let runs = stmt
             .query_map([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, i64>(1)?)))?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        let want: Vec<_> = cov
-            .set()
-            .runs()
-            .map(|iv| (iv.start().as_micros(), iv.end().as_micros()))
-            .collect();
-        if runs != want {
+        // What a prune removed ends by its watermark: from there on the
+        // replay of the events left is the whole story.
+        let from = pruned.unwrap_or(i64::MIN);
+        let clip = |runs: &mut dyn Iterator<Item = (i64, i64)>| -> Vec<(i64, i64)> {
+            runs.filter(|&(_, e)| e > from)
+                .map(|(s, e)| (s.max(from), e))
+                .collect()
+        };
+        let want = clip(
+            &mut cov
+                .set()
+                .runs()
+                .map(|iv| (iv.start().as_micros(), iv.end().as_micros())),
+        );
+        if clip(&mut runs.into_iter()) != want {
             return mismatch("coverage");
         }
     }

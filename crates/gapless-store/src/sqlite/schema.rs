@@ -1,10 +1,10 @@
 //! Opening a SQLite file as a ledger: recognising it, creating the schema,
 //! and the connection settings.
 //!
-//! # Schema (version 3)
+//! # Schema (version 4)
 //!
 //! ```sql
-//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 3
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 4
 //! CREATE TABLE assets (
 //!     id           INTEGER PRIMARY KEY,
 //!     name         TEXT NOT NULL UNIQUE,
@@ -14,7 +14,9 @@
 //!     max_len_us   INTEGER NOT NULL DEFAULT 0, -- longest event, for range seeks
 //!     min_start_us INTEGER,             -- hull of all events (planner estimates)
 //!     max_end_us   INTEGER,
-//!     last_received_us INTEGER          -- version 3: when its last event was stored
+//!     last_received_us INTEGER,         -- version 3: when its last event was stored
+//!     pruned_before_us INTEGER          -- version 4: the latest prune that removed
+//!                                       -- some of its events (NULL: never pruned)
 //! );
 //! CREATE TABLE events (
 //!     seq         INTEGER PRIMARY KEY,  -- the sequence (rowid, never deleted)
@@ -80,9 +82,10 @@
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
 //!
-//! An older ledger is brought to version 3 when it is opened: version 1 (no
+//! An older ledger is brought to version 4 when it is opened: version 1 (no
 //! rules) gets the rules' tables, version 2 the assets' `last_received_us`
-//! (from their events' `received_at`).
+//! (from their events' `received_at`), version 3 the assets'
+//! `pruned_before_us` (NULL: nothing was pruned before it existed).
 //!
 //! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
 //! sorted, disjoint, non-adjacent covered runs of each asset, kept up to date
@@ -98,7 +101,7 @@ use crate::{Result, StoreError};
 /// `GPLS` in the SQLite header's application id field.
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
-pub(crate) const SCHEMA_VERSION: i32 = 3;
+pub(crate) const SCHEMA_VERSION: i32 = 4;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of new ledgers: the fastest for bulk appends in the `ledger`
@@ -200,8 +203,14 @@ UPDATE assets SET last_received_us =
     (SELECT max(received_at) FROM events e WHERE e.asset_id = assets.id);
 ";
 
+/// From version 3 to 4: up to when each asset's event detail was pruned
+/// (SPEC §3, `prune`).
+const PRUNED_BEFORE: &str = "
+ALTER TABLE assets ADD COLUMN pruned_before_us INTEGER;
+";
+
 /// Migration `i` brings a ledger from version `i + 1` to `i + 2`.
-const MIGRATIONS: [&str; 2] = [RULES, LAST_RECEIVED];
+const MIGRATIONS: [&str; 3] = [RULES, LAST_RECEIVED, PRUNED_BEFORE];
 
 /// The tables a current ledger must have.
 const TABLES: [&str; 8] = [

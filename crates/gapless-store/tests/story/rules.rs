@@ -24,10 +24,10 @@ const HOUR: i64 = 60 * MINUTE;
 /// The scale of one run of the model: a tick, the time line's start and
 /// length in ticks (events lie inside), and the grids, zones and policies
 /// that make sense at that scale.
-struct Scale {
-    tick: i64,
-    base: Instant,
-    ticks: i64,
+pub(super) struct Scale {
+    pub(super) tick: i64,
+    pub(super) base: Instant,
+    pub(super) ticks: i64,
     /// Ticks before and after the events, so that every window that
     /// overlaps them lies on the painted time line.
     margin: i64,
@@ -38,7 +38,7 @@ struct Scale {
 }
 
 /// Minutes over three days around Europe's fall-back night.
-fn minutes() -> Scale {
+pub(super) fn minutes() -> Scale {
     Scale {
         tick: MINUTE,
         base: parse_instant("2025-10-25T00:00:00Z", None).unwrap(),
@@ -52,7 +52,7 @@ fn minutes() -> Scale {
 }
 
 /// Hours over ten weeks across two month ends and a DST change.
-fn hours() -> Scale {
+pub(super) fn hours() -> Scale {
     Scale {
         tick: HOUR,
         base: parse_instant("2025-10-01T00:00:00Z", None).unwrap(),
@@ -66,7 +66,7 @@ fn hours() -> Scale {
 }
 
 /// The painted time line: per asset, per tick, covered or not.
-struct Model<'s> {
+pub(super) struct Model<'s> {
     scale: &'s Scale,
     lo: i64,
     ticks: HashMap<String, Vec<bool>>,
@@ -75,10 +75,10 @@ struct Model<'s> {
 }
 
 /// An expected firing: rule, kind, window, generation, covered ratio.
-type Expected = (String, FiringKind, Interval, u32, f64);
+pub(super) type Expected = (String, FiringKind, Interval, u32, f64);
 
 impl<'s> Model<'s> {
-    fn new(scale: &'s Scale, assets: &[String]) -> Model<'s> {
+    pub(super) fn new(scale: &'s Scale, assets: &[String]) -> Model<'s> {
         let n = (scale.ticks + 2 * scale.margin) as usize;
         Model {
             scale,
@@ -88,7 +88,7 @@ impl<'s> Model<'s> {
         }
     }
 
-    fn paint(&mut self, ev: &NewEvent) {
+    pub(super) fn paint(&mut self, ev: &NewEvent) {
         let t = self.scale.tick;
         let a = ((ev.interval.start().as_micros() - self.lo) / t) as usize;
         let b = ((ev.interval.end().as_micros() - self.lo) / t) as usize;
@@ -131,7 +131,7 @@ impl<'s> Model<'s> {
     }
 
     /// Judge every window of every rule (in name order); the changes.
-    fn judge(&mut self, rules: &[Rule]) -> Vec<Expected> {
+    pub(super) fn judge(&mut self, rules: &[Rule]) -> Vec<Expected> {
         let span = Interval::from_micros(
             self.scale.base.as_micros(),
             self.scale.base.as_micros() + self.scale.ticks * self.scale.tick,
@@ -166,7 +166,7 @@ fn pick<'a>(rng: &mut Rng, from: &[&'a str]) -> &'a str {
     from[rng.below(from.len() as u64) as usize]
 }
 
-fn random_rule(rng: &mut Rng, scale: &Scale, assets: &[String], name: &str) -> Rule {
+pub(super) fn random_rule(rng: &mut Rng, scale: &Scale, assets: &[String], name: &str) -> Rule {
     let n = 1 + rng.below(assets.len() as u64) as usize;
     let mut chosen: Vec<String> = assets.to_vec();
     // A random subset of n assets.
@@ -200,7 +200,7 @@ fn random_rule(rng: &mut Rng, scale: &Scale, assets: &[String], name: &str) -> R
     }
 }
 
-fn random_event(rng: &mut Rng, scale: &Scale, assets: &[String]) -> NewEvent {
+pub(super) fn random_event(rng: &mut Rng, scale: &Scale, assets: &[String]) -> NewEvent {
     let (lo, hi) = scale.event_ticks;
     let len = lo + rng.below((hi - lo) as u64) as i64;
     // Starts on a multiple of 5 ticks half the time: slices that line up.
@@ -246,7 +246,7 @@ pub fn firings_after(store: &dyn Store, after: Option<i64>) -> Vec<Firing> {
     }
 }
 
-fn assert_firings(got: &[Firing], want: &[Expected], rules: &[Rule], at: &str) {
+pub(super) fn assert_firings(got: &[Firing], want: &[Expected], rules: &[Rule], at: &str) {
     let shown = |f: &Firing| {
         (
             f.rule.clone(),

@@ -393,6 +393,17 @@ def declare(
     return Call("PUT", _asset_path(name), m.Declaration.from_json, json=body)
 
 
+def prune(
+    before: InstantLike, *, asset: str | None = None, tz: TzLike | None = None
+) -> Call[m.Pruned]:
+    body: dict[str, Any] = {"before": instant_text(before, "before", tz)}
+    if asset is not None:
+        body["asset"] = asset
+    if tz is not None:
+        body["tz"] = tz_text(tz)
+    return Call("POST", "/v1/prune", m.Pruned.from_json, json=body)
+
+
 def health() -> Call[dict[str, Any]]:
     return Call("GET", "/healthz", lambda d: d)
 

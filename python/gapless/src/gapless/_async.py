@@ -314,6 +314,11 @@ class AsyncClient:
     ) -> m.Declaration:
         return await self._send(_api.declare(asset, key_span=key_span, tz=tz))
 
+    async def prune(
+        self, before: InstantLike, *, asset: str | None = None, tz: TzLike | None = None
+    ) -> m.Pruned:
+        return await self._send(_api.prune(before, asset=asset, tz=tz))
+
     async def health(self) -> dict[str, Any]:
         return await self._send(_api.health())
 

@@ -457,6 +457,19 @@ class Client:
         """
         return self._send(_api.declare(asset, key_span=key_span, tz=tz))
 
+    def prune(
+        self, before: InstantLike, *, asset: str | None = None, tz: TzLike | None = None
+    ) -> m.Pruned:
+        """Remove the detail of the events that ended by ``before`` (of
+        ``asset``, or of every asset, with the settled firings recorded
+        before it), as ``gapless prune``: every coverage answer stays as it
+        was. Needs an admin token; safe to send again.
+
+        >>> client.prune("2025-03-01").events_removed  # doctest: +SKIP
+        120000
+        """
+        return self._send(_api.prune(before, asset=asset, tz=tz))
+
     def health(self) -> dict[str, Any]:
         """``GET /healthz``: ``{"status": "ok"}`` from a live server."""
         return self._send(_api.health())

@@ -260,17 +260,22 @@ class EventRef:
 
 @dataclass(frozen=True)
 class Segment:
-    """A part of the time line on which one event is the latest."""
+    """A part of the time line on which one event is the latest; ``event``
+    is None before the asset's ``pruned_before`` (its detail was pruned)."""
 
     start: datetime
     end: datetime
     kind: str
-    event: EventRef
+    event: EventRef | None
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> Segment:
+        e = d["event"]
         return cls(
-            _t(d["start"]), _t(d["end"]), d["kind"], EventRef(d["event"]["id"], d["event"]["seq"])
+            _t(d["start"]),
+            _t(d["end"]),
+            d["kind"],
+            None if e is None else EventRef(e["id"], e["seq"]),
         )
 
 
@@ -284,6 +289,8 @@ class SegmentsPage:
     end: datetime
     segments: list[Segment]
     next: str | None
+    #: The asset's ``pruned_before`` when the page starts before it, else None.
+    pruned_before: datetime | None = None
     raw: Any = _raw()
 
     @classmethod
@@ -294,6 +301,7 @@ class SegmentsPage:
             _t(d["end"]),
             [Segment.from_json(s) for s in d["segments"]],
             d["next"],
+            _opt_t(d.get("pruned_before")),
             raw=d,
         )
 
@@ -333,11 +341,20 @@ class EventsPage:
     asset: str
     events: list[Event]
     next: str | None
+    #: The asset's ``pruned_before`` when the range starts before it (events
+    #: that ended by then may have been pruned), else None.
+    pruned_before: datetime | None = None
     raw: Any = _raw()
 
     @classmethod
     def from_json(cls, d: dict[str, Any]) -> EventsPage:
-        return cls(d["asset"], [Event.from_json(e) for e in d["events"]], d["next"], raw=d)
+        return cls(
+            d["asset"],
+            [Event.from_json(e) for e in d["events"]],
+            d["next"],
+            _opt_t(d.get("pruned_before")),
+            raw=d,
+        )
 
 
 @dataclass(frozen=True)
@@ -364,7 +381,9 @@ class Asset:
     ``frontier`` (the end of its first covered run, None when nothing is
     covered) and ``covered_ratio_day``, ``covered_ratio_week`` (the covered
     share of the day and week before the page's ``as_of``); these three
-    are None from ``asset()`` and from an older server."""
+    are None from ``asset()`` and from an older server. ``pruned_before``: the
+    latest instant a prune removed some of its events before, None when none
+    was."""
 
     asset: str
     events: int
@@ -376,6 +395,7 @@ class Asset:
     frontier: datetime | None = None
     covered_ratio_day: float | None = None
     covered_ratio_week: float | None = None
+    pruned_before: datetime | None = None
     raw: Any = _raw()
 
     @classmethod
@@ -391,6 +411,32 @@ class Asset:
             _opt_t(d.get("frontier")),
             d.get("covered_ratio_day"),
             d.get("covered_ratio_week"),
+            _opt_t(d.get("pruned_before")),
+            raw=d,
+        )
+
+
+@dataclass(frozen=True)
+class Pruned:
+    """What a prune removed (``gapless prune``): events, firings, and of how
+    many assets it removed events; ``asset`` None when every asset was
+    pruned."""
+
+    before: datetime
+    asset: str | None
+    events_removed: int
+    firings_removed: int
+    assets_touched: int
+    raw: Any = _raw()
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> Pruned:
+        return cls(
+            _t(d["before"]),
+            d["asset"],
+            d["events_removed"],
+            d["firings_removed"],
+            d["assets_touched"],
             raw=d,
         )
 
