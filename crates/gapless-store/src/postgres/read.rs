@@ -233,44 +233,30 @@ pub(crate) fn assets(conn: &mut Conn) -> Result<Vec<AssetSummary>, Fail> {
     Ok(out)
 }
 
-/// Covered microseconds of asset `a` in `[$lo, $7)`: the runs from the one
-/// starting last at or before `$lo` (one seek), clipped.
-macro_rules! covered_since {
-    ($lo:literal) => {
-        concat!(
-            "(SELECT coalesce(sum(least(r.end_us, $7) - greatest(r.start_us, ",
-            $lo,
-            ")), 0)::bigint FROM coverage_runs r WHERE r.asset_id = a.id AND r.start_us < $7 \
-             AND r.end_us > ",
-            $lo,
-            " AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
-             WHERE asset_id = a.id AND start_us <= ",
-            $lo,
-            " ORDER BY start_us DESC LIMIT 1), ",
-            $lo,
-            "))"
-        )
-    };
-}
-
 /// A page of assets (listing.rs): names at or after $1 (and before $8 in
 /// the bounded form), after $2, containing $3 (or any), at most $4, each
-/// with its first run and its covered microseconds since $5 (the week) and
-/// $6 (the day) up to $7. One statement, one snapshot; names compare as
-/// bytes (`COLLATE "C"`, the `assets_name_bytes` index) whatever the
-/// database's collation, as SQLite compares them.
+/// with its first and last run and its covered microseconds since $5 (the
+/// week) and $6 (the day) up to $7: the runs from the one starting last at
+/// or before the week's start (one seek), clipped to the week and to the
+/// day in one pass. One statement, one snapshot; names compare as bytes
+/// (`COLLATE "C"`, the `assets_name_bytes` index) whatever the database's
+/// collation, as SQLite compares them.
 macro_rules! assets_page {
     ($bound:literal) => {
         concat!(
             "SELECT a.name, a.event_count, f.start_us, f.end_us, \
                (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
                 ORDER BY start_us DESC LIMIT 1), \
-               a.last_received_us, a.key_span, a.tz, ",
-            covered_since!("$5"),
-            ", ",
-            covered_since!("$6"),
-            ", a.pruned_before_us FROM assets a LEFT JOIN LATERAL (SELECT start_us, end_us FROM coverage_runs r \
+               a.last_received_us, a.key_span, a.tz, s.week, s.day, a.pruned_before_us \
+             FROM assets a LEFT JOIN LATERAL (SELECT start_us, end_us FROM coverage_runs r \
                WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1) f ON true \
+             CROSS JOIN LATERAL (SELECT \
+               coalesce(sum(least(r.end_us, $7) - greatest(r.start_us, $5)), 0)::bigint AS week, \
+               coalesce(sum(greatest(least(r.end_us, $7) - greatest(r.start_us, $6), 0)), 0)::bigint \
+                 AS day \
+               FROM coverage_runs r WHERE r.asset_id = a.id AND r.start_us < $7 AND r.end_us > $5 \
+               AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
+                 WHERE asset_id = a.id AND start_us <= $5 ORDER BY start_us DESC LIMIT 1), $5)) s \
              WHERE a.name COLLATE \"C\" >= $1 ",
             $bound,
             " AND a.name COLLATE \"C\" > $2 AND ($3::text IS NULL OR strpos(a.name, $3) > 0) \

@@ -297,51 +297,38 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
     Ok(out)
 }
 
-/// Covered microseconds of asset `a` in `[$lo, ?7)`: the runs from the one
-/// starting last at or before `$lo` (one seek), clipped.
-macro_rules! covered_since {
-    ($lo:literal) => {
-        concat!(
-            "(SELECT coalesce(sum(min(r.end_us, ?7) - max(r.start_us, ",
-            $lo,
-            ")), 0) FROM coverage_runs r WHERE r.asset_id = a.id AND r.start_us < ?7 \
-             AND r.end_us > ",
-            $lo,
-            " AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
-             WHERE asset_id = a.id AND start_us <= ",
-            $lo,
-            " ORDER BY start_us DESC LIMIT 1), ",
-            $lo,
-            "))"
-        )
-    };
-}
-
 /// A page of assets (listing.rs): names at or after ?1 (and before ?8 in
-/// the bounded form), after ?2, containing ?3 (or any), at most ?4, each
-/// with its first run and its covered microseconds since ?5 (the week) and
-/// ?6 (the day) up to ?7. One statement: one snapshot, and the name index
-/// walked in order until the page is full.
+/// the bounded form), after ?2, containing ?3 (or any), at most ?4 (the
+/// name index walked in order until the page is full), each with its first
+/// and last run and its covered microseconds since ?5 (the week) and ?6
+/// (the day) up to ?7: the runs from the one starting last at or before the
+/// week's start (one seek), clipped to the week and to the day in one pass.
+/// One statement: one snapshot.
 macro_rules! assets_page {
     ($bound:literal) => {
         concat!(
-            "SELECT a.name, a.event_count, \
-               (SELECT start_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
-               (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1), \
-               (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
-               a.last_received_us, a.key_span, a.tz, ",
-            covered_since!("?5"),
-            ", ",
-            covered_since!("?6"),
-            ", a.pruned_before_us FROM assets a WHERE a.name >= ?1 ",
+            "WITH page AS (SELECT id, name, event_count, last_received_us, key_span, tz, pruned_before_us \
+               FROM assets WHERE name >= ?1 ",
             $bound,
-            " AND a.name > ?2 AND (?3 IS NULL OR instr(a.name, ?3) > 0) ORDER BY a.name LIMIT ?4"
+            " AND name > ?2 AND (?3 IS NULL OR instr(name, ?3) > 0) ORDER BY name LIMIT ?4) \
+             SELECT a.name, a.event_count, \
+               (SELECT start_us FROM coverage_runs f WHERE f.asset_id = a.id ORDER BY start_us LIMIT 1), \
+               (SELECT end_us FROM coverage_runs f WHERE f.asset_id = a.id ORDER BY start_us LIMIT 1), \
+               (SELECT end_us FROM coverage_runs l WHERE l.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
+               a.last_received_us, a.key_span, a.tz, \
+               coalesce(sum(min(r.end_us, ?7) - max(r.start_us, ?5)), 0), \
+               coalesce(sum(max(min(r.end_us, ?7) - max(r.start_us, ?6), 0)), 0), \
+               a.pruned_before_us \
+             FROM page a LEFT JOIN coverage_runs r ON r.asset_id = a.id AND r.start_us < ?7 \
+               AND r.end_us > ?5 AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
+                 WHERE asset_id = a.id AND start_us <= ?5 ORDER BY start_us DESC LIMIT 1), ?5) \
+             GROUP BY a.id ORDER BY a.name"
         )
     };
 }
 
 const ASSETS_PAGE: &str = assets_page!("");
-const ASSETS_PAGE_BOUNDED: &str = assets_page!("AND a.name < ?8");
+const ASSETS_PAGE_BOUNDED: &str = assets_page!("AND name < ?8");
 
 pub(crate) fn assets_page(
     conn: &mut Connection,
