@@ -167,8 +167,15 @@ pub struct Server {
 
 impl Server {
     pub fn start(db: &str) -> Server {
+        Server::start_with(db, &[])
+    }
+
+    /// A server on `db` with more arguments of `gapless serve` (a targets
+    /// file).
+    pub fn start_with(db: &str, args: &[&str]) -> Server {
         let mut child = Command::new(gapless())
             .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
+            .args(args)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
