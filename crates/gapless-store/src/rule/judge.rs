@@ -57,6 +57,12 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
+    /// Add `other`'s firings after this one's, and its records.
+    pub(crate) fn extend(&mut self, other: Outcome) {
+        self.firings.extend(other.firings);
+        self.records.extend(other.records);
+    }
+
     /// Whether there is nothing to write.
     pub(crate) fn is_empty(&self) -> bool {
         self.firings.is_empty() && self.records.is_empty()
@@ -409,16 +415,17 @@ pub(crate) fn initial(watch: &Watch, coverage: &HashMap<i64, IntervalSet>) -> Re
 }
 
 /// The `late` firings of `windows` (whose deadline has passed) of `watch`:
-/// one for each that is not complete and has not fired `late` before, with
-/// its covered share from `coverage` (each asset's coverage over the
-/// windows).
+/// one for each that is not complete and has not fired `late` before (by
+/// `records`, which may hold other rules' windows too), with its covered
+/// share from `coverage` (each asset's coverage over the windows).
 pub(crate) fn late(
     watch: &Watch,
     windows: &[Interval],
     coverage: &HashMap<i64, IntervalSet>,
-    mut records: States,
+    records: &States,
 ) -> Result<Outcome> {
     let mut changed = HashMap::new();
+    let mut new_records = States::new();
     let mut firings = Vec::new();
     for &w in windows {
         let key = (watch.id, w.start().as_micros());
@@ -427,7 +434,7 @@ pub(crate) fn late(
             continue;
         }
         let ratio = exact(watch, w, &mut InMemory(coverage))?.covered_ratio;
-        records.insert(
+        new_records.insert(
             key,
             WindowRecord {
                 late: true,
@@ -443,5 +450,5 @@ pub(crate) fn late(
             ratio,
         ));
     }
-    Ok(outcome(firings, &records, changed))
+    Ok(outcome(firings, &new_records, changed))
 }

@@ -16,6 +16,7 @@ use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
 };
+use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Covered, Judge, Judged, Outcome, Plan, States, Watch,
     WindowRecord,
@@ -108,18 +109,16 @@ pub(crate) struct WatchCache {
     by_asset: HashMap<i64, Vec<usize>>,
     /// The ids of the watched assets, by name.
     ids: HashMap<String, i64>,
+    /// When each rule's next deadline passes, for deadline passes (read
+    /// on their own, from the rules with a deadline).
+    pub(crate) deadlines: DeadlineCache,
 }
 
 impl WatchCache {
     /// Bring the rules up to date with the ledger's (in the caller's
     /// transaction, so that they stay so until it ends).
     pub(crate) fn refresh(&mut self, conn: &Connection) -> Result<()> {
-        // A ledger without the row (no rule ever) counts as version "0".
-        let version: String = conn
-            .prepare_cached("SELECT value FROM meta WHERE key = 'rules_version'")?
-            .query_row([], |r| r.get(0))
-            .optional()?
-            .unwrap_or_else(|| "0".into());
+        let version = rules_version(conn)?;
         if self.version.as_ref() == Some(&version) {
             return Ok(());
         }
@@ -540,28 +539,80 @@ pub(crate) fn firings(conn: &mut Connection, q: &FiringQuery) -> Result<FiringPa
     Ok(FiringPage::of(firings, q, limit))
 }
 
+/// The ledger's `rules_version` (a ledger without the row, where no rule
+/// was ever recorded, counts as "0").
+fn rules_version(conn: &Connection) -> Result<String> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM meta WHERE key = 'rules_version'")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .unwrap_or_else(|| "0".into()))
+}
+
+/// A rule row with its `deadlines_us` (column 12).
+const DEADLINE_COLUMNS: &str = concat!("SELECT id, ", rule_columns!(), ", deadlines_us FROM rules");
+
+/// Bring `cache` up to date with the ledger's rules (version and rules read
+/// in one snapshot).
+fn refresh_deadlines(conn: &mut Connection, cache: &mut DeadlineCache) -> Result<()> {
+    if cache.is_current(&rules_version(conn)?) {
+        return Ok(());
+    }
+    let tx = conn.transaction()?;
+    let version = rules_version(&tx)?;
+    let rows = tx
+        .prepare_cached(&format!("{DEADLINE_COLUMNS} WHERE deadline IS NOT NULL"))?
+        .query_map([], |r| Ok((rule_row(r)?, r.get::<_, i64>(12)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rules = rows
+        .into_iter()
+        .map(|((id, row), judged)| Ok((id, decode_rule(row)?.rule, judged)))
+        .collect::<Result<Vec<_>>>()?;
+    cache.load(version, rules);
+    Ok(())
+}
+
 /// Judge the deadlines that passed by `now`: a `late` firing for each
 /// window of a rule with a deadline that is not complete at its end plus
-/// the deadline. The number of firings recorded.
-pub(crate) fn judge_deadlines(conn: &mut Connection, now: Instant) -> Result<u64> {
+/// the deadline. Only the rules whose next deadline is due are read and
+/// written (`cache`); when none is, nothing is. The number of firings
+/// recorded.
+pub(crate) fn judge_deadlines(
+    conn: &mut Connection,
+    cache: &mut DeadlineCache,
+    now: Instant,
+) -> Result<u64> {
+    refresh_deadlines(conn, cache)?;
+    let due = cache.due(now);
+    if due.is_empty() {
+        return Ok(0);
+    }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut fired = 0;
-    let rows = {
-        let mut stmt = tx.prepare_cached(concat!(
-            "SELECT id, ",
-            rule_columns!(),
-            ", deadlines_us FROM rules WHERE deadline IS NOT NULL ORDER BY name"
+    // Read again in the write transaction: another process may have judged
+    // them, changed them or deleted them since.
+    let mut rows = Vec::with_capacity(due.len());
+    {
+        let mut stmt = tx.prepare_cached(&format!(
+            "{DEADLINE_COLUMNS} WHERE id = ?1 AND deadline IS NOT NULL"
         ))?;
-        let rows = stmt
-            .query_map([], |r| Ok((rule_row(r)?, r.get::<_, i64>(12)?)))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows
-    };
+        for &id in &due {
+            if let Some(row) = stmt
+                .query_row([id], |r| Ok((rule_row(r)?, r.get::<_, i64>(12)?)))
+                .optional()?
+            {
+                rows.push(row);
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.0 .1.columns.name.cmp(&b.0 .1.columns.name));
+    let mut fired = 0;
+    let mut judged: Vec<(i64, Rule, i64)> = Vec::with_capacity(rows.len());
     for ((id, row), judged_up_to) in rows {
         let w = watch(&tx, id, row)?;
         let Some(step) =
             crate::rule::deadline_pass(&w.rule, judged_up_to, now, DEADLINE_WINDOWS_PER_PASS)?
         else {
+            judged.push((id, w.rule, judged_up_to));
             continue;
         };
         if let Some(range) = step.hull() {
@@ -571,14 +622,22 @@ pub(crate) fn judge_deadlines(conn: &mut Connection, now: Instant) -> Result<u64
             )?;
             let mut states = States::new();
             read_states(&tx, id, range, &mut states)?;
-            let out = judge::late(&w, &step.windows, &coverage, states)?;
+            let out = judge::late(&w, &step.windows, &coverage, &states)?;
             fired += out.firings.len() as u64;
             write(&tx, &out, now)?;
         }
         tx.prepare_cached("UPDATE rules SET deadlines_us = ?2 WHERE id = ?1")?
             .execute(params![id, step.judged_up_to.as_micros()])?;
+        judged.push((id, w.rule, step.judged_up_to.as_micros()));
     }
     tx.commit()?;
+    // Only what was committed moves the cache.
+    for id in due {
+        cache.forget(id);
+    }
+    for (id, rule, up_to) in &judged {
+        cache.judged(*id, rule, *up_to);
+    }
     Ok(fired)
 }
 

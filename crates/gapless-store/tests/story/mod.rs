@@ -20,8 +20,8 @@ pub use deliveries::{
     retries_are_due_after_next_try,
 };
 pub use rules::{
-    deadlines_fire_late_once, joint_coverage_and_generations, rule_definitions_cannot_change,
-    rules_fire_as_the_model_judges,
+    deadlines_fire_late_once, joint_coverage_and_generations, many_single_asset_rules,
+    rule_definitions_cannot_change, rules_fire_as_the_model_judges,
 };
 
 use std::collections::HashSet;
@@ -75,6 +75,7 @@ macro_rules! with_scenarios {
             rule_definitions_cannot_change,
             joint_coverage_and_generations,
             deadlines_fire_late_once,
+            many_single_asset_rules,
             claims_are_exclusive_and_leases_expire,
             retries_are_due_after_next_try,
             concurrent_claims_never_share,
@@ -167,6 +168,7 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
         joint_coverage_and_generations,
     ),
     ("deadlines_fire_late_once", deadlines_fire_late_once),
+    ("many_single_asset_rules", many_single_asset_rules),
     (
         "claims_are_exclusive_and_leases_expire",
         claims_are_exclusive_and_leases_expire,
