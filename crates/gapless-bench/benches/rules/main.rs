@@ -29,6 +29,8 @@
 //! (default 10000) the assets and rules of part 3, `GAPLESS_RULES_PER_ASSET`
 //! (default 100) each asset's events in its ingest file,
 //! `GAPLESS_RULES_PHASES` (default `ten,ingest,many`) which parts run,
+//! `GAPLESS_RULES_DEADLINE` (default `1h`, `none` for none) the deadline of
+//! part 3's rules,
 //! `GAPLESS_LOAD_PG` (default `postgres://postgres@127.0.0.1:5432/test`,
 //! `off` to skip).
 
@@ -294,6 +296,8 @@ fn main() {
             rounds,
             per_asset,
             dir: dir.path(),
+            deadline: Some(env_or("GAPLESS_RULES_DEADLINE", "1h".to_string()))
+                .filter(|d| d != "none"),
         };
         many_sqlite = Some(many.run("SQLite", &|i| {
             dir.path()

@@ -3,7 +3,8 @@
 //!
 //! Each configuration starts from a fresh ledger with `N` declared assets
 //! (`a0` …) and, with rules, rule `r{i}` on asset `a{i}` (every hour, a
-//! deadline of an hour, target `hook`), created over HTTP from 16 threads
+//! deadline of an hour unless `GAPLESS_RULES_DEADLINE` says another or
+//! `none`, target `hook`), created over HTTP from 16 threads
 //! (the time it took is printed). The server runs with a targets file in
 //! both, so its deliverer and its deadline judging run beside the writes;
 //! `hook` takes only `late` firings, so the `complete` ones are marked
@@ -36,6 +37,8 @@ pub struct Many<'a> {
     pub per_asset: usize,
     /// A scratch directory (the targets file, SQLite ledgers, the file).
     pub dir: &'a Path,
+    /// The rules' deadline (`None`: none).
+    pub deadline: Option<String>,
 }
 
 /// The ratios a backend got: POSTs with rules / without, ingest rate with
@@ -102,12 +105,17 @@ impl Many<'_> {
         if rules {
             let t = Instant::now();
             let base = server.base.clone();
+            let deadline = self
+                .deadline
+                .as_ref()
+                .map(|d| format!(r#", "deadline": "{d}""#))
+                .unwrap_or_default();
             parallel(self.assets, move |agent, i| {
                 put(
                     agent,
                     &format!("{base}/v1/rules/r{i}"),
                     &format!(
-                        r#"{{"assets": ["a{i}"], "every": "1h", "from": "2025-06-01", "deadline": "1h", "target": "hook"}}"#
+                        r#"{{"assets": ["a{i}"], "every": "1h", "from": "2025-06-01", "target": "hook"{deadline}}}"#
                     ),
                 );
             });
@@ -225,7 +233,11 @@ impl Many<'_> {
         let events = (self.assets * self.per_asset) as f64;
         println!(
             "  {:<44} {:>9.0} events/s  {:.2} s",
-            if rules { "ingest with rules" } else { "ingest without rules" },
+            if rules {
+                "ingest with rules"
+            } else {
+                "ingest without rules"
+            },
             events / took,
             took
         );
@@ -239,7 +251,8 @@ impl Many<'_> {
             "\n== {n} single-asset rules: single-event POSTs, 64 producers over {n} assets: {label} ({} s each) ==",
             self.secs
         );
-        let (mut ratios, mut checks_without, mut checks_with) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut ratios, mut checks_without, mut checks_with) =
+            (Vec::new(), Vec::new(), Vec::new());
         let mut fresh = 0;
         let mut next_db = || {
             fresh += 1;

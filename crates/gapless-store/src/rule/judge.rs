@@ -355,14 +355,22 @@ impl<'a> Judge<'a> {
         if !any {
             return Ok(());
         }
+        // Each asset's events, found from a watch's assets: a batch may
+        // interleave thousands of assets, each watched by its own rules.
+        let mut of_asset: HashMap<i64, Vec<&[(EventKind, Interval)]>> = HashMap::new();
+        for &(asset, events) in batch {
+            of_asset.entry(asset).or_default().push(events);
+        }
         let mut picked: Vec<Interval> = Vec::new();
         for (&watch, planned) in self.watches.iter().zip(&self.windows) {
             picked.clear();
-            for &(asset, events) in batch {
-                if !watch.assets.contains(&asset) {
-                    continue;
-                }
-                for &(_, iv) in events {
+            for events in watch
+                .assets
+                .iter()
+                .filter_map(|a| of_asset.get(a))
+                .flatten()
+            {
+                for &(_, iv) in *events {
                     let first = planned.partition_point(|w| w.end() <= iv.start());
                     picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
                 }

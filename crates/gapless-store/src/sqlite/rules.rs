@@ -36,7 +36,6 @@ const SELECT_RULE: &str = concat!(
     " FROM rules WHERE name = ?1"
 );
 const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules ORDER BY name");
-const ASSETS_OF_RULE: &str = "SELECT asset_id FROM rule_assets WHERE rule_id = ?1";
 /// Recorded states of rule ?1's windows starting in [?2, ?3).
 const STATES_IN: &str = "SELECT start_us, complete, generation, late FROM rule_windows \
      WHERE rule_id = ?1 AND start_us >= ?2 AND start_us < ?3";
@@ -87,13 +86,24 @@ fn firing_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FiringRow> {
     })
 }
 
-/// The watch of a rule row: the rule and its assets' ids.
+/// The watch of a rule row: the rule and its assets' ids, found by name
+/// (`rule_assets` is keyed by asset first: finding a rule's rows there
+/// reads the whole table).
 fn watch(conn: &Connection, id: i64, row: RuleRow) -> Result<Watch> {
     let rule = decode_rule(row)?.rule;
-    let mut stmt = conn.prepare_cached(ASSETS_OF_RULE)?;
-    let assets = stmt
-        .query_map([id], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    let mut stmt = conn.prepare_cached("SELECT id FROM assets WHERE name = ?1")?;
+    let assets = rule
+        .def
+        .assets()
+        .iter()
+        .map(|a| {
+            stmt.query_row([a], |r| r.get(0))
+                .optional()?
+                .ok_or_else(|| {
+                    crate::error::corrupt(format_args!("asset {a:?} of rule {:?}", rule.name))
+                })
+        })
+        .collect::<Result<Vec<i64>>>()?;
     Ok(Watch { id, rule, assets })
 }
 
@@ -126,9 +136,22 @@ impl WatchCache {
         let rows = stmt
             .query_map([], rule_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        // Every rule's assets in one statement, not one per rule.
+        let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut stmt = conn.prepare_cached("SELECT rule_id, asset_id FROM rule_assets")?;
+        for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))? {
+            let (rule, asset): (i64, i64) = row?;
+            assets.entry(rule).or_default().push(asset);
+        }
         self.watches = rows
             .into_iter()
-            .map(|(id, row)| watch(conn, id, row))
+            .map(|(id, row)| {
+                Ok(Watch {
+                    id,
+                    rule: decode_rule(row)?.rule,
+                    assets: assets.remove(&id).unwrap_or_default(),
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         self.ids.clear();
         let mut stmt = conn.prepare_cached(
@@ -193,12 +216,16 @@ impl<'c> GroupJudge<'c> {
             .iter()
             .map(|b| {
                 let mut per: OwnedBatch = Vec::new();
+                // Each asset's place in `per`: a batch may interleave
+                // thousands of watched assets.
+                let mut slot: HashMap<i64, usize> = HashMap::new();
                 for ev in b.iter() {
                     if let Some(&id) = cache.ids.get(&ev.asset) {
-                        match per.iter_mut().find(|(a, _)| *a == id) {
-                            Some((_, v)) => v.push((ev.kind, ev.interval)),
-                            None => per.push((id, vec![(ev.kind, ev.interval)])),
-                        }
+                        let i = *slot.entry(id).or_insert_with(|| {
+                            per.push((id, Vec::new()));
+                            per.len() - 1
+                        });
+                        per[i].1.push((ev.kind, ev.interval));
                     }
                 }
                 per
