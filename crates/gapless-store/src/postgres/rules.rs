@@ -55,8 +55,10 @@ pub(crate) const LOCK_RULES_OF_ASSETS: &str = "SELECT r.id, \
        JOIN assets a ON a.id = ra.asset_id WHERE a.name = ANY($1::text[])) \
      ORDER BY r.name COLLATE \"C\" FOR UPDATE OF r";
 const ALL_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules");
-const ASSETS_OF_RULES: &str =
-    "SELECT rule_id, asset_id FROM rule_assets WHERE rule_id = ANY($1::bigint[])";
+/// A join, not `rule_id = ANY($1)`: that compares each row of the table
+/// with every id of the array (all the rules, when the cache is read).
+const ASSETS_OF_RULES: &str = "SELECT ra.rule_id, ra.asset_id FROM rule_assets ra \
+     JOIN unnest($1::bigint[]) AS u(id) ON u.id = ra.rule_id";
 /// What judging reads, in one round trip: the runs overlapping each
 /// `(asset, lo, hi)` of $1..$3, adjacent ones too (part 0: asset, start,
 /// end), and the recorded states of each `(rule, lo, hi)` of $4..$6, the

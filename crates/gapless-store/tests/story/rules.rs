@@ -634,7 +634,12 @@ pub fn many_single_asset_rules(store: &dyn Store) {
         .iter()
         .enumerate()
         .map(|(i, a)| {
-            let mut rule = random_rule(&mut rng, &scale, &[a.clone()], &format!("s{i:03}"));
+            let mut rule = random_rule(
+                &mut rng,
+                &scale,
+                std::slice::from_ref(a),
+                &format!("s{i:03}"),
+            );
             if i % 2 == 0 {
                 let d = if rng.below(2) == 0 { "PT30M" } else { "PT2H" };
                 rule.settings.deadline = Some(Duration::parse(d).unwrap());
