@@ -29,7 +29,9 @@
 //! (default 10000) the assets and rules of part 3, `GAPLESS_RULES_PER_ASSET`
 //! (default 100) each asset's events in its ingest file,
 //! `GAPLESS_RULES_PHASES` (default `ten,ingest,many`) which parts run,
-//! `GAPLESS_RULES_DEADLINE` (default `1h`, `none` for none) the deadline of
+//! (`many-posts` or `many-ingest`: half of part 3),
+//! `GAPLESS_RULES_DEADLINE` (default `1h`, `none` for none) the deadline and
+//! `GAPLESS_RULES_TARGET` (default `hook`, `none` for none) the target of
 //! part 3's rules,
 //! `GAPLESS_LOAD_PG` (default `postgres://postgres@127.0.0.1:5432/test`,
 //! `off` to skip).
@@ -289,7 +291,7 @@ fn main() {
     }
 
     let (mut many_sqlite, mut many_pg) = (None, None);
-    if phase("many") {
+    if phase("many") || phase("many-posts") || phase("many-ingest") {
         let many = many::Many {
             assets,
             secs,
@@ -298,6 +300,10 @@ fn main() {
             dir: dir.path(),
             deadline: Some(env_or("GAPLESS_RULES_DEADLINE", "1h".to_string()))
                 .filter(|d| d != "none"),
+            target: Some(env_or("GAPLESS_RULES_TARGET", "hook".to_string()))
+                .filter(|d| d != "none"),
+            posts: phase("many-posts") || phase("many"),
+            ingest: phase("many-ingest") || phase("many"),
         };
         many_sqlite = Some(many.run("SQLite", &|i| {
             dir.path()

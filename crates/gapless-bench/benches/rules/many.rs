@@ -4,7 +4,8 @@
 //! Each configuration starts from a fresh ledger with `N` declared assets
 //! (`a0` …) and, with rules, rule `r{i}` on asset `a{i}` (every hour, a
 //! deadline of an hour unless `GAPLESS_RULES_DEADLINE` says another or
-//! `none`, target `hook`), created over HTTP from 16 threads
+//! `none`, target `hook` unless `GAPLESS_RULES_TARGET` says another or
+//! `none`), created over HTTP from 16 threads
 //! (the time it took is printed). The server runs with a targets file in
 //! both, so its deliverer and its deadline judging run beside the writes;
 //! `hook` takes only `late` firings, so the `complete` ones are marked
@@ -39,6 +40,11 @@ pub struct Many<'a> {
     pub dir: &'a Path,
     /// The rules' deadline (`None`: none).
     pub deadline: Option<String>,
+    /// The rules' target (`None`: none).
+    pub target: Option<String>,
+    /// Whether the POSTs and the ingest run.
+    pub posts: bool,
+    pub ingest: bool,
 }
 
 /// The ratios a backend got: POSTs with rules / without, ingest rate with
@@ -109,13 +115,18 @@ impl Many<'_> {
                 .deadline
                 .as_ref()
                 .map(|d| format!(r#", "deadline": "{d}""#))
-                .unwrap_or_default();
+                .unwrap_or_default()
+                + &self
+                    .target
+                    .as_ref()
+                    .map(|t| format!(r#", "target": "{t}""#))
+                    .unwrap_or_default();
             parallel(self.assets, move |agent, i| {
                 put(
                     agent,
                     &format!("{base}/v1/rules/r{i}"),
                     &format!(
-                        r#"{{"assets": ["a{i}"], "every": "1h", "from": "2025-06-01", "target": "hook"{deadline}}}"#
+                        r#"{{"assets": ["a{i}"], "every": "1h", "from": "2025-06-01"{deadline}}}"#
                     ),
                 );
             });
@@ -277,9 +288,13 @@ impl Many<'_> {
             "\n== {n} single-asset rules: ingest of {} events interleaved over {n} assets, one batch: {label} ==",
             n * self.per_asset
         );
-        let file = self.ingest_file();
+        let file = if self.ingest {
+            self.ingest_file()
+        } else {
+            std::path::PathBuf::new()
+        };
         let mut ratios = Vec::new();
-        for round in 0..self.rounds {
+        for round in 0..if self.ingest { self.rounds } else { 0 } {
             let a = self.ingest_rate(&next_db(), &file, false);
             let b = self.ingest_rate(&next_db(), &file, true);
             println!("  round {}: ratio {:.3}", round + 1, b / a);
@@ -295,10 +310,13 @@ impl Many<'_> {
     }
 }
 
+/// The median (NaN for none: a part that did not run).
 fn median(v: &mut [f64]) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     let n = v.len();
-    if n % 2 == 1 {
+    if n == 0 {
+        f64::NAN
+    } else if n % 2 == 1 {
         v[n / 2]
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0

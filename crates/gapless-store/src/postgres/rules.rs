@@ -559,7 +559,6 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
         "INSERT INTO rule_assets (asset_id, rule_id) SELECT unnest($1::bigint[]), $2",
         &[&asset_ids, &id],
     )?;
-    bump_rules_version(&mut tx)?;
     let watch = Watch {
         id,
         rule: rule.clone(),
@@ -570,6 +569,10 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
     let coverage = read_coverage(&mut tx, stmts, &reads)?;
     let out = judge::initial(&watch, &coverage)?;
     write(&mut tx, &out, now)?;
+    // Last: every `rule set` takes the version's row lock, held to commit,
+    // so rules created at once (a deploy) wait for each other's commit
+    // only, not for each other's judging.
+    bump_rules_version(&mut tx)?;
     tx.commit().map_err(Fail::Commit)?;
     Ok(RulePut::Created {
         firings: out.firings.len() as u64,
