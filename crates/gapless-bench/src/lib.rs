@@ -26,8 +26,10 @@
 //! - `benches/load.rs`: `gapless serve` under concurrent producers and
 //!   consumers on both backends, and the same gap questions against a
 //!   PostgreSQL multirange query, with what a bare round trip costs.
-//! - `benches/rules.rs`: what ten rules cost single-event POSTs and a 1h
-//!   rule a large ingest.
+//! - `benches/rules/`: what ten rules cost single-event POSTs and a 1h
+//!   rule a large ingest (`main.rs`), and what 10,000 single-asset rules
+//!   cost POSTs spread over their assets, a question and an interleaved
+//!   ingest (`many.rs`).
 //! - `benches/buckets.rs`: the web page's picture of a year.
 //! - this library: what they share: the binary ([`gapless`]), time stamps,
 //!   a deterministic generator, `gapless serve` processes, the fixed-answer

@@ -325,17 +325,25 @@ fn median(v: &mut [f64]) -> f64 {
 
 /// Print the targets of one backend's run.
 pub fn targets(label: &str, n: usize, r: &Ratios) {
-    println!(
-        "  {n} rules, single-event POSTs with / without, {label}: {:.3} (target >= 0.90: {})",
-        r.posts,
-        verdict(r.posts >= 0.9)
-    );
-    println!(
+    // A part that did not run (NaN) has no line.
+    if !r.posts.is_nan() {
+        println!(
+            "  {n} rules, single-event POSTs with / without, {label}: {:.3} (target >= 0.90: {})",
+            r.posts,
+            verdict(r.posts >= 0.9)
+        );
+    }
+    if !r.ingest.is_nan() {
+        println!(
         "  {n} rules, interleaved ingest rate with / without, {label}: {:.3} (target >= 0.90: {})",
         r.ingest,
         verdict(r.ingest >= 0.9)
     );
+    }
     let (without, with) = r.check;
+    if without.is_nan() {
+        return;
+    }
     // "Unchanged": within a tenth, or 20 µs, of the latency without rules.
     let same = with <= without * 1.1 || with <= without + 20.0;
     println!(
