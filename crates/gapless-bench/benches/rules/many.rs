@@ -269,7 +269,7 @@ impl Many<'_> {
             fresh += 1;
             db(fresh)
         };
-        for round in 0..self.rounds {
+        for round in 0..if self.posts { self.rounds } else { 0 } {
             let (a, ca) = self.post_rate(&next_db(), false);
             let (b, cb) = self.post_rate(&next_db(), true);
             println!("  round {}: ratio {:.3}", round + 1, b / a);
