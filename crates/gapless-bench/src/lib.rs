@@ -26,8 +26,10 @@
 //! - `benches/load.rs`: `gapless serve` under concurrent producers and
 //!   consumers on both backends, and the same gap questions against a
 //!   PostgreSQL multirange query, with what a bare round trip costs.
-//! - `benches/rules.rs`: what ten rules cost single-event POSTs and a 1h
-//!   rule a large ingest.
+//! - `benches/rules/`: what ten rules cost single-event POSTs and a 1h
+//!   rule a large ingest (`main.rs`), and what 10,000 single-asset rules
+//!   cost POSTs spread over their assets, a question and an interleaved
+//!   ingest (`many.rs`).
 //! - `benches/buckets.rs`: the web page's picture of a year.
 //! - `benches/assets.rs`: a page of the assets overview of 10,000 assets
 //!   against one asset, on both backends.
@@ -172,8 +174,15 @@ pub struct Server {
 
 impl Server {
     pub fn start(db: &str) -> Server {
+        Server::start_with(db, &[])
+    }
+
+    /// A server on `db` with more arguments of `gapless serve` (a targets
+    /// file).
+    pub fn start_with(db: &str, args: &[&str]) -> Server {
         let mut child = Command::new(gapless())
             .args(["serve", "--listen", "127.0.0.1:0", "--db", db])
+            .args(args)
             .env("RUST_LOG", "warn")
             .stdin(Stdio::null())
             .stdout(Stdio::null())

@@ -364,6 +364,30 @@ impl RuleDef {
         out
     }
 
+    /// The end of the rule's first window that ends after `after`, if any:
+    /// for deadlines, when the next one passes, so that a rule whose next
+    /// deadline is still ahead is not looked at
+    /// (`windows_ending_in(after, t)` is empty for every `t` before it).
+    pub fn first_end_after(&self, after: Instant) -> Option<Instant> {
+        let mut t = after.max(self.from);
+        loop {
+            if self.until.is_some_and(|u| t >= u) {
+                return None;
+            }
+            // It contains t, so it ends after `after`.
+            let w = self.grid.window_containing(t, &self.tz);
+            if self.holds(w) {
+                return Some(w.end());
+            }
+            // Only the window that `from` cuts is skipped; one past `until`
+            // has no rule window after it.
+            if self.until.is_some_and(|u| w.end() > u) || w.end() <= t {
+                return None;
+            }
+            t = w.end();
+        }
+    }
+
     /// Judge window `w` against `joint`, the joint coverage of the rule's
     /// assets (at least over `w`).
     ///

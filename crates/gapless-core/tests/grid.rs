@@ -604,6 +604,35 @@ proptest! {
         let w = g.window_containing(t, &tz);
         prop_assert!(w.contains(t), "{} {} {} {}", grid, ZONES[zone], t, w);
     }
+
+    /// A rule's next deadline: the first window ending after an instant is
+    /// the first of `windows_ending_in` from it (the rule's `from` and
+    /// `until` cut the grid).
+    #[test]
+    fn first_end_after_is_the_first_window_ending_after(
+        zone in 0..ZONES.len(),
+        grid in prop::sample::select(vec!["1m", "13m", "1h", "5h", "1d", "4d", "1w", "1mo", "1y"]),
+        from_s in 1_700_000_000i64..1_800_000_000,
+        until_s in prop::option::of(0i64..200_000_000),
+        after_s in -100_000_000i64..300_000_000,
+    ) {
+        let s = |secs: i64| Instant::from_micros(secs * 1_000_000).unwrap();
+        let (from, until) = (s(from_s), until_s.map(|u| s(from_s + u)));
+        let def = gapless_core::RuleDef::new(
+            vec!["a".into()],
+            Grid::parse(grid).unwrap(),
+            ZONES[zone],
+            gapless_core::Policy::Full,
+            from,
+            until,
+        )
+        .unwrap();
+        let after = s(from_s + after_s);
+        // Far enough for two of the longest windows past `from` or `after`.
+        let horizon = s(from_s.max(from_s + after_s) + 3 * 366 * 86_400);
+        let want = def.windows_ending_in(after, horizon).first().map(|w| w.end());
+        prop_assert_eq!(def.first_end_after(after), want, "{} {} after {}", grid, ZONES[zone], after);
+    }
 }
 
 #[test]

@@ -1289,3 +1289,74 @@ fn two_replicas_completing_one_rule_fire_once() {
     assert_eq!(starts.len(), hours as usize);
     assert!(fired.iter().all(|f| f.generation == 1));
 }
+
+/// Two replicas judging deadlines, each with the rules as it last read
+/// them: a window is late once whichever judges it, a replica that read the
+/// rules before the other judged finds nothing left, and a rule deleted or
+/// changed by one is judged as the ledger now has it by the other.
+#[test]
+fn two_replicas_judging_deadlines_fire_late_once() {
+    use gapless_core::{FiringKind, Grid, Policy, Rule, RuleDef, RuleSettings};
+    let schema = Schema::new("deadrace");
+    let (one, two) = (schema.open(), schema.open());
+    let decl = AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    let rule = |name: &str, asset: &str, deadline: &str| Rule {
+        name: name.into(),
+        def: RuleDef::new(
+            vec![asset.into()],
+            Grid::parse("1h").unwrap(),
+            "UTC",
+            Policy::Full,
+            t(0),
+            None,
+        )
+        .unwrap(),
+        settings: RuleSettings {
+            deadline: Some(Duration::parse(deadline).unwrap()),
+            ..RuleSettings::default()
+        },
+    };
+    for a in ["a", "b"] {
+        one.declare_asset(a, &decl).unwrap();
+        one.put_rule(&rule(&format!("r{a}"), a, "PT30M"), t(0))
+            .unwrap();
+    }
+    // Both read the rules; [0, 60) and [60, 120) of both rules are late
+    // by 150: four firings, from whichever replica judges first.
+    assert_eq!(one.judge_deadlines(t(10)).unwrap(), 0);
+    assert_eq!(two.judge_deadlines(t(10)).unwrap(), 0);
+    assert_eq!(one.judge_deadlines(t(150)).unwrap(), 4);
+    assert_eq!(two.judge_deadlines(t(150)).unwrap(), 0);
+    assert_eq!(two.judge_deadlines(t(210)).unwrap(), 2);
+    assert_eq!(one.judge_deadlines(t(210)).unwrap(), 0);
+    // One deletes a rule and moves the other's deadline: the other replica
+    // judges what the ledger now holds.
+    assert!(one.delete_rule("ra").unwrap());
+    one.put_rule(&rule("rb", "b", "PT2H"), t(0)).unwrap();
+    // [180, 240) of rb is late at 240 + 120 = 360, not 270.
+    assert_eq!(two.judge_deadlines(t(300)).unwrap(), 0);
+    assert_eq!(two.judge_deadlines(t(360)).unwrap(), 1);
+    assert_eq!(one.judge_deadlines(t(400)).unwrap(), 0);
+    let late: Vec<(String, i64)> = story::rules::firings_after(&one, None)
+        .iter()
+        .filter(|f| f.kind == FiringKind::Late)
+        .map(|f| {
+            (
+                f.rule.clone(),
+                (f.window.start().as_micros() - t(0).as_micros()) / 60_000_000,
+            )
+        })
+        .collect();
+    assert_eq!(
+        late,
+        [
+            ("rb".to_string(), 0),
+            ("rb".to_string(), 60),
+            ("rb".to_string(), 120),
+            ("rb".to_string(), 180)
+        ]
+    );
+}

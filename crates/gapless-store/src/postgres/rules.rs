@@ -32,6 +32,7 @@ use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
 };
+use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord,
 };
@@ -55,8 +56,10 @@ pub(crate) const LOCK_RULES_OF_ASSETS: &str = "SELECT r.id, \
        JOIN assets a ON a.id = ra.asset_id WHERE a.name = ANY($1::text[])) \
      ORDER BY r.name COLLATE \"C\" FOR UPDATE OF r";
 const ALL_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules");
-const ASSETS_OF_RULES: &str =
-    "SELECT rule_id, asset_id FROM rule_assets WHERE rule_id = ANY($1::bigint[])";
+/// A join, not `rule_id = ANY($1)`: that compares each row of the table
+/// with every id of the array (all the rules, when the cache is read).
+const ASSETS_OF_RULES: &str = "SELECT ra.rule_id, ra.asset_id FROM rule_assets ra \
+     JOIN unnest($1::bigint[]) AS u(id) ON u.id = ra.rule_id";
 /// What judging reads, in one round trip: the runs overlapping each
 /// `(asset, lo, hi)` of $1..$3, adjacent ones too (part 0: asset, start,
 /// end), and the recorded states of each `(rule, lo, hi)` of $4..$6, the
@@ -272,6 +275,9 @@ fn watches(tx: &mut Transaction<'_>, rows: Vec<tokio_postgres::Row>) -> Result<V
 pub(crate) struct WatchCache {
     version: Option<String>,
     by_id: HashMap<i64, Watch>,
+    /// When each rule's next deadline passes, for deadline passes on this
+    /// connection (read on their own, from the rules with a deadline).
+    deadlines: DeadlineCache,
 }
 
 /// The rules of the rows of [`LOCK_RULES_OF_ASSETS`] (run by the caller's
@@ -322,15 +328,6 @@ fn read_coverage(
         .map(|(a, r)| (*a, r.start().as_micros(), r.end().as_micros()))
         .collect();
     Ok(run_sets(read_for_judging(tx, stmts, &reads, &[])?.0)?)
-}
-
-/// The recorded states of each `(rule, range)`'s windows.
-fn read_states(
-    tx: &mut Transaction<'_>,
-    stmts: &mut Stmts,
-    reads: &[(i64, Interval)],
-) -> Result<States, Fail> {
-    Ok(read_for_judging(tx, stmts, &[], reads)?.1)
 }
 
 /// Write what judging changed in one statement: window records, then the
@@ -563,7 +560,6 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
         "INSERT INTO rule_assets (asset_id, rule_id) SELECT unnest($1::bigint[]), $2",
         &[&asset_ids, &id],
     )?;
-    bump_rules_version(&mut tx)?;
     let watch = Watch {
         id,
         rule: rule.clone(),
@@ -574,6 +570,10 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
     let coverage = read_coverage(&mut tx, stmts, &reads)?;
     let out = judge::initial(&watch, &coverage)?;
     write(&mut tx, &out, now)?;
+    // Last: every `rule set` takes the version's row lock, held to commit,
+    // so rules created at once (a deploy) wait for each other's commit
+    // only, not for each other's judging.
+    bump_rules_version(&mut tx)?;
     tx.commit().map_err(Fail::Commit)?;
     Ok(RulePut::Created {
         firings: out.firings.len() as u64,
@@ -709,42 +709,120 @@ pub(crate) fn firings(conn: &mut Conn, q: &FiringQuery) -> Result<FiringPage, Fa
     Ok(FiringPage::of(firings, q, limit as usize))
 }
 
-pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail> {
-    let Conn { client, stmts, .. } = conn;
-    let mut tx = client.transaction();
-    // Every replica judges deadlines: the rule locks make each pass once.
-    let rows = tx.query(
-        concat!(
-            "SELECT id, ",
-            rule_columns!(),
-            ", deadlines_us FROM rules WHERE deadline IS NOT NULL \
-             ORDER BY name COLLATE \"C\" FOR UPDATE"
-        ),
+/// A rule row with its `deadlines_us` (column 12).
+const DEADLINE_COLUMNS: &str = concat!("SELECT id, ", rule_columns!(), ", deadlines_us");
+
+/// Bring `cache` up to date with the ledger's rules: the version alone
+/// when it did not move, else the rules with a deadline and the version in
+/// one statement (one snapshot).
+fn refresh_deadlines(
+    client: &mut super::client::Client,
+    cache: &mut DeadlineCache,
+) -> Result<(), Fail> {
+    const VERSION: &str = "SELECT value FROM meta WHERE key = 'rules_version'";
+    let version: String = client
+        .query_opt(VERSION, &[])?
+        .map_or_else(|| "0".to_string(), |r| r.get(0));
+    if cache.is_current(&version) {
+        return Ok(());
+    }
+    let rows = client.query(
+        &format!("{DEADLINE_COLUMNS}, ({VERSION}) FROM rules WHERE deadline IS NOT NULL"),
         &[],
     )?;
-    let judged: Vec<i64> = rows.iter().map(|r| r.get(12)).collect();
+    // With no rule to read the version beside, the one read before stands:
+    // older or the same, so the next pass reads again if it moved.
+    let version = rows
+        .first()
+        .and_then(|r| r.get::<_, Option<String>>(13))
+        .unwrap_or(version);
+    let rules = rows
+        .iter()
+        .map(|r| {
+            let (id, row) = rule_row(r);
+            Ok((id, decode_rule(row)?.rule, r.get::<_, i64>(12)))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    cache.load(version, rules);
+    Ok(())
+}
+
+/// Judge the deadlines that passed by `now` (see the SQLite backend): only
+/// the rules whose next deadline is due (`conn`'s cache) are locked, read
+/// and written, all of them in a few round trips; when none is, nothing is
+/// but the version read.
+pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail> {
+    let Conn {
+        client,
+        stmts,
+        watches: cache,
+    } = conn;
+    let deadlines = &mut cache.deadlines;
+    refresh_deadlines(client, deadlines)?;
+    let due = deadlines.due(now);
+    if due.is_empty() {
+        return Ok(0);
+    }
+    let mut tx = client.transaction();
+    // Every replica judges deadlines: the rule locks (name order, as
+    // appends take them) make each pass once, and the rows read under them
+    // say how far each rule was judged.
+    let rows = tx.query(
+        &format!(
+            "{DEADLINE_COLUMNS} FROM rules WHERE id = ANY($1::bigint[]) AND deadline IS NOT NULL \
+             ORDER BY name COLLATE \"C\" FOR UPDATE"
+        ),
+        &[&due],
+    )?;
+    let judged_up_to: Vec<i64> = rows.iter().map(|r| r.get(12)).collect();
     let watches = watches(&mut tx, rows)?;
-    let mut fired = 0;
-    for (w, judged_up_to) in watches.iter().zip(judged) {
-        let Some(pass) =
-            crate::rule::deadline_pass(&w.rule, judged_up_to, now, DEADLINE_WINDOWS_PER_PASS)?
-        else {
-            continue;
-        };
-        if let Some(range) = pass.hull() {
-            let reads: Vec<(i64, Interval)> = w.assets.iter().map(|&a| (a, range)).collect();
-            let coverage = read_coverage(&mut tx, stmts, &reads)?;
-            let states = read_states(&mut tx, stmts, &[(w.id, range)])?;
-            let out = judge::late(w, &pass.windows, &coverage, states)?;
-            fired += out.firings.len() as u64;
-            write(&mut tx, &out, now)?;
+    let mut passes = Vec::with_capacity(watches.len());
+    let (mut runs, mut state_reads) = (Vec::new(), Vec::new());
+    for (w, &up_to) in watches.iter().zip(&judged_up_to) {
+        let pass = crate::rule::deadline_pass(&w.rule, up_to, now, DEADLINE_WINDOWS_PER_PASS)?;
+        if let Some(range) = pass.as_ref().and_then(crate::rule::DeadlinePass::hull) {
+            let (lo, hi) = (range.start().as_micros(), range.end().as_micros());
+            runs.extend(w.assets.iter().map(|&a| (a, lo, hi)));
+            state_reads.push((w.id, range));
         }
+        passes.push(pass);
+    }
+    // The coverage and window states of every due rule in one round trip.
+    let (stored, states) = if state_reads.is_empty() {
+        (StoredRuns::new(), States::new())
+    } else {
+        runs.sort_unstable();
+        read_for_judging(&mut tx, stmts, &runs, &state_reads)?
+    };
+    let coverage = run_sets(stored)?;
+    let mut out = Outcome::default();
+    let (mut ids, mut ups) = (Vec::new(), Vec::new());
+    for (w, pass) in watches.iter().zip(&passes) {
+        let Some(pass) = pass else { continue };
+        if !pass.windows.is_empty() {
+            out.extend(judge::late(w, &pass.windows, &coverage, &states)?);
+        }
+        ids.push(w.id);
+        ups.push(pass.judged_up_to.as_micros());
+    }
+    let fired = out.firings.len() as u64;
+    write(&mut tx, &out, now)?;
+    if !ids.is_empty() {
         tx.execute(
-            "UPDATE rules SET deadlines_us = $2 WHERE id = $1",
-            &[&w.id, &pass.judged_up_to.as_micros()],
+            "UPDATE rules r SET deadlines_us = v.up_to \
+             FROM unnest($1::bigint[], $2::bigint[]) AS v(id, up_to) WHERE r.id = v.id",
+            &[&ids, &ups],
         )?;
     }
     tx.commit().map_err(Fail::Commit)?;
+    // Only what was committed moves the cache.
+    for id in due {
+        deadlines.forget(id);
+    }
+    for (w, (pass, up_to)) in watches.iter().zip(passes.iter().zip(judged_up_to)) {
+        let up_to = pass.as_ref().map_or(up_to, |p| p.judged_up_to.as_micros());
+        deadlines.judged(w.id, &w.rule, up_to);
+    }
     Ok(fired)
 }
 

@@ -57,6 +57,12 @@ pub(crate) struct Outcome {
 }
 
 impl Outcome {
+    /// Add `other`'s firings after this one's, and its records.
+    pub(crate) fn extend(&mut self, other: Outcome) {
+        self.firings.extend(other.firings);
+        self.records.extend(other.records);
+    }
+
     /// Whether there is nothing to write.
     pub(crate) fn is_empty(&self) -> bool {
         self.firings.is_empty() && self.records.is_empty()
@@ -349,14 +355,22 @@ impl<'a> Judge<'a> {
         if !any {
             return Ok(());
         }
+        // Each asset's events, found from a watch's assets: a batch may
+        // interleave thousands of assets, each watched by its own rules.
+        let mut of_asset: HashMap<i64, Vec<&[(EventKind, Interval)]>> = HashMap::new();
+        for &(asset, events) in batch {
+            of_asset.entry(asset).or_default().push(events);
+        }
         let mut picked: Vec<Interval> = Vec::new();
         for (&watch, planned) in self.watches.iter().zip(&self.windows) {
             picked.clear();
-            for &(asset, events) in batch {
-                if !watch.assets.contains(&asset) {
-                    continue;
-                }
-                for &(_, iv) in events {
+            for events in watch
+                .assets
+                .iter()
+                .filter_map(|a| of_asset.get(a))
+                .flatten()
+            {
+                for &(_, iv) in *events {
                     let first = planned.partition_point(|w| w.end() <= iv.start());
                     picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
                 }
@@ -409,16 +423,17 @@ pub(crate) fn initial(watch: &Watch, coverage: &HashMap<i64, IntervalSet>) -> Re
 }
 
 /// The `late` firings of `windows` (whose deadline has passed) of `watch`:
-/// one for each that is not complete and has not fired `late` before, with
-/// its covered share from `coverage` (each asset's coverage over the
-/// windows).
+/// one for each that is not complete and has not fired `late` before (by
+/// `records`, which may hold other rules' windows too), with its covered
+/// share from `coverage` (each asset's coverage over the windows).
 pub(crate) fn late(
     watch: &Watch,
     windows: &[Interval],
     coverage: &HashMap<i64, IntervalSet>,
-    mut records: States,
+    records: &States,
 ) -> Result<Outcome> {
     let mut changed = HashMap::new();
+    let mut new_records = States::new();
     let mut firings = Vec::new();
     for &w in windows {
         let key = (watch.id, w.start().as_micros());
@@ -427,7 +442,7 @@ pub(crate) fn late(
             continue;
         }
         let ratio = exact(watch, w, &mut InMemory(coverage))?.covered_ratio;
-        records.insert(
+        new_records.insert(
             key,
             WindowRecord {
                 late: true,
@@ -443,5 +458,5 @@ pub(crate) fn late(
             ratio,
         ));
     }
-    Ok(outcome(firings, &records, changed))
+    Ok(outcome(firings, &new_records, changed))
 }

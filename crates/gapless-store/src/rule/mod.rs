@@ -3,13 +3,17 @@
 //!
 //! - this file: [`StoredRule`], [`RulePut`], [`Firing`], [`Delivery`],
 //!   [`DeliveryState`], [`FiringQuery`], [`FiringPage`], [`DeliveryOutcome`]
-//!   (how a deliverer finishes a claimed firing).
+//!   (how a deliverer finishes a claimed firing), one deadline pass's
+//!   windows of a rule.
+//! - `deadlines.rs`: when each rule's next deadline passes, kept by a
+//!   process so that a deadline pass looks only at the rules due.
 //! - `codec.rs`: a rule's and a firing's columns, read back with checks.
 //! - `judge.rs`: which windows a group of batches touches and their new
 //!   states and firings, judged batch by batch in memory from the coverage
 //!   before the group.
 
 pub(crate) mod codec;
+pub(crate) mod deadlines;
 pub(crate) mod judge;
 
 use gapless_core::{FiringKind, Instant, Interval, Rule};

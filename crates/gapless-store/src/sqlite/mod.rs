@@ -321,7 +321,9 @@ impl crate::Store for SqliteStore {
     }
 
     fn judge_deadlines(&self, now: Instant) -> Result<u64> {
-        rules::judge_deadlines(&mut self.writer(), now)
+        let mut w = self.writer();
+        let Writer { conn, watches } = &mut *w;
+        rules::judge_deadlines(conn, &mut watches.deadlines, now)
     }
 
     fn claim_deliveries(

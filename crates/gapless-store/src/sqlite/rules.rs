@@ -17,6 +17,7 @@ use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
     state_code, FiringRow, RuleColumns, RuleRow,
 };
+use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Covered, Judge, Judged, Outcome, Plan, States, Watch,
     WindowRecord,
@@ -36,7 +37,6 @@ const SELECT_RULE: &str = concat!(
     " FROM rules WHERE name = ?1"
 );
 const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules ORDER BY name");
-const ASSETS_OF_RULE: &str = "SELECT asset_id FROM rule_assets WHERE rule_id = ?1";
 /// Recorded states of rule ?1's windows starting in [?2, ?3).
 const STATES_IN: &str = "SELECT start_us, complete, generation, late FROM rule_windows \
      WHERE rule_id = ?1 AND start_us >= ?2 AND start_us < ?3";
@@ -87,13 +87,24 @@ fn firing_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<FiringRow> {
     })
 }
 
-/// The watch of a rule row: the rule and its assets' ids.
+/// The watch of a rule row: the rule and its assets' ids, found by name
+/// (`rule_assets` is keyed by asset first: finding a rule's rows there
+/// reads the whole table).
 fn watch(conn: &Connection, id: i64, row: RuleRow) -> Result<Watch> {
     let rule = decode_rule(row)?.rule;
-    let mut stmt = conn.prepare_cached(ASSETS_OF_RULE)?;
-    let assets = stmt
-        .query_map([id], |r| r.get(0))?
-        .collect::<rusqlite::Result<Vec<i64>>>()?;
+    let mut stmt = conn.prepare_cached("SELECT id FROM assets WHERE name = ?1")?;
+    let assets = rule
+        .def
+        .assets()
+        .iter()
+        .map(|a| {
+            stmt.query_row([a], |r| r.get(0))
+                .optional()?
+                .ok_or_else(|| {
+                    crate::error::corrupt(format_args!("asset {a:?} of rule {:?}", rule.name))
+                })
+        })
+        .collect::<Result<Vec<i64>>>()?;
     Ok(Watch { id, rule, assets })
 }
 
@@ -109,18 +120,16 @@ pub(crate) struct WatchCache {
     by_asset: HashMap<i64, Vec<usize>>,
     /// The ids of the watched assets, by name.
     ids: HashMap<String, i64>,
+    /// When each rule's next deadline passes, for deadline passes (read
+    /// on their own, from the rules with a deadline).
+    pub(crate) deadlines: DeadlineCache,
 }
 
 impl WatchCache {
     /// Bring the rules up to date with the ledger's (in the caller's
     /// transaction, so that they stay so until it ends).
     pub(crate) fn refresh(&mut self, conn: &Connection) -> Result<()> {
-        // A ledger without the row (no rule ever) counts as version "0".
-        let version: String = conn
-            .prepare_cached("SELECT value FROM meta WHERE key = 'rules_version'")?
-            .query_row([], |r| r.get(0))
-            .optional()?
-            .unwrap_or_else(|| "0".into());
+        let version = rules_version(conn)?;
         if self.version.as_ref() == Some(&version) {
             return Ok(());
         }
@@ -128,9 +137,22 @@ impl WatchCache {
         let rows = stmt
             .query_map([], rule_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        // Every rule's assets in one statement, not one per rule.
+        let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut stmt = conn.prepare_cached("SELECT rule_id, asset_id FROM rule_assets")?;
+        for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))? {
+            let (rule, asset): (i64, i64) = row?;
+            assets.entry(rule).or_default().push(asset);
+        }
         self.watches = rows
             .into_iter()
-            .map(|(id, row)| watch(conn, id, row))
+            .map(|(id, row)| {
+                Ok(Watch {
+                    id,
+                    rule: decode_rule(row)?.rule,
+                    assets: assets.remove(&id).unwrap_or_default(),
+                })
+            })
             .collect::<Result<Vec<_>>>()?;
         self.ids.clear();
         let mut stmt = conn.prepare_cached(
@@ -195,12 +217,16 @@ impl<'c> GroupJudge<'c> {
             .iter()
             .map(|b| {
                 let mut per: OwnedBatch = Vec::new();
+                // Each asset's place in `per`: a batch may interleave
+                // thousands of watched assets.
+                let mut slot: HashMap<i64, usize> = HashMap::new();
                 for ev in b.iter() {
                     if let Some(&id) = cache.ids.get(&ev.asset) {
-                        match per.iter_mut().find(|(a, _)| *a == id) {
-                            Some((_, v)) => v.push((ev.kind, ev.interval)),
-                            None => per.push((id, vec![(ev.kind, ev.interval)])),
-                        }
+                        let i = *slot.entry(id).or_insert_with(|| {
+                            per.push((id, Vec::new()));
+                            per.len() - 1
+                        });
+                        per[i].1.push((ev.kind, ev.interval));
                     }
                 }
                 per
@@ -588,28 +614,80 @@ pub(crate) fn firings(conn: &mut Connection, q: &FiringQuery) -> Result<FiringPa
     Ok(FiringPage::of(firings, q, limit))
 }
 
+/// The ledger's `rules_version` (a ledger without the row, where no rule
+/// was ever recorded, counts as "0").
+fn rules_version(conn: &Connection) -> Result<String> {
+    Ok(conn
+        .prepare_cached("SELECT value FROM meta WHERE key = 'rules_version'")?
+        .query_row([], |r| r.get(0))
+        .optional()?
+        .unwrap_or_else(|| "0".into()))
+}
+
+/// A rule row with its `deadlines_us` (column 12).
+const DEADLINE_COLUMNS: &str = concat!("SELECT id, ", rule_columns!(), ", deadlines_us FROM rules");
+
+/// Bring `cache` up to date with the ledger's rules (version and rules read
+/// in one snapshot).
+fn refresh_deadlines(conn: &mut Connection, cache: &mut DeadlineCache) -> Result<()> {
+    if cache.is_current(&rules_version(conn)?) {
+        return Ok(());
+    }
+    let tx = conn.transaction()?;
+    let version = rules_version(&tx)?;
+    let rows = tx
+        .prepare_cached(&format!("{DEADLINE_COLUMNS} WHERE deadline IS NOT NULL"))?
+        .query_map([], |r| Ok((rule_row(r)?, r.get::<_, i64>(12)?)))?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let rules = rows
+        .into_iter()
+        .map(|((id, row), judged)| Ok((id, decode_rule(row)?.rule, judged)))
+        .collect::<Result<Vec<_>>>()?;
+    cache.load(version, rules);
+    Ok(())
+}
+
 /// Judge the deadlines that passed by `now`: a `late` firing for each
 /// window of a rule with a deadline that is not complete at its end plus
-/// the deadline. The number of firings recorded.
-pub(crate) fn judge_deadlines(conn: &mut Connection, now: Instant) -> Result<u64> {
+/// the deadline. Only the rules whose next deadline is due are read and
+/// written (`cache`); when none is, nothing is. The number of firings
+/// recorded.
+pub(crate) fn judge_deadlines(
+    conn: &mut Connection,
+    cache: &mut DeadlineCache,
+    now: Instant,
+) -> Result<u64> {
+    refresh_deadlines(conn, cache)?;
+    let due = cache.due(now);
+    if due.is_empty() {
+        return Ok(0);
+    }
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let mut fired = 0;
-    let rows = {
-        let mut stmt = tx.prepare_cached(concat!(
-            "SELECT id, ",
-            rule_columns!(),
-            ", deadlines_us FROM rules WHERE deadline IS NOT NULL ORDER BY name"
+    // Read again in the write transaction: another process may have judged
+    // them, changed them or deleted them since.
+    let mut rows = Vec::with_capacity(due.len());
+    {
+        let mut stmt = tx.prepare_cached(&format!(
+            "{DEADLINE_COLUMNS} WHERE id = ?1 AND deadline IS NOT NULL"
         ))?;
-        let rows = stmt
-            .query_map([], |r| Ok((rule_row(r)?, r.get::<_, i64>(12)?)))?
-            .collect::<rusqlite::Result<Vec<_>>>()?;
-        rows
-    };
+        for &id in &due {
+            if let Some(row) = stmt
+                .query_row([id], |r| Ok((rule_row(r)?, r.get::<_, i64>(12)?)))
+                .optional()?
+            {
+                rows.push(row);
+            }
+        }
+    }
+    rows.sort_by(|a, b| a.0 .1.columns.name.cmp(&b.0 .1.columns.name));
+    let mut fired = 0;
+    let mut judged: Vec<(i64, Rule, i64)> = Vec::with_capacity(rows.len());
     for ((id, row), judged_up_to) in rows {
         let w = watch(&tx, id, row)?;
         let Some(step) =
             crate::rule::deadline_pass(&w.rule, judged_up_to, now, DEADLINE_WINDOWS_PER_PASS)?
         else {
+            judged.push((id, w.rule, judged_up_to));
             continue;
         };
         if let Some(range) = step.hull() {
@@ -619,14 +697,22 @@ pub(crate) fn judge_deadlines(conn: &mut Connection, now: Instant) -> Result<u64
             )?;
             let mut states = States::new();
             read_states(&tx, id, range, &mut states)?;
-            let out = judge::late(&w, &step.windows, &coverage, states)?;
+            let out = judge::late(&w, &step.windows, &coverage, &states)?;
             fired += out.firings.len() as u64;
             write(&tx, &out, now)?;
         }
         tx.prepare_cached("UPDATE rules SET deadlines_us = ?2 WHERE id = ?1")?
             .execute(params![id, step.judged_up_to.as_micros()])?;
+        judged.push((id, w.rule, step.judged_up_to.as_micros()));
     }
     tx.commit()?;
+    // Only what was committed moves the cache.
+    for id in due {
+        cache.forget(id);
+    }
+    for (id, rule, up_to) in &judged {
+        cache.judged(*id, rule, *up_to);
+    }
     Ok(fired)
 }
 

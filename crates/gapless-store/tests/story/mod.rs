@@ -27,8 +27,8 @@ pub use listing::{
 };
 pub use prune::prune_keeps_every_answer;
 pub use rules::{
-    deadlines_fire_late_once, joint_coverage_and_generations, rule_definitions_cannot_change,
-    rules_fire_as_the_model_judges,
+    deadlines_fire_late_once, joint_coverage_and_generations, many_single_asset_rules,
+    rule_definitions_cannot_change, rules_fire_as_the_model_judges,
 };
 
 use std::collections::HashSet;
@@ -85,6 +85,7 @@ macro_rules! with_scenarios {
             rule_definitions_cannot_change,
             joint_coverage_and_generations,
             deadlines_fire_late_once,
+            many_single_asset_rules,
             claims_are_exclusive_and_leases_expire,
             retries_are_due_after_next_try,
             concurrent_claims_never_share,
@@ -190,6 +191,7 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
         joint_coverage_and_generations,
     ),
     ("deadlines_fire_late_once", deadlines_fire_late_once),
+    ("many_single_asset_rules", many_single_asset_rules),
     (
         "claims_are_exclusive_and_leases_expire",
         claims_are_exclusive_and_leases_expire,

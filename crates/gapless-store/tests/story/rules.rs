@@ -610,3 +610,168 @@ pub fn deadlines_fire_late_once(store: &dyn Store) {
     // [960, 1020) ends at 1020: late from 1021 on.
     assert_eq!(store.judge_deadlines(super::t(1_021)).unwrap(), 1);
 }
+
+/// How many single-asset rules [`many_single_asset_rules`] puts on the
+/// ledger, one per asset.
+const MANY: usize = 500;
+
+/// One single-asset rule per asset ([`MANY`] of each), as a platform with a
+/// rule per table runs them, with deadlines on half: single appends,
+/// groups, chunked appends and large batches interleaving every asset, then
+/// deadline passes. Every firing is the model's, batch by batch (the model
+/// judges every window of each rule on an asset the batch painted).
+pub fn many_single_asset_rules(store: &dyn Store) {
+    let scale = minutes();
+    let assets: Vec<String> = (0..MANY).map(|i| format!("m{i:03}")).collect();
+    for a in &assets {
+        store.declare_asset(a, &decl()).unwrap();
+    }
+    // Created at the start of the time line: the deadlines of the windows
+    // after it are judged.
+    let created = scale.base;
+    let mut rng = Rng::new(0x3a4e);
+    let mut rules: Vec<Rule> = assets
+        .iter()
+        .enumerate()
+        .map(|(i, a)| {
+            let mut rule = random_rule(
+                &mut rng,
+                &scale,
+                std::slice::from_ref(a),
+                &format!("s{i:03}"),
+            );
+            if i % 2 == 0 {
+                let d = if rng.below(2) == 0 { "PT30M" } else { "PT2H" };
+                rule.settings.deadline = Some(Duration::parse(d).unwrap());
+            }
+            rule
+        })
+        .collect();
+    for r in &rules {
+        assert_eq!(
+            store.put_rule(r, created).unwrap(),
+            RulePut::Created { firings: 0 }
+        );
+    }
+    rules.sort_by(|a, b| a.name.cmp(&b.name));
+    let mut model = Model::new(&scale, &assets);
+    // Per rule name and window start: fired `late`.
+    let mut late: std::collections::HashSet<(String, Instant)> = Default::default();
+    let mut last_pass = created;
+    let mut seen = None;
+    let tick = |k: i64| Instant::from_micros(scale.base.as_micros() + k * scale.tick).unwrap();
+    for step in 0..40 {
+        let shape = if step % 8 == 7 { 3 } else { rng.below(3) };
+        let batches: Vec<Vec<NewEvent>> = if shape == 3 {
+            // Three slices of every asset, interleaved as a shared pipeline
+            // writes them (over a thousand events of hundreds of assets).
+            let len = 10 + rng.below(60) as i64;
+            let first = rng.below((scale.ticks - 3 * len) as u64) as i64;
+            let kind = if rng.below(4) == 0 {
+                EventKind::Retracted
+            } else {
+                EventKind::Landed
+            };
+            vec![(0..3)
+                .flat_map(|k| {
+                    assets.iter().map(move |a| NewEvent {
+                        asset: a.clone(),
+                        id: None,
+                        interval: Interval::new(tick(first + k * len), tick(first + (k + 1) * len))
+                            .unwrap(),
+                        kind,
+                        extra: None,
+                        produced_at: None,
+                    })
+                })
+                .collect()]
+        } else {
+            (0..if shape == 1 { 3 } else { 1 })
+                .map(|_| {
+                    (0..1 + rng.below(8))
+                        .map(|_| random_event(&mut rng, &scale, &assets))
+                        .collect()
+                })
+                .collect()
+        };
+        let mut want = Vec::new();
+        for b in &batches {
+            for ev in b {
+                model.paint(ev);
+            }
+            let painted: std::collections::HashSet<&str> =
+                b.iter().map(|e| e.asset.as_str()).collect();
+            let touched: Vec<Rule> = rules
+                .iter()
+                .filter(|r| painted.contains(r.def.assets()[0].as_str()))
+                .cloned()
+                .collect();
+            want.extend(model.judge(&touched));
+        }
+        match shape {
+            1 => {
+                let refs: Vec<&[NewEvent]> = batches.iter().map(Vec::as_slice).collect();
+                for r in store.append_many(&refs, created) {
+                    r.unwrap();
+                }
+            }
+            2 => {
+                let mut chunks = batches[0].chunks(2).map(|c| Ok(c.to_vec()));
+                store
+                    .append_chunks(&mut chunks, &mut drop, created)
+                    .unwrap();
+            }
+            _ => {
+                store.append(&batches[0], created).unwrap();
+            }
+        }
+        let got = firings_after(store, seen);
+        assert_firings(&got, &want, &rules, &format!("many rules, step {step}"));
+        seen = got.last().map(|f| f.seq).or(seen);
+
+        if step % 10 == 9 {
+            // A deadline pass 18 hours on: a `late` for each window of a
+            // rule with a deadline whose end plus the deadline passed since
+            // the last pass (the rule's creation at first) and which is not
+            // complete now, once.
+            let now = tick((step / 10 + 1) * 18 * 60);
+            let span = Interval::new(scale.base, tick(scale.ticks)).unwrap();
+            let mut want: Vec<Expected> = Vec::new();
+            for r in &rules {
+                let Some(d) = r.settings.deadline else {
+                    continue;
+                };
+                let d = d.fixed_micros().unwrap();
+                for w in r.def.windows(span) {
+                    let due = w.end().as_micros() + d;
+                    if due <= last_pass.as_micros() || due > now.as_micros() {
+                        continue;
+                    }
+                    let (complete, generation) = model
+                        .states
+                        .get(&(r.name.clone(), w.start()))
+                        .copied()
+                        .unwrap_or_default();
+                    if complete || !late.insert((r.name.clone(), w.start())) {
+                        continue;
+                    }
+                    let (covered, _, total) = model.joint(r.def.assets(), w);
+                    let ratio = CoverageReport::ratio(covered, total);
+                    want.push((r.name.clone(), FiringKind::Late, w, generation, ratio));
+                }
+            }
+            let n = store.judge_deadlines(now).unwrap();
+            assert_eq!(n, want.len() as u64, "many rules, deadlines at step {step}");
+            assert_eq!(store.judge_deadlines(now).unwrap(), 0);
+            let got = firings_after(store, seen);
+            assert_firings(
+                &got,
+                &want,
+                &rules,
+                &format!("many rules, deadlines at step {step}"),
+            );
+            seen = got.last().map(|f| f.seq).or(seen);
+            last_pass = now;
+        }
+    }
+}
