@@ -123,7 +123,7 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
     let v = r.json();
     assert_eq!(
         keys(&v),
-        ["asset", "end", "next", "segments", "start"],
+        ["asset", "end", "next", "pruned_before", "segments", "start"],
         "{v}"
     );
     assert_eq!(keys(&v["segments"][0]), ["end", "event", "kind", "start"]);
@@ -157,7 +157,11 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
     // events, paginated
     let r = c.get(&format!("/v1/assets/{a}/events?limit=3"));
     let v = r.json();
-    assert_eq!(keys(&v), ["asset", "events", "next"], "{v}");
+    assert_eq!(
+        keys(&v),
+        ["asset", "events", "next", "pruned_before"],
+        "{v}"
+    );
     assert_eq!(v["events"].as_array().unwrap().len(), 3);
     assert_eq!(
         keys(&v["events"][0]),
@@ -212,6 +216,7 @@ fn every_endpoint_answers_in_the_cli_json_shape() {
             "key_span",
             "last_covered",
             "last_received",
+            "pruned_before",
             "tz"
         ]
     );
