@@ -737,10 +737,19 @@ function segmentParts(answer, events, start, end, width, y, hgt) {
   let at = iso(start);
   for (const seg of answer.segments) {
     if (ms(seg.start) > ms(at)) add("missing", at, seg.start, "no event covers it");
+    const state = seg.kind === "retracted" ? "retracted" : "covered";
+    if (seg.event == null) {
+      // Before the asset's prune watermark the ledger keeps coverage, not
+      // which event provided it.
+      add(state, seg.start, seg.end, `event detail pruned before ${answer.pruned_before}`,
+        { "data-pruned": "true" });
+      at = seg.end;
+      continue;
+    }
     const ev = events.get(seg.event.seq);
     const name = `event ${seg.event.id == null ? "(no id)" : seg.event.id} (seq ${seg.event.seq})`;
     const extra = ev && ev.extra != null ? `; extra ${JSON.stringify(ev.extra)}` : "";
-    add(seg.kind === "retracted" ? "retracted" : "covered", seg.start, seg.end, name + extra,
+    add(state, seg.start, seg.end, name + extra,
       { "data-event-id": seg.event.id, "data-event-seq": seg.event.seq });
     at = seg.end;
   }
