@@ -493,3 +493,36 @@ def test_coverage_is_drawn_from_one_buckets_request_a_redraw(demo, page):
     open_timeline(page, demo, "orders", "2025-06-14T03:00:00Z", "2025-06-14T03:30:00Z")
     assert len(asked("buckets")) == 1
     assert [(q["start"], q["end"]) for q in asked("events")] == [("2025-06-14T03:00:00Z", "2025-06-14T03:30:00Z")]
+
+
+def test_a_pruned_range_draws_its_coverage_without_events(tmp_path, page):
+    # Two hours of quarters, one retracted, then the first hour pruned: its
+    # segments name no event, and the lane says why instead of failing.
+    db = str(tmp_path / "pruned.db")
+    lines = [
+        json.dumps({"asset": "orders", "id": f"q{i}", "start": z(t(DAY_START) + timedelta(minutes=15 * i)),
+                    "end": z(t(DAY_START) + timedelta(minutes=15 * (i + 1)))})
+        for i in range(8)
+    ]
+    gapless(db, "ingest", "-", input="\n".join(lines) + "\n")
+    gapless(db, "emit", "orders", "--start", "2025-06-14T00:15:00Z", "--end", "2025-06-14T00:30:00Z",
+            "--id", "r1", "--retract")
+    gapless(db, "prune", "--before", "2025-06-14T01:00:00Z")
+    start, end = DAY_START, "2025-06-14T02:00:00Z"
+    answer = gapless_json(db, "segments", "orders", "--start", start, "--end", end)
+    assert answer["pruned_before"] == "2025-06-14T01:00:00Z"
+    server = Server(db).start()
+    try:
+        open_timeline(page, server, "orders", start, end)
+        drawn = parts(page, "segments")
+        assert [(p["start"], p["end"]) for p in drawn] == [(s["start"], s["end"]) for s in answer["segments"]]
+        for p, s in zip(drawn, answer["segments"], strict=True):
+            assert p["state"] == ("retracted" if s["kind"] == "retracted" else "covered")
+            if s["event"] is None:
+                assert p["seq"] is None and "pruned before 2025-06-14T01:00:00Z" in p["label"]
+            else:
+                assert p["seq"] == str(s["event"]["seq"])
+        assert any(s["event"] is None for s in answer["segments"])
+        assert any(s["event"] is not None for s in answer["segments"])
+    finally:
+        server.stop()
