@@ -325,14 +325,14 @@ impl EventsSize {
         let events = format!("\"{schema}\".events");
         let row = client
             .query_one(
-                &format!("SELECT count(*), pg_table_size($1::regclass) FROM {events}"),
+                &format!("SELECT count(*), pg_table_size($1::text::regclass) FROM {events}"),
                 &[&events],
             )
             .unwrap();
         let indexes = client
             .query(
                 "SELECT c.relname::text, pg_relation_size(c.oid) FROM pg_index i \
-                 JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::regclass \
+                 JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::text::regclass \
                  ORDER BY c.relname",
                 &[&events],
             )
