@@ -410,6 +410,10 @@ fn group_keys<'b>(batches: &[&'b [NewEvent]], valid: &dyn Fn(usize) -> bool) -> 
             *h = (h.0.min(s), h.1.max(e));
         }
     }
+    // By asset: the seeks of one asset's ids then read its few pages of the
+    // id index one after the other, not pages of every asset in turn.
+    let mut keys: Vec<(&str, &str)> = keys.into_iter().collect();
+    keys.sort_unstable();
     let (assets, ids) = keys.into_iter().unzip();
     let mut out = Keys {
         assets,
