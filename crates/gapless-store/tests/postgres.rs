@@ -1400,7 +1400,9 @@ fn version_3_schema_is_migrated() {
         extra: first.extra.clone(),
         produced_at: first.produced_at,
     };
-    let got = store.append(std::slice::from_ref(&again), t(200_000)).unwrap();
+    let got = store
+        .append(std::slice::from_ref(&again), t(200_000))
+        .unwrap();
     assert_eq!((got.accepted, got.duplicates), (0, 1));
     let other = NewEvent {
         interval: iv(9_000, 9_001),
