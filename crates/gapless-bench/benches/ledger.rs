@@ -11,12 +11,25 @@
 //! 4. many assets: M five-minute events (default 2,000,000)
 //!    spread over 1,000 assets, interleaved as a shared pipeline writes
 //!    them, against the same count over 5 assets: the ingest rate of each,
-//!    their ratio, and a one-week `check` in each.
+//!    their ratio, a one-week `check` in each, and the SQLite ledger's
+//!    bytes per event;
+//! 5. many assets on PostgreSQL: A assets (default 10,000) with 1,000
+//!    five-minute events each, interleaved as in 4, in atomic files of
+//!    500,000 events through `gapless ingest`, against the same events
+//!    over 10 assets, each in a fresh schema: the ingest rate of each and
+//!    their ratio, the bytes per event of `events` (table and indexes), and
+//!    one-day and one-month `check`s in each.
 //!
 //! `GAPLESS_BENCH_EVENTS` changes N (e.g. 1000000 for a quick run),
-//! `GAPLESS_BENCH_SPREAD_EVENTS` changes M.
+//! `GAPLESS_BENCH_SPREAD_EVENTS` changes M, `GAPLESS_BENCH_PG_ASSETS`
+//! changes A and `GAPLESS_BENCH_PG_PER_ASSET` the events of each;
+//! `GAPLESS_LOAD_PG` (default `postgres://postgres@127.0.0.1:5432/test`)
+//! names the PostgreSQL database, `off` skips 5; `GAPLESS_BENCH_PHASES`
+//! (default `year,spread,pg`) which parts run: `year` is 1-3, `spread` 4,
+//! `pg` 5.
 #![allow(unsafe_code)] // getrusage: peak memory of the child processes.
 
+use std::ffi::OsStr;
 use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -85,7 +98,7 @@ fn timed(cmd: &mut Command) -> (Duration, std::process::Output) {
 }
 
 /// `gapless ingest` of `data` into `db`, as one process: how long it took.
-fn ingest(bin: &Path, data: &Path, db: &Path) -> Duration {
+fn ingest(bin: &Path, data: &Path, db: impl AsRef<OsStr>) -> Duration {
     let (took, out) = timed(
         Command::new(bin)
             .args(["ingest", data.to_str().unwrap(), "--json"])
@@ -101,7 +114,7 @@ fn ingest(bin: &Path, data: &Path, db: &Path) -> Duration {
 
 /// The median of 11 `gapless check` processes of `asset` over `range`
 /// (its `--start`/`--end` arguments).
-fn median_check(bin: &Path, db: &Path, asset: &str, range: &[&str]) -> Duration {
+fn median_check(bin: &Path, db: impl AsRef<OsStr>, asset: &str, range: &[&str]) -> Duration {
     let times = (0..11)
         .map(|_| {
             let (took, out) = timed(
@@ -109,7 +122,7 @@ fn median_check(bin: &Path, db: &Path, asset: &str, range: &[&str]) -> Duration 
                     .args(["check", asset])
                     .args(range)
                     .arg("--json")
-                    .env("GAPLESS_DB", db),
+                    .env("GAPLESS_DB", db.as_ref()),
             );
             assert!(
                 out.status.code().is_some_and(|c| c <= 1),
@@ -133,11 +146,26 @@ fn main() {
     if !std::env::args().any(|a| a == "--bench") {
         return;
     }
-    let total: u64 = env_or("GAPLESS_BENCH_EVENTS", 10_000_000);
+    let phases: String = env_or("GAPLESS_BENCH_PHASES", "year,spread,pg".to_string());
+    let phase = |p: &str| phases.split(',').any(|x| x.trim() == p);
     let bin = gapless();
     let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("year.ndjson");
-    let db = dir.path().join("bench.db");
+    if phase("year") {
+        year(bin, dir.path());
+    }
+    if phase("spread") {
+        spread_sqlite(bin, dir.path());
+    }
+    if phase("pg") {
+        spread_postgres(bin, dir.path());
+    }
+}
+
+/// 1-3: a year of five assets, a month's `check`, the task-side script.
+fn year(bin: &Path, dir: &Path) {
+    let total: u64 = env_or("GAPLESS_BENCH_EVENTS", 10_000_000);
+    let data = dir.join("year.ndjson");
+    let db = dir.join("bench.db");
 
     let t = Instant::now();
     let n = generate(&data, total);
@@ -214,21 +242,26 @@ fn main() {
         ratio,
         verdict(ratio >= 10.0)
     );
+}
 
+/// 4: many assets against five on SQLite.
+fn spread_sqlite(bin: &Path, dir: &Path) {
     let spread: u64 = env_or("GAPLESS_BENCH_SPREAD_EVENTS", 2_000_000);
     let mut rates = Vec::new();
     for assets in [5, 1_000] {
-        let data = dir.path().join(format!("spread-{assets}.ndjson"));
-        let db = dir.path().join(format!("spread-{assets}.db"));
+        let data = dir.join(format!("spread-{assets}.ndjson"));
+        let db = dir.join(format!("spread-{assets}.db"));
         let n = generate_spread(&data, spread, assets);
         let took = ingest(bin, &data, &db);
+        let _ = std::fs::remove_file(&data);
         let rate = n as f64 / took.as_secs_f64();
         let (start, end) = (ts(YEAR_START), ts(YEAR_START + 7 * 86_400));
         let week = median_check(bin, &db, "spread-0", &["--start", &start, "--end", &end]);
         println!(
-            "many assets: {n} five-minute events over {assets} assets, interleaved: {:.2} s = {rate:.0} events/s; check one week of one asset: {:.1} ms",
+            "many assets: {n} five-minute events over {assets} assets, interleaved: {:.2} s = {rate:.0} events/s; check one week of one asset: {:.1} ms; ledger file {:.0} bytes per event",
             took.as_secs_f64(),
-            week.as_secs_f64() * 1e3
+            week.as_secs_f64() * 1e3,
+            std::fs::metadata(&db).unwrap().len() as f64 / n as f64
         );
         rates.push(rate);
     }
@@ -257,4 +290,162 @@ fn generate_spread(path: &Path, total: u64, assets: u64) -> u64 {
         }
     }
     slots * assets
+}
+
+/// The events of slots `slots` of `assets` assets, as [`generate_spread`]
+/// writes them, appended to `out`.
+fn write_spread_slots(
+    out: &mut impl std::io::Write,
+    slots: std::ops::Range<i64>,
+    assets: u64,
+) -> std::io::Result<()> {
+    for i in slots {
+        let start = YEAR_START + i * 300;
+        let (s, e) = (ts(start), ts(start + 300));
+        for a in 0..assets {
+            writeln!(
+                out,
+                r#"{{"asset":"spread-{a}","id":"p{a}-{i}","start":"{s}","end":"{e}"}}"#
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// The sizes of a PostgreSQL ledger's `events`: its event count, the
+/// table's bytes (heap and TOAST) and its indexes' bytes, by index.
+struct EventsSize {
+    events: i64,
+    table: i64,
+    indexes: Vec<(String, i64)>,
+}
+
+impl EventsSize {
+    fn read(client: &mut postgres::Client, schema: &str) -> EventsSize {
+        let events = format!("\"{schema}\".events");
+        let row = client
+            .query_one(
+                &format!("SELECT count(*), pg_table_size($1::text::regclass) FROM {events}"),
+                &[&events],
+            )
+            .unwrap();
+        let indexes = client
+            .query(
+                "SELECT c.relname::text, pg_relation_size(c.oid) FROM pg_index i \
+                 JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1::text::regclass \
+                 ORDER BY c.relname",
+                &[&events],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1)))
+            .collect();
+        EventsSize {
+            events: row.get(0),
+            table: row.get(1),
+            indexes,
+        }
+    }
+
+    fn per_event(&self, bytes: i64) -> f64 {
+        bytes as f64 / self.events.max(1) as f64
+    }
+
+    fn total(&self) -> i64 {
+        self.table + self.indexes.iter().map(|i| i.1).sum::<i64>()
+    }
+}
+
+/// 5: many interleaved assets against few on PostgreSQL, in atomic files
+/// as a shared pipeline writes them.
+fn spread_postgres(bin: &Path, dir: &Path) {
+    let pg_url: String = env_or(
+        "GAPLESS_LOAD_PG",
+        "postgres://postgres@127.0.0.1:5432/test".to_string(),
+    );
+    if pg_url == "off" {
+        return;
+    }
+    let mut client = match postgres::Client::connect(&pg_url, postgres::NoTls) {
+        Ok(c) => c,
+        Err(e) => {
+            println!("PostgreSQL at {pg_url} unreachable ({e}): its many-assets case is skipped");
+            return;
+        }
+    };
+    let many: u64 = env_or("GAPLESS_BENCH_PG_ASSETS", 10_000);
+    let per_asset: u64 = env_or("GAPLESS_BENCH_PG_PER_ASSET", 1_000);
+    const FEW: u64 = 10;
+    const FILE_EVENTS: u64 = 500_000;
+    let total = many * per_asset;
+    let mut rates = Vec::new();
+    let mut checks = Vec::new();
+    for assets in [FEW, many] {
+        let schema = format!("gapless_ledger_{}_{assets}", std::process::id());
+        let sep = if pg_url.contains('?') { '&' } else { '?' };
+        let url = format!("{pg_url}{sep}schema={schema}");
+        client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+            .unwrap();
+        let slots = (total / assets) as i64;
+        let file_slots = (FILE_EVENTS / assets).max(1) as i64;
+        let data = dir.join(format!("pg-spread-{assets}.ndjson"));
+        let mut took = Duration::ZERO;
+        let mut files = 0;
+        for first in (0..slots).step_by(file_slots as usize) {
+            let mut out =
+                std::io::BufWriter::with_capacity(1 << 20, std::fs::File::create(&data).unwrap());
+            write_spread_slots(&mut out, first..(first + file_slots).min(slots), assets).unwrap();
+            drop(out);
+            took += ingest(bin, &data, &url);
+            files += 1;
+        }
+        let _ = std::fs::remove_file(&data);
+        let n = slots as u64 * assets;
+        let rate = n as f64 / took.as_secs_f64();
+        let size = EventsSize::read(&mut client, &schema);
+        let check = |from: i64, to: i64| {
+            let (s, e) = (ts(from), ts(to));
+            median_check(bin, &url, "spread-1", &["--start", &s, "--end", &e])
+        };
+        let day = check(YEAR_START + 86_400, YEAR_START + 2 * 86_400);
+        let month = check(YEAR_START, YEAR_START + 30 * 86_400);
+        println!(
+            "PostgreSQL, many assets: {n} five-minute events over {assets} assets, interleaved, in {files} files: {:.2} s = {rate:.0} events/s; check one day {:.2} ms, one month {:.2} ms (whole process, median of 11)",
+            took.as_secs_f64(),
+            day.as_secs_f64() * 1e3,
+            month.as_secs_f64() * 1e3,
+        );
+        let indexes: Vec<String> = size
+            .indexes
+            .iter()
+            .map(|(name, b)| format!("{name} {:.0}", size.per_event(*b)))
+            .collect();
+        let per_event = size.per_event(size.total());
+        println!(
+            "  events: {:.0} bytes per event (target <= 150: {}): table {:.0}, indexes: {}",
+            per_event,
+            verdict(per_event <= 150.0),
+            size.per_event(size.table),
+            indexes.join(", ")
+        );
+        rates.push(rate);
+        checks.push((day, month));
+        client
+            .batch_execute(&format!("DROP SCHEMA IF EXISTS \"{schema}\" CASCADE"))
+            .unwrap();
+    }
+    let ratio = rates[1] / rates[0];
+    let ms = |d: Duration| d.as_secs_f64() * 1e3;
+    println!(
+        "PostgreSQL, many assets: check one day {:.2} ms vs {:.2} ms, one month {:.2} ms vs {:.2} ms ({many} assets vs {FEW})",
+        ms(checks[1].0),
+        ms(checks[0].0),
+        ms(checks[1].1),
+        ms(checks[0].1)
+    );
+    println!(
+        "PostgreSQL, many assets: {many} interleaved assets ingest at {ratio:.2}x the rate of {FEW} assets (target >= 0.8x: {})",
+        verdict(ratio >= 0.8)
+    );
 }

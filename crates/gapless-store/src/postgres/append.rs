@@ -29,7 +29,7 @@
 //!    `COMMIT` (`synchronous_commit = on`: durable on return): the new
 //!    events (sequence numbers drawn from `events_seq` in batch order while
 //!    the locks are held, so per asset they grow in commit order; big
-//!    groups go first by `COPY BINARY`), the runs that changed (deleted,
+//!    groups go first by `COPY BINARY`, grouped by asset), the runs that changed (deleted,
 //!    updated, inserted), each asset's event count, longest event and event
 //!    hull, and what judging changed.
 
@@ -410,6 +410,10 @@ fn group_keys<'b>(batches: &[&'b [NewEvent]], valid: &dyn Fn(usize) -> bool) -> 
             *h = (h.0.min(s), h.1.max(e));
         }
     }
+    // By asset: the seeks of one asset's ids then read its few pages of the
+    // id index one after the other, not pages of every asset in turn.
+    let mut keys: Vec<(&str, &str)> = keys.into_iter().collect();
+    keys.sort_unstable();
     let (assets, ids) = keys.into_iter().unzip();
     let mut out = Keys {
         assets,
@@ -503,7 +507,8 @@ fn walk<'b>(
 /// Every access is an index seek driven by one element of the arrays
 /// (`LATERAL ... OFFSET 0` keeps each subquery a scan parameterised by
 /// it), so that its generic plan ([`Transaction::run_seeks`]) is right for
-/// tables of any size.
+/// tables of any size. A stored id is sought by its hash (the index
+/// `events_id_hash`) and compared in full on the row.
 const RUNS_AND_STORED: &str = concat!(
     "SELECT u.a, NULL::text, r.start_us, r.end_us, NULL::smallint, NULL::text, NULL::bigint, \
      1::smallint AS part \
@@ -516,7 +521,7 @@ const RUNS_AND_STORED: &str = concat!(
      FROM unnest($4::text[], $5::text[]) AS k(name, id) \
      CROSS JOIN LATERAL (SELECT id FROM assets WHERE name = k.name OFFSET 0) AS s \
      CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
-       WHERE asset_id = s.id AND id = k.id OFFSET 0) AS e"
+       WHERE asset_id = s.id AND hashtext(id) = hashtext(k.id) AND id = k.id OFFSET 0) AS e"
 );
 
 /// Everything a group writes, in one statement: the events (sequence
@@ -720,7 +725,14 @@ fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> R
         Type::INT8,
         Type::INT8,
     ];
-    let rows = (0..cols.seq.len()).map(|i| -> [&(dyn ToSql + Sync); 9] {
+    // Grouped by asset (each asset's events in sequence order): every
+    // index of `events` leads with the asset, so a group that interleaves
+    // many assets would otherwise send each row to another leaf page of
+    // each index, more pages than the buffer cache holds; grouped, each
+    // asset's rows go to its few leaf pages one after the other.
+    let mut order: Vec<usize> = (0..cols.seq.len()).collect();
+    order.sort_by_key(|&i| cols.asset_id[i]);
+    let rows = order.into_iter().map(|i| -> [&(dyn ToSql + Sync); 9] {
         [
             &cols.seq[i],
             &cols.asset_id[i],

@@ -63,6 +63,7 @@ macro_rules! with_scenarios {
             coverage_is_unclipped_and_touching_merges,
             coverage_matches_replay_of_random_batches,
             large_batches_of_interleaved_assets,
+            many_assets_interleaved_with_conflicts,
             pagination_with_cursor,
             kind_and_range_filters,
             page_limit_is_capped,
@@ -132,6 +133,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "large_batches_of_interleaved_assets",
         large_batches_of_interleaved_assets,
+    ),
+    (
+        "many_assets_interleaved_with_conflicts",
+        many_assets_interleaved_with_conflicts,
     ),
     ("pagination_with_cursor", pagination_with_cursor),
     ("kind_and_range_filters", kind_and_range_filters),
@@ -957,6 +962,126 @@ pub fn large_batches_of_interleaved_assets(store: &dyn Store) {
         .as_deref()
         .unwrap_or("")
         .starts_with("c-")));
+}
+
+/// How many assets [`many_assets_interleaved_with_conflicts`] writes:
+/// `GAPLESS_STORY_ASSETS`, 500 unless set (the ledger bench writes 10,000).
+fn many_assets() -> usize {
+    std::env::var("GAPLESS_STORY_ASSETS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(500)
+}
+
+/// Many assets written as a shared pipeline writes them: each batch holds
+/// a few slots of every asset, slot after slot, with overlaps, retractions,
+/// events without id and repeated ids (duplicates); now and then a batch
+/// with conflicts in its middle, which names the first and stores nothing.
+/// Afterwards every asset's coverage, count and events equal the reference
+/// model: the accepted events of each asset, replayed in order.
+pub fn many_assets_interleaved_with_conflicts(store: &dyn Store) {
+    let mut rng = Rng::new(0x3A17_A55E_75C0_FF1C);
+    let n = many_assets();
+    let names: Vec<String> = (0..n).map(|a| format!("fleet-{a:05}")).collect();
+    // The model: per asset, the accepted events in order, and every
+    // stored (asset, id) with its event.
+    let mut model: Vec<Vec<NewEvent>> = vec![Vec::new(); n];
+    let mut stored_ids: std::collections::HashMap<(usize, String), NewEvent> =
+        std::collections::HashMap::new();
+    let slots_per_batch = 3_i64;
+    for round in 0..8_i64 {
+        let mut batch: Vec<NewEvent> = Vec::new();
+        let mut owner: Vec<usize> = Vec::new();
+        for slot in round * slots_per_batch..(round + 1) * slots_per_batch {
+            for (a, name) in names.iter().enumerate() {
+                let (s, e) = (slot * 5, slot * 5 + 5);
+                let ev = match rng.below(20) {
+                    // A late re-run of a wider slice.
+                    0 => with_id(landed(name, s - 12, e), &format!("w{slot}")),
+                    // A withdrawn slice.
+                    1 => retracted(name, s - 7, s - 3),
+                    // No id: always new.
+                    2 => landed(name, s, e),
+                    // A repeated id with its content: a duplicate.
+                    3 if slot > 0 => with_id(landed(name, s - 5, s), &format!("p{}", slot - 1)),
+                    _ => with_id(landed(name, s, e), &format!("p{slot}")),
+                };
+                batch.push(ev);
+                owner.push(a);
+            }
+        }
+        // Every third batch: two conflicts in its middle, ids seen one slot
+        // earlier in the batch (for the same asset) with other content; the
+        // first is named and nothing of the batch is stored.
+        let conflict = (round % 3 == 1).then(|| {
+            let first = (batch.len() / 2 + rng.below(10) as usize).max(n);
+            let later = (first + 1 + rng.below(100) as usize).min(batch.len() - 1);
+            let mut named = None;
+            for at in [first, later] {
+                let (a, slot) = (owner[at], round * slots_per_batch + (at / n) as i64 - 1);
+                let id = format!("p{slot}");
+                batch[at - n] = with_id(landed(&names[a], slot * 5, slot * 5 + 5), &id);
+                batch[at] = with_id(landed(&names[a], 9_000, 9_001), &id);
+                named.get_or_insert((at, names[a].clone(), id));
+            }
+            named.expect("a conflict")
+        });
+        let got = store.append(&batch, received());
+        if let Some((index, asset, id)) = conflict {
+            match got {
+                Err(StoreError::Conflict {
+                    index: i,
+                    asset: a,
+                    id: d,
+                }) => assert_eq!((i, a, d), (index, asset, id), "round {round}"),
+                other => panic!("round {round}: expected a conflict, got {other:?}"),
+            }
+            continue;
+        }
+        let got = got.unwrap();
+        let (mut accepted, mut duplicates) = (0, 0);
+        for (ev, &a) in batch.iter().zip(&owner) {
+            if let Some(id) = &ev.id {
+                match stored_ids.get(&(a, id.clone())) {
+                    Some(first) => {
+                        assert!(first.same_content(ev), "round {round}: the story conflicts");
+                        duplicates += 1;
+                        continue;
+                    }
+                    None => {
+                        stored_ids.insert((a, id.clone()), ev.clone());
+                    }
+                }
+            }
+            accepted += 1;
+            model[a].push(ev.clone());
+        }
+        assert_eq!(
+            (got.accepted, got.duplicates),
+            (accepted, duplicates),
+            "round {round}"
+        );
+    }
+    let listing = store.assets().unwrap();
+    assert_eq!(listing.len(), n, "every asset is listed once");
+    for (summary, (name, events)) in listing.iter().zip(names.iter().zip(&model)) {
+        assert_eq!(&summary.asset, name);
+        assert_eq!(summary.events, events.len() as u64, "{name}: event count");
+        let mut cov = Coverage::new();
+        for e in events {
+            cov.apply(e.kind, e.interval);
+        }
+        assert_eq!(cover(store, name), runs(cov.set()), "{name}: coverage");
+        let log: Vec<_> = all_events(store, name, SCAN_PAGE)
+            .into_iter()
+            .map(|e| (e.id, e.kind, e.interval))
+            .collect();
+        let want: Vec<_> = events
+            .iter()
+            .map(|e| (e.id.clone(), e.kind, e.interval))
+            .collect();
+        assert_eq!(log, want, "{name}: events in sequence order");
+    }
 }
 
 fn check_replay(store: &dyn Store, assets: &[&str], rng: &mut Rng) {
