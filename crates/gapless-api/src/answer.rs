@@ -353,6 +353,11 @@ pub struct AssetOverviewAnswer {
     /// The covered share of `[as_of - 7d, as_of)`.
     #[serde(default)]
     pub covered_ratio_week: f64,
+    /// As `asset show`'s: the latest instant a prune removed some of its
+    /// events before, null when none was.
+    #[serde(default)]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<String>, format = DateTime))]
+    pub pruned_before: Option<Instant>,
 }
 
 /// `assets`: one page of the assets, by name.

@@ -602,6 +602,7 @@ impl Ledger {
                     frontier: a.frontier,
                     covered_ratio_day: recent_ratio(a.covered_day_us, DAY_US),
                     covered_ratio_week: recent_ratio(a.covered_week_us, WEEK_US),
+                    pruned_before: s.pruned_before,
                 }
             })
             .collect();
