@@ -19,7 +19,6 @@
 
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::process::Command;
 use std::time::Instant;
 
 use gapless_bench::*;
@@ -91,16 +90,7 @@ fn bench(backend: &str, db: &str, n: usize) {
     let file = dir.path().join("assets.ndjson");
     ledger_file(&file, n);
     let t = Instant::now();
-    let out = Command::new(gapless())
-        .args(["--db", db, "ingest"])
-        .arg(&file)
-        .output()
-        .expect("run gapless ingest");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_gapless(db, &["ingest", file.to_str().unwrap()]);
     println!(
         "{backend}: a ledger of {n} assets ({} events), made in {:.1} s",
         3 * n,

@@ -10,7 +10,6 @@
 //!
 //! `GAPLESS_BENCH_EVENTS` changes the number of slices.
 
-use std::process::Command;
 use std::time::Instant;
 
 use gapless_bench::*;
@@ -45,18 +44,7 @@ fn main() {
     let (file, db) = (dir.path().join("year.ndjson"), dir.path().join("year.db"));
     let t = Instant::now();
     three_second_slices(&file, total, Holes::LostAndRetracted);
-    let out = Command::new(gapless())
-        .arg("--db")
-        .arg(&db)
-        .arg("ingest")
-        .arg(&file)
-        .output()
-        .expect("run gapless ingest");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_gapless(&db, &["ingest", file.to_str().unwrap()]);
     println!(
         "a ledger of {total} slices of one asset, made in {:.1} s",
         t.elapsed().as_secs_f64()

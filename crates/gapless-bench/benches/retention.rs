@@ -29,12 +29,11 @@
 //! PostgreSQL server (`off` skips it; default the local test server).
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use gapless_bench::{env_or, gapless, three_second_slices, ts, verdict, Holes};
+use gapless_bench::{env_or, run_gapless, three_second_slices, ts, verdict, Holes};
 use gapless_core::NewEvent;
 use gapless_store::Store;
 
@@ -64,17 +63,7 @@ fn more_slices(path: &Path, from: u64, count: u64) {
 /// Run `gapless --db DB ARGS`: its time and what it printed.
 fn run(db: &str, args: &[&str]) -> (Duration, String) {
     let t = Instant::now();
-    let out = Command::new(gapless())
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run gapless");
-    assert!(
-        out.status.success(),
-        "gapless {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run_gapless(db, args);
     (
         t.elapsed(),
         String::from_utf8_lossy(&out.stdout).into_owned(),

@@ -88,6 +88,23 @@ pub fn gapless() -> &'static Path {
     })
 }
 
+/// `gapless --db DB ARGS...` run to its end, which must succeed (a
+/// failure stops the bench with its standard error): its output.
+pub fn run_gapless(db: impl AsRef<std::ffi::OsStr>, args: &[&str]) -> std::process::Output {
+    let out = std::process::Command::new(gapless())
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .output()
+        .expect("run gapless");
+    assert!(
+        out.status.success(),
+        "gapless {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// 2025-06-01T00:00:00Z: the first slot of every data set.
 pub const T0: i64 = 1_748_736_000;
 pub const SLOT: i64 = 300;

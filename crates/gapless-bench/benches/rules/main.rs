@@ -37,7 +37,6 @@
 //! `off` to skip).
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use gapless_bench::*;
@@ -171,18 +170,7 @@ fn posts(label: &str, db: &dyn Fn(usize) -> String, secs: u64, rounds: usize) ->
 }
 
 fn gapless(db: &Path, args: &[&str]) -> std::process::Output {
-    let out = Command::new(gapless_bench::gapless())
-        .arg("--db")
-        .arg(db)
-        .args(args)
-        .output()
-        .expect("run gapless");
-    assert!(
-        out.status.success(),
-        "gapless {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    gapless_bench::run_gapless(db, args)
 }
 
 /// One ingest of `file` into a fresh ledger, with a 1h rule or none: its
