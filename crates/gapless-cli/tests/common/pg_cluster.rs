@@ -21,6 +21,8 @@ pub struct PgCluster {
     bindir: PathBuf,
     /// The loopback port it listens on.
     pub port: u16,
+    /// More `-c name=value` settings for each start.
+    settings: Vec<String>,
 }
 
 /// The directory of `initdb` and `pg_ctl`: `pg_config --bindir`, else the
@@ -102,6 +104,7 @@ impl PgCluster {
             dir,
             bindir: bindir(),
             port: 0,
+            settings: Vec::new(),
         };
         let data = cluster.data();
         let out = cluster.pg(
@@ -178,11 +181,15 @@ impl PgCluster {
     fn try_start(&self) -> Result<(), String> {
         let data = self.data();
         let log = self.dir.path().join("server.log");
-        let options = format!(
+        let mut options = format!(
             "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c max_connections=60",
             self.port,
             self.dir.path().display()
         );
+        for setting in &self.settings {
+            options.push_str(" -c ");
+            options.push_str(setting);
+        }
         let out = self.pg(
             "pg_ctl",
             &[
@@ -421,6 +428,215 @@ impl PgCluster {
         });
         (cluster, files.expect("configured"))
     }
+}
+
+/// Streaming replication: a primary whose commits wait for a standby, a
+/// standby made from it with `pg_basebackup -R`, promotion, and a crash of
+/// every process of a cluster at once.
+impl PgCluster {
+    /// A primary whose every commit waits until a standby has written it
+    /// (`synchronous_standby_names = '*'`): until a standby connects, its
+    /// commits wait.
+    pub fn start_primary() -> PgCluster {
+        PgCluster::start_with(|data| {
+            append(
+                &data.join("postgresql.conf"),
+                "wal_level = replica\nmax_wal_senders = 4\n\
+                 synchronous_standby_names = '*'\nsynchronous_commit = on\n",
+            );
+        })
+    }
+
+    /// A streaming standby of `primary`, started and confirmed by the
+    /// primary as its synchronous standby. Its own
+    /// `synchronous_standby_names` is empty: once promoted it has no
+    /// standby to wait for.
+    pub fn standby_of(primary: &PgCluster) -> PgCluster {
+        let dir = tempfile::Builder::new()
+            .prefix("gapless-pg-standby-")
+            .tempdir()
+            .expect("temp dir");
+        give_to_postgres(dir.path());
+        let mut cluster = PgCluster {
+            dir,
+            bindir: primary.bindir.clone(),
+            port: 0,
+            settings: Vec::new(),
+        };
+        let data = cluster.data();
+        let port = primary.port.to_string();
+        let out = cluster.pg(
+            "pg_basebackup",
+            &[
+                "-D".as_ref(),
+                data.as_os_str(),
+                "-R".as_ref(),
+                "-X".as_ref(),
+                "stream".as_ref(),
+                "-c".as_ref(),
+                "fast".as_ref(),
+                "--no-sync".as_ref(),
+                "-h".as_ref(),
+                "127.0.0.1".as_ref(),
+                "-p".as_ref(),
+                port.as_ref(),
+                "-U".as_ref(),
+                "postgres".as_ref(),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "pg_basebackup from port {port}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        append(
+            &data.join("postgresql.auto.conf"),
+            "synchronous_standby_names = ''\n",
+        );
+        give_to_postgres(cluster.dir.path());
+        let mut started = Err(String::new());
+        for _ in 0..5 {
+            cluster.port = free_port();
+            started = cluster.try_start();
+            if started.is_ok() {
+                break;
+            }
+        }
+        if let Err(e) = started {
+            panic!("cannot start the standby: {e}");
+        }
+        let sync = wait_until(Duration::from_secs(30), || {
+            primary.psql_value(
+                "postgres",
+                "SELECT count(*) FROM pg_stat_replication WHERE sync_state = 'sync'",
+            ) == "1"
+        });
+        assert!(
+            sync,
+            "the standby did not become the primary's synchronous standby"
+        );
+        cluster
+    }
+
+    /// Promote a standby (`pg_ctl promote -w`): it takes writes when this
+    /// returns.
+    pub fn promote(&self) {
+        let data = self.data();
+        let out = self.pg(
+            "pg_ctl",
+            &[
+                "promote".as_ref(),
+                "-w".as_ref(),
+                "-t".as_ref(),
+                "60".as_ref(),
+                "-D".as_ref(),
+                data.as_os_str(),
+            ],
+        );
+        assert!(
+            out.status.success(),
+            "pg_ctl promote: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    /// SIGKILL the postmaster and every process it started, at once, as a
+    /// machine that dies does; returns when none is left.
+    pub fn crash(&self) {
+        let pid_file = std::fs::read_to_string(self.data().join("postmaster.pid"))
+            .expect("postmaster.pid of a running cluster");
+        let postmaster: u32 = pid_file
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .expect("a pid on postmaster.pid's first line");
+        let mut pids = children_of(postmaster);
+        pids.push(postmaster);
+        let status = Command::new("kill")
+            .arg("-9")
+            .args(pids.iter().map(|p| p.to_string()))
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill -9 {pids:?}");
+        let gone = wait_until(Duration::from_secs(10), || {
+            pids.iter()
+                .all(|p| !Path::new(&format!("/proc/{p}")).exists() || is_zombie(*p))
+        });
+        assert!(gone, "the cluster's processes outlived SIGKILL: {pids:?}");
+    }
+
+    /// Run `sql` as `postgres` in `db` and answer its one value as text.
+    pub fn psql_value(&self, db: &str, sql: &str) -> String {
+        let port = self.port.to_string();
+        let out = self.pg(
+            "psql",
+            &[
+                "-X".as_ref(),
+                "-A".as_ref(),
+                "-t".as_ref(),
+                "-h".as_ref(),
+                "127.0.0.1".as_ref(),
+                "-p".as_ref(),
+                port.as_ref(),
+                "-U".as_ref(),
+                "postgres".as_ref(),
+                "-d".as_ref(),
+                db.as_ref(),
+                "-c".as_ref(),
+                sql.as_ref(),
+            ],
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+}
+
+/// Append `text` to the file at `path`.
+fn append(path: &Path, text: &str) {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new()
+        .append(true)
+        .open(path)
+        .unwrap_or_else(|e| panic!("open {}: {e}", path.display()));
+    f.write_all(text.as_bytes()).expect("append");
+}
+
+/// The processes whose parent is `pid` (from `/proc/*/stat`).
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Some(child) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // The command name is in parentheses and may hold spaces: the
+        // fields after its closing parenthesis are the state, then the
+        // parent's pid.
+        let parent = stat
+            .rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+            .and_then(|p| p.parse::<u32>().ok());
+        if parent == Some(pid) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Whether `pid` is a zombie (dead, not yet reaped by its parent).
+fn is_zombie(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(true)
 }
 
 /// Poll `f` until it returns `Some`, at most `limit`; its value, or `None`
