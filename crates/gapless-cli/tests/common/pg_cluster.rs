@@ -552,12 +552,13 @@ impl PgCluster {
             .expect("a pid on postmaster.pid's first line");
         let mut pids = children_of(postmaster);
         pids.push(postmaster);
-        let status = Command::new("kill")
+        // `kill` fails for a backend that ended on its own since it was
+        // listed; what matters is that none is left.
+        let _ = Command::new("kill")
             .arg("-9")
             .args(pids.iter().map(|p| p.to_string()))
             .status()
             .expect("run kill");
-        assert!(status.success(), "kill -9 {pids:?}");
         let gone = wait_until(Duration::from_secs(10), || {
             pids.iter()
                 .all(|p| !Path::new(&format!("/proc/{p}")).exists() || is_zombie(*p))
