@@ -313,12 +313,11 @@ impl Client {
         })?;
         let sent = match method {
             Method::Get => {
-                let mut req = agent
-                    .get(&url)
-                    .config()
-                    .timeout_global(Some(limit))
-                    .build()
-                    .header("Accept", "application/json");
+                let mut config = agent.get(&url).config().timeout_global(Some(limit));
+                if let Some(tls) = &self.target.tls {
+                    config = config.tls_config(tls.clone());
+                }
+                let mut req = config.build().header("Accept", "application/json");
                 for (k, v) in query {
                     req = req.query(*k, v);
                 }
@@ -328,10 +327,11 @@ impl Client {
                 req.call()
             }
             Method::Post => {
-                let mut req = agent
-                    .post(&url)
-                    .config()
-                    .timeout_global(Some(limit))
+                let mut config = agent.post(&url).config().timeout_global(Some(limit));
+                if let Some(tls) = &self.target.tls {
+                    config = config.tls_config(tls.clone());
+                }
+                let mut req = config
                     .build()
                     .header("Accept", "application/json")
                     .header("Content-Type", "application/json");

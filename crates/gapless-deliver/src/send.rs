@@ -123,6 +123,23 @@ impl Transport {
 /// none are passed on.
 pub(crate) fn transport(limit: Duration, e: ureq::Error) -> Transport {
     use ureq::Error as E;
+    // A TLS failure ends the handshake, before the request is written.
+    if let Some(failure) = gapless_client::tls::failure(&e) {
+        let hint = match failure {
+            gapless_client::tls::TlsFailure::UnknownAuthority => {
+                " (trust its authority with ca_file or SSL_CERT_FILE)"
+            }
+            gapless_client::tls::TlsFailure::ClientCertRefused => {
+                " (give one with client_cert and client_key)"
+            }
+            _ => "",
+        };
+        return Transport {
+            maybe_sent: false,
+            message: format!("not sent: {failure}{hint}"),
+            refused: false,
+        };
+    }
     let (maybe_sent, message) = match &e {
         E::HostNotFound => (false, "host not found".to_string()),
         E::ConnectionFailed => (false, "connection refused".to_string()),

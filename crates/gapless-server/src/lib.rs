@@ -24,6 +24,9 @@
 //!   and idle timeouts, a connection limit below the descriptor limit at
 //!   which the longest idle connection makes room (so `/healthz` is still
 //!   answered), accept errors backed off and logged once.
+//! - `tls.rs`: TLS on the listener (`serve --tls-cert/--tls-key`), the
+//!   certificate read again when renewed on disk, plain HTTP on the TLS
+//!   port answered 400.
 //! - `malformed.rs`: hyper's own answer to a request it cannot parse (an
 //!   unencoded `<` in the query), rewritten as SPEC §4's JSON error.
 //! - [`AppState`]: the ledger, the writer, metrics, shared by requests
@@ -85,6 +88,7 @@ mod request_log;
 mod retention;
 mod routes;
 mod state;
+mod tls;
 mod writer;
 
 use std::future::Future;
@@ -99,6 +103,7 @@ pub use error::{ApiError, FaultCause, ServerError};
 use gapless_ledger::Ledger;
 pub use metrics::{DeliveryMetrics, Metrics};
 pub use state::AppState;
+pub use tls::{TlsFiles, RECHECK as TLS_RECHECK};
 use tokio::net::TcpListener;
 
 /// Serve `state` on `listener` until `shutdown` completes, then let the
@@ -125,7 +130,7 @@ pub async fn serve(
         source,
     })?;
     check_exposure(addr, state.tokens())?;
-    let limits = listen::Limits::of(state.config());
+    let limits = listen::Limits::of(state.config())?;
     if limits.max_connections == 0 {
         return Err(ServerError::Config(
             "the connection limit must be at least 1".into(),
@@ -209,7 +214,12 @@ pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> 
             source,
         })?;
         let shutdown = shutdown_signal();
-        eprintln!("listening on http://{addr}");
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        eprintln!("listening on {scheme}://{addr}");
         tracing::info!(
             %addr,
             tokens = config.tokens.is_some(),
