@@ -570,3 +570,56 @@ fn wait_presented(addr: &str, ca_pem: &str, want: &CertificateDer<'_>) -> bool {
     }
     false
 }
+
+/// Certificate files that cannot be used are refused at start, before the
+/// address is announced: one line naming the flag, the file and why.
+#[test]
+fn serve_refuses_certificate_files_it_cannot_use() {
+    let g = Gapless::new();
+    let ca = Ca::new("refusing CA");
+    let (cert, _) = server_files(&g, &ca, &["127.0.0.1"], Use::Server);
+    let (_, other_key) = ca.issue(&["127.0.0.1"], Use::Server);
+    let other_key = file(&g, "other.key", &other_key);
+    let missing = g.dir.path().join("missing.pem");
+    for (cert, key, says, why) in [
+        (
+            &cert,
+            &other_key,
+            "--tls-key ",
+            "not the key of the certificate in",
+        ),
+        (
+            &missing,
+            &other_key,
+            "--tls-cert ",
+            "missing.pem: cannot read it",
+        ),
+        (
+            &cert,
+            &cert,
+            "--tls-key ",
+            "cert.pem: nothing of that kind in it",
+        ),
+    ] {
+        let out = common::run(
+            g.command()
+                .args(["serve", "--listen", "127.0.0.1:0", "--tls-cert"])
+                .arg(cert)
+                .arg("--tls-key")
+                .arg(key),
+            None,
+        );
+        assert_eq!(out.code, 2, "{out:?}");
+        assert!(!out.stderr.contains("listening on"), "{out:?}");
+        let line = out.stderr.trim_end();
+        assert!(!line.contains('\n'), "{line:?}");
+        assert!(line.starts_with(&format!("gapless: {says}")), "{line:?}");
+        assert!(line.contains(why), "{line:?}");
+    }
+    let out = common::run(g.command().args(["serve", "--tls-cert"]).arg(&cert), None);
+    assert_eq!(out.code, 2);
+    assert_eq!(
+        out.stderr.trim_end(),
+        "gapless: --tls-key: required, not given"
+    );
+}

@@ -118,8 +118,9 @@ use tokio::net::TcpListener;
 /// # Errors
 ///
 /// [`ServerError::Config`] for an open server (no tokens) on a non-loopback
-/// address or a connection limit of 0; [`ServerError::Io`] when the
-/// listener's address cannot be read.
+/// address, a connection limit of 0, or a TLS certificate or key that
+/// cannot be used; [`ServerError::Io`] when the listener's address cannot
+/// be read.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -158,18 +159,24 @@ pub async fn serve(
 /// Run a server on `ledger` until ctrl-c or SIGTERM: builds the runtime,
 /// installs a `tracing` subscriber (`RUST_LOG`, default `info`;
 /// `config.log_format`) if none is, binds `config.listen` and prints
-/// `listening on http://ADDR` to standard error (so a caller that bound port
-/// 0 can read the port). With `config.targets`, a deliverer of the ledger's
+/// `listening on http://ADDR` (`https://` with [`ServerConfig::tls`]) to
+/// standard error (so a caller that bound port 0 can read the port). With `config.targets`, a deliverer of the ledger's
 /// firings runs on a thread beside the server, counted in `/metrics`, and
 /// stops with it.
 ///
 /// # Errors
 ///
-/// [`ServerError::Config`] for an open server on a non-loopback address,
+/// [`ServerError::Config`] for an open server on a non-loopback address or
+/// a TLS certificate or key that cannot be used,
 /// [`ServerError::Io`] when the address cannot be bound,
 /// [`ServerError::Delivery`] when the deliverer cannot read the ledger.
 pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> {
     check_exposure(config.listen, config.tokens.as_ref())?;
+    // A certificate that cannot be used is refused before the address is
+    // bound and announced; `serve` reads it again for itself.
+    if let Some(files) = &config.tls {
+        tls::Tls::load(files)?;
+    }
     let log = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
