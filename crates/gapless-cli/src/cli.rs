@@ -23,7 +23,7 @@ Environment:
   GAPLESS_DB     the ledger, as --db (default gapless.db, one SQLite file)
   GAPLESS_URL    ask a gapless server instead, as --url
   GAPLESS_TOKEN  the bearer token sent to a server that has tokens
-  GAPLESS_CACERT, GAPLESS_CERT, GAPLESS_KEY  as --cacert, --cert, --key
+  GAPLESS_CACERT, GAPLESS_CERT, GAPLESS_KEY  as --cacert, --cert, --key (https://)
   SSL_CERT_FILE  trust this PEM bundle instead of the system's (https://)
   GAPLESS_TARGETS_FILE  where serve and deliver deliver firings (TOML)
 
@@ -101,40 +101,27 @@ pub struct Remote {
     pub url: Option<String>,
 
     #[command(flatten)]
-    pub tls: RemoteTlsFlags,
+    pub tls: TlsFlags,
 }
 
-/// The TLS files of an `https://` `--url` given before the command (`gapless
-/// --url https://... --cacert ca.pem check ...`).
+/// The TLS files of an `https://` `--url`, before the command (`gapless
+/// --url https://... --cacert ca.pem check ...`) or after it. Their
+/// environment variables (`GAPLESS_CACERT`, `GAPLESS_CERT`, `GAPLESS_KEY`)
+/// are read for an `https://` URL only, so that a profile that sets them
+/// does not make a plain `--url` an error; a flag with `http://` is one.
 #[derive(Debug, Clone, Default, Args)]
 pub struct TlsFlags {
     /// With an https:// --url: also trust the authorities of this PEM file
-    /// (besides the system's, or SSL_CERT_FILE's).
+    /// (besides the system's, or SSL_CERT_FILE's); or GAPLESS_CACERT.
     #[arg(long, value_name = "FILE")]
     pub cacert: Option<PathBuf>,
     /// With an https:// --url: the client certificate (PEM, its chain may
-    /// follow) shown to a server that asks for one; needs --key.
+    /// follow) shown to a server that asks for one; needs --key; or
+    /// GAPLESS_CERT.
     #[arg(long, value_name = "FILE")]
     pub cert: Option<PathBuf>,
-    /// The private key (PEM) of --cert.
+    /// The private key (PEM) of --cert; or GAPLESS_KEY.
     #[arg(long, value_name = "FILE")]
-    pub key: Option<PathBuf>,
-}
-
-/// The TLS files of an `https://` `--url` given after the command, or from
-/// the environment.
-#[derive(Debug, Clone, Default, Args)]
-pub struct RemoteTlsFlags {
-    /// With an https:// --url: also trust the authorities of this PEM file
-    /// (besides the system's, or SSL_CERT_FILE's).
-    #[arg(long, env = "GAPLESS_CACERT", value_name = "FILE")]
-    pub cacert: Option<PathBuf>,
-    /// With an https:// --url: the client certificate (PEM, its chain may
-    /// follow) shown to a server that asks for one; needs --key.
-    #[arg(long, env = "GAPLESS_CERT", value_name = "FILE")]
-    pub cert: Option<PathBuf>,
-    /// The private key (PEM) of --cert.
-    #[arg(long, env = "GAPLESS_KEY", value_name = "FILE")]
     pub key: Option<PathBuf>,
 }
 

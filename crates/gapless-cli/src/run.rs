@@ -44,13 +44,23 @@ fn client(cli: &Cli) -> Result<Option<Client>, Error> {
     };
     let token = std::env::var(gapless_client::TOKEN_ENV).ok();
     let remote = cli.command.remote().map(|r| &r.tls);
-    let pick = |top: &Option<PathBuf>, after: Option<&Option<PathBuf>>| {
-        top.clone().or_else(|| after.cloned().flatten())
+    // The flag before the command, else after it, else (for an https://
+    // URL only) its environment variable.
+    let https = url.starts_with("https://");
+    let pick = |top: &Option<PathBuf>, after: Option<&Option<PathBuf>>, env: &str| {
+        top.clone()
+            .or_else(|| after.cloned().flatten())
+            .or_else(|| {
+                https
+                    .then(|| std::env::var_os(env).filter(|v| !v.is_empty()))
+                    .flatten()
+                    .map(PathBuf::from)
+            })
     };
     let files = gapless_client::tls::TlsFiles {
-        ca_file: pick(&cli.tls.cacert, remote.map(|r| &r.cacert)),
-        cert: pick(&cli.tls.cert, remote.map(|r| &r.cert)),
-        key: pick(&cli.tls.key, remote.map(|r| &r.key)),
+        ca_file: pick(&cli.tls.cacert, remote.map(|r| &r.cacert), "GAPLESS_CACERT"),
+        cert: pick(&cli.tls.cert, remote.map(|r| &r.cert), "GAPLESS_CERT"),
+        key: pick(&cli.tls.key, remote.map(|r| &r.key), "GAPLESS_KEY"),
     };
     Ok(Some(Client::with_tls_files(url, &files)?.with_token(token)))
 }

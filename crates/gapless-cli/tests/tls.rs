@@ -369,9 +369,17 @@ fn tls_failures_name_the_url_and_the_reason() {
     check.extend(["--url", &tls_url, "--cacert", ca_arg]);
     let out = run_env(&g, &check, &[]);
     failure(&out, &tls_url, "answered in plain HTTP, not TLS");
+    // The environment's TLS files are for https:// URLs only: a plain URL
+    // still works with them set.
+    let listed = run_env(
+        &g,
+        &["assets", "--json", "--url", &server.url],
+        &[("GAPLESS_CACERT", &not_pem_yet(&g))],
+    );
+    assert!(ok(&listed)["assets"].is_array(), "{listed:?}");
 
     // A CA file that is not one, named by its flag.
-    let not_pem = file(&g, "not.pem", "hello\n");
+    let not_pem = not_pem_yet(&g);
     let mut check: Vec<&str> = CHECK.to_vec();
     check.extend(["--url", &tls_url, "--cacert", not_pem.to_str().unwrap()]);
     let out = run_env(&g, &check, &[]);
@@ -380,6 +388,11 @@ fn tls_failures_name_the_url_and_the_reason() {
         out.stderr.starts_with("gapless: --cacert: ") && out.stderr.contains("no certificate"),
         "{out:?}"
     );
+}
+
+/// A file that is no PEM file.
+fn not_pem_yet(g: &Gapless) -> PathBuf {
+    file(g, "not.pem", "hello\n")
 }
 
 /// A server (here a TLS front before a plain `gapless serve`) that
