@@ -2,7 +2,9 @@
 //! plumbing the targets share: one agent (no redirects followed, every
 //! status read as an answer), a time limit per request that never runs
 //! past the claim's lease, transport errors sorted into "not sent" and
-//! "maybe sent".
+//! "maybe sent" (a TLS failure is "not sent", in the client's words:
+//! `gapless_client::tls`). An `https://` target's TLS settings ride on each
+//! of its requests, so the shared agent pools its connections apart.
 
 use std::time::{Duration, Instant as Clock};
 
