@@ -13,6 +13,7 @@ mod receiver;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -180,7 +181,12 @@ fn der_of(pem: &str) -> CertificateDer<'static> {
 /// A TLS front on a loopback port of its own, forwarding each connection
 /// to `backend` (a plain HTTP server), requiring a client certificate of
 /// `client_ca_pem`: a TLS-terminating proxy as deployments put in front.
-fn tls_front(backend: SocketAddr, server: &(String, String), client_ca_pem: &str) -> SocketAddr {
+/// Its address, and the count of the TLS connections it has accepted.
+fn tls_front(
+    backend: SocketAddr,
+    server: &(String, String),
+    client_ca_pem: &str,
+) -> (SocketAddr, Arc<AtomicUsize>) {
     let chain: Vec<_> = CertificateDer::pem_slice_iter(server.0.as_bytes())
         .map(Result::unwrap)
         .collect();
@@ -201,6 +207,8 @@ fn tls_front(backend: SocketAddr, server: &(String, String), client_ca_pem: &str
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     listener.set_nonblocking(true).unwrap();
     let addr = listener.local_addr().unwrap();
+    let accepted = Arc::new(AtomicUsize::new(0));
+    let counted = accepted.clone();
     std::thread::spawn(move || {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -212,11 +220,12 @@ fn tls_front(backend: SocketAddr, server: &(String, String), client_ca_pem: &str
                 let Ok((stream, _)) = listener.accept().await else {
                     continue;
                 };
-                let acceptor = acceptor.clone();
+                let (acceptor, counted) = (acceptor.clone(), counted.clone());
                 tokio::spawn(async move {
                     let Ok(mut tls) = acceptor.accept(stream).await else {
                         return;
                     };
+                    counted.fetch_add(1, Ordering::SeqCst);
                     let Ok(mut plain) = tokio::net::TcpStream::connect(backend).await else {
                         return;
                     };
@@ -225,7 +234,7 @@ fn tls_front(backend: SocketAddr, server: &(String, String), client_ca_pem: &str
             }
         });
     });
-    addr
+    (addr, accepted)
 }
 
 /// The port of `url` (`http[s]://127.0.0.1:PORT`).
@@ -404,7 +413,7 @@ fn client_certificate_when_the_server_requires_one() {
     let ca = Ca::new("front CA");
     let clients = Ca::new("clients CA");
     let backend = Server::start(&g);
-    let front = tls_front(
+    let (front, _) = tls_front(
         addr_of(&backend.url),
         &ca.issue(&["127.0.0.1"], Use::Server),
         &clients.pem,
@@ -441,16 +450,17 @@ fn client_certificate_when_the_server_requires_one() {
 }
 
 /// A webhook target with an `https://` URL, `ca_file`, `client_cert` and
-/// `client_key` receives a rule's firing through a TLS front requiring the
-/// client certificate; the same target trusting the wrong CA keeps the
-/// firing pending with the TLS reason as its error.
+/// `client_key` receives a rule's firings through a TLS front requiring the
+/// client certificate, over one kept-alive connection; the same target
+/// trusting the wrong CA keeps the firings pending with the TLS reason as
+/// their error.
 #[test]
 fn webhook_target_over_https_receives_a_firing() {
     let g = Gapless::new();
     let ca = Ca::new("hook CA");
     let clients = Ca::new("clients CA");
     let rx = Receiver::start(None, Behaviour::default());
-    let front = tls_front(
+    let (front, connections) = tls_front(
         addr_of(&rx.url),
         &ca.issue(&["127.0.0.1"], Use::Server),
         &clients.pem,
@@ -488,6 +498,9 @@ fn webhook_target_over_https_receives_a_firing() {
         None,
     ));
     ok(&g.run(&EMIT, None));
+    let mut next_hour = EMIT;
+    (next_hour[3], next_hour[5]) = ("2025-06-14T11:00Z", "2025-06-14T12:00Z");
+    ok(&g.run(&next_hour, None));
 
     let wrong = file(&g, "wrong.toml", &target(&other_ca));
     let out = g.run(
@@ -522,12 +535,23 @@ fn webhook_target_over_https_receives_a_firing() {
         None,
     );
     assert_eq!(out.code, 0, "{out:?}");
-    let got = rx.wait_for(Duration::from_secs(10), |r| !r.is_empty());
-    assert_eq!(got.len(), 1, "{got:?}");
-    assert_eq!(got[0].path, "/hook");
-    assert_eq!(got[0].body["rule"], "orders_hourly");
-    let f = ok(&g.run(&["firings", "--json"], None))["firings"][0].clone();
-    assert_eq!(f["delivery"]["state"], "delivered", "{f}");
+    let got = rx.wait_for(Duration::from_secs(10), |r| r.len() >= 2);
+    assert_eq!(got.len(), 2, "{got:?}");
+    for r in &got {
+        assert_eq!(r.path, "/hook");
+        assert_eq!(r.body["rule"], "orders_hourly");
+    }
+    for f in ok(&g.run(&["firings", "--json"], None))["firings"]
+        .as_array()
+        .unwrap()
+    {
+        assert_eq!(f["delivery"]["state"], "delivered", "{f}");
+    }
+    assert_eq!(
+        connections.load(Ordering::SeqCst),
+        1,
+        "one kept-alive connection"
+    );
 }
 
 /// A certificate renewed on disk is served by the next connection without

@@ -311,13 +311,15 @@ impl Client {
             t.message = format!("{path}: {}", t.message);
             t
         })?;
+        let agent = self.target.https.as_ref().map_or(agent, |h| &h.0);
         let sent = match method {
             Method::Get => {
-                let mut config = agent.get(&url).config().timeout_global(Some(limit));
-                if let Some(tls) = &self.target.tls {
-                    config = config.tls_config(tls.clone());
-                }
-                let mut req = config.build().header("Accept", "application/json");
+                let mut req = agent
+                    .get(&url)
+                    .config()
+                    .timeout_global(Some(limit))
+                    .build()
+                    .header("Accept", "application/json");
                 for (k, v) in query {
                     req = req.query(*k, v);
                 }
@@ -327,11 +329,10 @@ impl Client {
                 req.call()
             }
             Method::Post => {
-                let mut config = agent.post(&url).config().timeout_global(Some(limit));
-                if let Some(tls) = &self.target.tls {
-                    config = config.tls_config(tls.clone());
-                }
-                let mut req = config
+                let mut req = agent
+                    .post(&url)
+                    .config()
+                    .timeout_global(Some(limit))
                     .build()
                     .header("Accept", "application/json")
                     .header("Content-Type", "application/json");

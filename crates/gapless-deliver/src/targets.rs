@@ -86,9 +86,10 @@ pub struct Webhook {
     pub url: String,
     /// The key of `X-Gapless-Signature`, if any.
     pub secret: Option<String>,
-    /// The TLS settings of an `https://` URL (`ca_file`, `client_cert`,
-    /// `client_key`); `None` for `http://`.
-    pub tls: Option<ureq::tls::TlsConfig>,
+    /// The agent of an `https://` URL, with its TLS settings (`ca_file`,
+    /// `client_cert`, `client_key`); `None` for `http://`, sent through
+    /// the deliverer's shared agent.
+    pub https: Option<crate::send::HttpsAgent>,
 }
 
 impl std::fmt::Debug for Webhook {
@@ -109,8 +110,9 @@ pub struct Airflow {
     pub auth: AirflowAuth,
     /// What a firing becomes.
     pub to: AirflowTo,
-    /// The TLS settings of an `https://` URL; `None` for `http://`.
-    pub tls: Option<ureq::tls::TlsConfig>,
+    /// The agent of an `https://` URL, with its TLS settings; `None` for
+    /// `http://`, sent through the deliverer's shared agent.
+    pub https: Option<crate::send::HttpsAgent>,
 }
 
 impl std::fmt::Debug for Airflow {
@@ -503,7 +505,7 @@ impl Entry {
         }
         let timeout = duration("timeout", self.timeout.as_deref(), Duration::from_secs(10))?;
         let url = http_url(self.url)?;
-        let tls = tls(
+        let https = tls(
             &url,
             gapless_client::tls::TlsFiles {
                 ca_file: self.ca_file,
@@ -515,11 +517,11 @@ impl Entry {
             Kind::Webhook => TargetKind::Webhook(Webhook {
                 url,
                 secret: self.secret,
-                tls,
+                https: https.clone(),
             }),
             Kind::Airflow => TargetKind::Airflow(Airflow {
                 url,
-                tls,
+                https,
                 auth: match (self.username, self.password, self.token) {
                     (Some(username), Some(password), None) => {
                         AirflowAuth::Password { username, password }
@@ -557,13 +559,14 @@ fn http_url(url: String) -> Result<String, Problem> {
     Ok(url.trim_end_matches('/').to_string())
 }
 
-/// The TLS settings of a target at `url`: the files read now, so that a
-/// file that cannot be used is an error of the targets file, not of every
-/// delivery; `None` for `http://`, where the files are refused.
+/// The agent of a target at `url` with its TLS settings: the files read
+/// now, so that a file that cannot be used is an error of the targets
+/// file, not of every delivery; `None` for `http://`, where the files are
+/// refused.
 fn tls(
     url: &str,
     files: gapless_client::tls::TlsFiles,
-) -> Result<Option<ureq::tls::TlsConfig>, Problem> {
+) -> Result<Option<crate::send::HttpsAgent>, Problem> {
     use gapless_client::tls::TlsFile;
     let field = |file| match file {
         TlsFile::CaFile => "ca_file",
@@ -583,7 +586,7 @@ fn tls(
     }
     files
         .config()
-        .map(Some)
+        .map(|tls| Some(crate::send::HttpsAgent::new(tls)))
         .map_err(|e| Problem::TlsFile(field(e.file), e.reason))
 }
 

@@ -33,11 +33,11 @@ pub(crate) fn send(agent: &ureq::Agent, w: &Webhook, timeout: Duration, job: &Jo
         return Transport::out_of_time().sent();
     };
     let body = serde_json::to_vec(job.answer).expect("a firing serializes");
-    let mut config = agent.post(&w.url).config().timeout_global(Some(limit));
-    if let Some(tls) = &w.tls {
-        config = config.tls_config(tls.clone());
-    }
-    let mut req = config
+    let agent = w.https.as_ref().map_or(agent, |h| &h.0);
+    let mut req = agent
+        .post(&w.url)
+        .config()
+        .timeout_global(Some(limit))
         .build()
         .header("Content-Type", "application/json")
         .header("Idempotency-Key", job.identity);
