@@ -145,8 +145,11 @@ fn https_get(url: &str, ca_pem: &str) -> (u16, String) {
         .root_certs(ureq::tls::RootCerts::new_with_certs(&certs))
         .unversioned_rustls_crypto_provider(provider())
         .build();
+    // Far below the server's 30 s header timeout: an answer that waits for
+    // it is a failure.
     let agent = ureq::Agent::config_builder()
         .tls_config(tls)
+        .timeout_global(Some(Duration::from_secs(10)))
         .http_status_as_error(false)
         .build()
         .new_agent();
@@ -659,4 +662,26 @@ fn serve_refuses_certificate_files_it_cannot_use() {
         out.stderr.trim_end(),
         "gapless: --tls-key: required, not given"
     );
+}
+
+/// At the connection limit, a connection silent in its TLS handshake makes
+/// room for a new one once past its grace, as a silent plain one does:
+/// `/healthz` is answered over TLS.
+#[test]
+fn a_silent_handshake_makes_room_at_the_connection_limit() {
+    let g = Gapless::new();
+    let ca = Ca::new("limit CA");
+    let (cert, key) = server_files(&g, &ca, &["127.0.0.1"], Use::Server);
+    let server = Server::start_with(&g, |cmd| {
+        cmd.args(["--max-connections", "1", "--tls-cert"])
+            .arg(&cert)
+            .arg("--tls-key")
+            .arg(&key);
+    });
+    let silent = std::net::TcpStream::connect(addr_of(&server.url)).unwrap();
+    // Past the fresh connection's grace (2 s).
+    std::thread::sleep(Duration::from_millis(2500));
+    let (status, body) = https_get(&format!("{}/healthz", server.url), &ca.pem);
+    assert_eq!(status, 200, "{body}");
+    drop(silent);
 }

@@ -39,8 +39,10 @@
 //!
 //! - **TLS** ([`ServerConfig::tls`]): the handshake is the connection's
 //!   first step in its own task, bounded by the header timeout
-//!   ([`crate::tls`]); the connection's tracking sits above TLS, on the
-//!   bytes hyper reads and writes.
+//!   ([`crate::tls`]); until it is done the connection counts as fresh (so
+//!   past the grace it may make room) and is closed when the server stops.
+//!   The connection's tracking sits above TLS, on the bytes hyper reads
+//!   and writes.
 //!
 //! HTTP/1 only: axum's `http2` feature is not enabled in this workspace.
 
@@ -237,7 +239,15 @@ async fn serve_connection(
     match tls {
         None => drive(stream, conn, open, router, http, idle_timeout, stopping).await,
         Some(tls) => {
-            if let Some(stream) = tls.accept(stream, handshake_timeout).await {
+            // A connection in its handshake has read no request: closed at
+            // once to make room or when the server stops, as an idle one.
+            let mut stop = stopping.clone();
+            let stream = tokio::select! {
+                stream = tls.accept(stream, handshake_timeout) => stream,
+                () = conn.evict.notified() => None,
+                _ = stop.changed() => None,
+            };
+            if let Some(stream) = stream {
                 drive(stream, conn, open, router, http, idle_timeout, stopping).await;
             }
         }
