@@ -390,6 +390,19 @@ fn tls_failures_name_the_url_and_the_reason() {
     );
     assert!(ok(&listed)["assets"].is_array(), "{listed:?}");
 
+    // SSL_CERT_FILE naming no file: the roots cannot be read, said as such.
+    let nowhere = g.dir.path().join("nowhere.pem");
+    let mut check: Vec<&str> = CHECK.to_vec();
+    check.extend(["--url", &tls_url]);
+    let out = run_env(&g, &check, &[("SSL_CERT_FILE", &nowhere)]);
+    assert_eq!(out.code, 2, "{out:?}");
+    assert!(
+        out.stderr
+            .starts_with("gapless: --url: cannot read the root certificates")
+            && out.stderr.contains("nowhere.pem"),
+        "{out:?}"
+    );
+
     // A CA file that is not one, named by its flag.
     let not_pem = not_pem_yet(&g);
     let mut check: Vec<&str> = CHECK.to_vec();

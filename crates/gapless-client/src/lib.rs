@@ -330,6 +330,7 @@ fn tls_flag(file: tls::TlsFile) -> &'static str {
         tls::TlsFile::CaFile => "--cacert",
         tls::TlsFile::Cert => "--cert",
         tls::TlsFile::Key => "--key",
+        tls::TlsFile::Roots => "--url",
     }
 }
 

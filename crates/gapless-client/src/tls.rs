@@ -38,6 +38,9 @@ pub enum TlsFile {
     Cert,
     /// [`TlsFiles::key`].
     Key,
+    /// The root certificates of `SSL_CERT_FILE`, `SSL_CERT_DIR` or the
+    /// system, which no flag names.
+    Roots,
 }
 
 /// A TLS file that cannot be used: which, and why (the path included).
@@ -70,7 +73,7 @@ impl TlsFiles {
             Ok(system) => roots.extend(system.iter().cloned()),
             Err(reason) if self.ca_file.is_none() => {
                 return Err(TlsFileError {
-                    file: TlsFile::CaFile,
+                    file: TlsFile::Roots,
                     reason,
                 })
             }
@@ -119,7 +122,10 @@ fn system_roots() -> Result<&'static [Certificate<'static>], String> {
         let found = rustls_native_certs::load_native_certs();
         if found.certs.is_empty() {
             if let Some(e) = found.errors.first() {
-                return Err(format!("cannot read the system's root certificates: {e}"));
+                return Err(format!(
+                    "cannot read the root certificates (SSL_CERT_FILE, SSL_CERT_DIR or the \
+                     system's): {e}"
+                ));
             }
         }
         Ok(found

@@ -572,6 +572,7 @@ fn tls(
         TlsFile::CaFile => "ca_file",
         TlsFile::Cert => "client_cert",
         TlsFile::Key => "client_key",
+        TlsFile::Roots => "url",
     };
     if !url.starts_with("https://") {
         let given = [
