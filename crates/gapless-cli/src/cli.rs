@@ -23,6 +23,8 @@ Environment:
   GAPLESS_DB     the ledger, as --db (default gapless.db, one SQLite file)
   GAPLESS_URL    ask a gapless server instead, as --url
   GAPLESS_TOKEN  the bearer token sent to a server that has tokens
+  GAPLESS_CACERT, GAPLESS_CERT, GAPLESS_KEY  as --cacert, --cert, --key (https://)
+  SSL_CERT_FILE  trust this PEM bundle instead of the system's (https://)
   GAPLESS_TARGETS_FILE  where serve and deliver deliver firings (TOML)
 
 Example:
@@ -47,6 +49,9 @@ pub struct Cli {
     /// GAPLESS_URL).
     #[arg(long)]
     pub url: Option<String>,
+
+    #[command(flatten)]
+    pub tls: TlsFlags,
 
     #[command(subcommand)]
     pub command: Command,
@@ -94,6 +99,30 @@ pub struct Remote {
     /// with tokens gets GAPLESS_TOKEN as the bearer token.
     #[arg(long, env = "GAPLESS_URL")]
     pub url: Option<String>,
+
+    #[command(flatten)]
+    pub tls: TlsFlags,
+}
+
+/// The TLS files of an `https://` `--url`, before the command (`gapless
+/// --url https://... --cacert ca.pem check ...`) or after it. Their
+/// environment variables (`GAPLESS_CACERT`, `GAPLESS_CERT`, `GAPLESS_KEY`)
+/// are read for an `https://` URL only, so that a profile that sets them
+/// does not make a plain `--url` an error; a flag with `http://` is one.
+#[derive(Debug, Clone, Default, Args)]
+pub struct TlsFlags {
+    /// With an https:// --url: also trust the authorities of this PEM file
+    /// (besides the system's, or SSL_CERT_FILE's); or GAPLESS_CACERT.
+    #[arg(long, value_name = "FILE")]
+    pub cacert: Option<PathBuf>,
+    /// With an https:// --url: the client certificate (PEM, its chain may
+    /// follow) shown to a server that asks for one; needs --key; or
+    /// GAPLESS_CERT.
+    #[arg(long, value_name = "FILE")]
+    pub cert: Option<PathBuf>,
+    /// The private key (PEM) of --cert; or GAPLESS_KEY.
+    #[arg(long, value_name = "FILE")]
+    pub key: Option<PathBuf>,
 }
 
 /// `--json`: print exactly the object of SPEC §3.
@@ -288,6 +317,14 @@ pub enum Command {
         /// (coverage answers stay whole); by default nothing is pruned.
         #[arg(long, value_name = "DURATION")]
         retain: Option<String>,
+        /// Serve HTTPS with this certificate (PEM, the server's first, its
+        /// chain following); needs --tls-key. A renewed file is served
+        /// within a second, without a restart.
+        #[arg(long, value_name = "FILE", requires = "tls_key")]
+        tls_cert: Option<PathBuf>,
+        /// The private key (PEM) of --tls-cert.
+        #[arg(long, value_name = "FILE", requires = "tls_cert")]
+        tls_key: Option<PathBuf>,
     },
     /// Remove the detail of the events that ended at or before an instant
     /// (retracted ones are kept) and of the firings recorded before it

@@ -2,6 +2,7 @@
 //! the answer.
 
 use std::io::{Read, Write};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use gapless_api::{Ask, BodyFormat, Error, IngestAnswer, RecordRequest};
@@ -42,7 +43,26 @@ fn client(cli: &Cli) -> Result<Option<Client>, Error> {
         return Ok(None);
     };
     let token = std::env::var(gapless_client::TOKEN_ENV).ok();
-    Ok(Some(Client::new(url)?.with_token(token)))
+    let remote = cli.command.remote().map(|r| &r.tls);
+    // The flag before the command, else after it, else (for an https://
+    // URL only) its environment variable.
+    let https = url.starts_with("https://");
+    let pick = |top: &Option<PathBuf>, after: Option<&Option<PathBuf>>, env: &str| {
+        top.clone()
+            .or_else(|| after.cloned().flatten())
+            .or_else(|| {
+                https
+                    .then(|| std::env::var_os(env).filter(|v| !v.is_empty()))
+                    .flatten()
+                    .map(PathBuf::from)
+            })
+    };
+    let files = gapless_client::tls::TlsFiles {
+        ca_file: pick(&cli.tls.cacert, remote.map(|r| &r.cacert), "GAPLESS_CACERT"),
+        cert: pick(&cli.tls.cert, remote.map(|r| &r.cert), "GAPLESS_CERT"),
+        key: pick(&cli.tls.key, remote.map(|r| &r.key), "GAPLESS_KEY"),
+    };
+    Ok(Some(Client::with_tls_files(url, &files)?.with_token(token)))
 }
 
 fn open_ledger(db: &str, create: bool) -> Result<Ledger, Error> {
@@ -76,15 +96,24 @@ pub fn run(cli: Cli) -> Result<ExitCode, Error> {
         targets_file,
         body_limit,
         retain,
+        tls_cert,
+        tls_key,
     } = &cli.command
     {
+        let tls = match (tls_cert, tls_key) {
+            (Some(cert), Some(key)) => Some(gapless_server::TlsFiles {
+                cert: cert.clone(),
+                key: key.clone(),
+            }),
+            _ => None,
+        };
         return serve(
             &cli,
             listen.as_deref(),
             tokens_file.as_deref(),
             *log_format,
             (*max_connections, *body_limit),
-            (targets_file.as_deref(), retain.as_deref()),
+            (targets_file.as_deref(), retain.as_deref(), tls),
         );
     }
     if let Command::Deliver {
@@ -265,7 +294,11 @@ fn serve(
     tokens_file: Option<&std::path::Path>,
     log_format: LogFormat,
     (max_connections, body_limit): (Option<u64>, Option<u64>),
-    (targets_file, retain): (Option<&std::path::Path>, Option<&str>),
+    (targets_file, retain, tls): (
+        Option<&std::path::Path>,
+        Option<&str>,
+        Option<gapless_server::TlsFiles>,
+    ),
 ) -> Result<ExitCode, Error> {
     let config_error = |e: gapless_server::ServerError| Error::bad_input(e.to_string());
     if cli.url.is_some() {
@@ -298,6 +331,7 @@ fn serve(
         }),
         targets: crate::deliver::targets(targets_file)?,
         retain,
+        tls,
         ..defaults
     };
     gapless_server::check_exposure(config.listen, config.tokens.as_ref()).map_err(config_error)?;

@@ -47,12 +47,47 @@ pub(crate) fn read<T: DeserializeOwned>(status: u16, bytes: &[u8]) -> Result<T> 
     Err(error)
 }
 
+/// Whether `status` and `bytes` are a gapless server's answer to plain
+/// HTTP on its TLS port (SPEC §4, TLS): 400 with `detail.https` true.
+pub(crate) fn is_tls_port(status: u16, bytes: &[u8]) -> bool {
+    status == 400
+        && serde_json::from_slice::<ErrorBody>(bytes)
+            .is_ok_and(|b| b.detail.get("https").and_then(|v| v.as_bool()) == Some(true))
+}
+
 /// A request that got no HTTP answer.
 pub(crate) fn transport_error(base: &Base, timeout: Duration, e: ureq::Error) -> Error {
+    if let Some(failure) = crate::tls::failure(&e) {
+        let hint = match failure {
+            crate::tls::TlsFailure::UnknownAuthority => {
+                " (trust its authority with --cacert FILE or SSL_CERT_FILE)"
+            }
+            crate::tls::TlsFailure::ClientCertRefused => " (give one with --cert and --key)",
+            _ => "",
+        };
+        return Error::unavailable(format!(
+            "cannot reach the server at {base}: {failure}{hint}"
+        ));
+    }
+    // A TLS server takes a plain request for a broken hello: it answers
+    // with an alert, or closes the connection.
+    let plain_to_tls = if base.https {
+        ""
+    } else {
+        " (an HTTPS server? use https://)"
+    };
     let why = match e {
+        ureq::Error::Io(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
+            ) =>
+        {
+            format!("{e}{plain_to_tls}")
+        }
         ureq::Error::Io(e) => e.to_string(),
         ureq::Error::Timeout(_) => format!("no answer within {timeout:?}"),
-        ureq::Error::Protocol(e) => format!("not an HTTP answer: {e}"),
+        ureq::Error::Protocol(e) => format!("not an HTTP answer: {e}{plain_to_tls}"),
         e => e.to_string(),
     };
     Error::unavailable(format!("cannot reach the server at {base}: {why}"))

@@ -22,11 +22,10 @@
 //! # Ok(()) }
 //! ```
 //!
-//! Plain HTTP/1.1 through [`ureq`], connections kept alive and reused by
-//! the clones of one client; `https://` is not supported (put a
-//! TLS-terminating proxy in front and reach it over loopback or a private
-//! network). Event bodies are streamed from their reader, never read into
-//! memory first.
+//! HTTP/1.1 through [`ureq`], plain or over TLS (`https://`, rustls; see
+//! [`tls`] for whom it trusts), connections kept alive and reused by the
+//! clones of one client. Event bodies are streamed from their reader, never
+//! read into memory first.
 //!
 //! # Layout
 //!
@@ -35,10 +34,13 @@
 //! - `answer.rs`: reading an HTTP answer back into an answer or an error.
 //! - `parts.rs`: recording a large NDJSON input in parts, each atomic.
 //! - `resolve.rs`: name resolution that spawns no thread for an IP address.
+//! - [`tls`]: trusted authorities, client certificates, TLS failures in
+//!   words (shared with the deliverer).
 
 mod answer;
 mod parts;
 mod resolve;
+pub mod tls;
 mod url;
 
 use std::time::Duration;
@@ -80,6 +82,8 @@ pub struct Client {
     base: url::Base,
     token: Option<String>,
     timeout: Duration,
+    /// TLS settings of an `https://` server; `None` for `http://`.
+    tls: Option<ureq::tls::TlsConfig>,
     agent: ureq::Agent,
 }
 
@@ -94,14 +98,17 @@ impl std::fmt::Debug for Client {
 }
 
 /// The transport: no redirects followed, every status read as an answer,
-/// `timeout` for a whole request.
-fn agent(timeout: Duration) -> ureq::Agent {
-    let config = ureq::Agent::config_builder()
+/// `timeout` for a whole request, `tls` for an `https://` server.
+fn agent(timeout: Duration, tls: Option<&ureq::tls::TlsConfig>) -> ureq::Agent {
+    let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
         .accept("application/json")
-        .timeout_global(Some(timeout))
-        .build();
+        .timeout_global(Some(timeout));
+    if let Some(tls) = tls {
+        config = config.tls_config(tls.clone());
+    }
+    let config = config.build();
     ureq::Agent::with_parts(
         config,
         ureq::unversioned::transport::DefaultConnector::default(),
@@ -121,17 +128,53 @@ enum Body<'a> {
 }
 
 impl Client {
-    /// A client of the server at `url` (`http://HOST[:PORT][/PREFIX]`).
+    /// A client of the server at `url` (`http[s]://HOST[:PORT][/PREFIX]`),
+    /// trusting the system's authorities for `https://`.
     ///
     /// # Errors
     ///
-    /// `BadInput` for a URL that is not `http://`.
+    /// `BadInput` for a URL that is not `http://` or `https://`, or (for
+    /// `https://`) system root certificates that cannot be read.
     pub fn new(url: &str) -> Result<Client> {
+        Client::with_tls_files(url, &tls::TlsFiles::default())
+    }
+
+    /// A client of the server at `url`, with these TLS files for an
+    /// `https://` one (`--cacert`, `--cert`, `--key`). Files given with an
+    /// `http://` URL are refused: a plain connection would ignore them.
+    ///
+    /// # Errors
+    ///
+    /// `BadInput` for a bad URL, or a TLS file that cannot be used, one
+    /// line naming its flag, the file and the reason.
+    pub fn with_tls_files(url: &str, files: &tls::TlsFiles) -> Result<Client> {
+        let base = url::Base::parse(url)?;
+        let tls = if base.https {
+            Some(
+                files
+                    .config()
+                    .map_err(|e| Error::bad_input(format!("{}: {}", tls_flag(e.file), e.reason)))?,
+            )
+        } else {
+            let given = [
+                (tls::TlsFile::CaFile, &files.ca_file),
+                (tls::TlsFile::Cert, &files.cert),
+                (tls::TlsFile::Key, &files.key),
+            ];
+            if let Some((file, _)) = given.iter().find(|(_, p)| p.is_some()) {
+                return Err(Error::bad_input(format!(
+                    "{}: only for an https:// server; --url is {base}",
+                    tls_flag(*file)
+                )));
+            }
+            None
+        };
         Ok(Client {
-            base: url::Base::parse(url)?,
+            agent: agent(DEFAULT_TIMEOUT, tls.as_ref()),
+            base,
             token: None,
             timeout: DEFAULT_TIMEOUT,
-            agent: agent(DEFAULT_TIMEOUT),
+            tls,
         })
     }
 
@@ -146,7 +189,7 @@ impl Client {
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Client {
         self.timeout = timeout;
-        self.agent = agent(timeout);
+        self.agent = agent(timeout, self.tls.as_ref());
         self
     }
 
@@ -243,6 +286,12 @@ impl Client {
             .with_config()
             .read_to_vec()
             .map_err(|e| answer::transport_error(&self.base, self.timeout, e))?;
+        if !self.base.https && answer::is_tls_port(status, &bytes) {
+            return Err(Error::bad_input(format!(
+                "cannot reach the server at {}: it speaks HTTPS (TLS), not plain HTTP: use https://",
+                self.base
+            )));
+        }
         Ok((status, bytes))
     }
 
@@ -272,6 +321,16 @@ impl Client {
                 Body::Bytes("application/x-ndjson", chunk.to_vec()),
             )
         })
+    }
+}
+
+/// The flag of `file`, as errors name it.
+fn tls_flag(file: tls::TlsFile) -> &'static str {
+    match file {
+        tls::TlsFile::CaFile => "--cacert",
+        tls::TlsFile::Cert => "--cert",
+        tls::TlsFile::Key => "--key",
+        tls::TlsFile::Roots => "--url",
     }
 }
 

@@ -18,8 +18,9 @@ use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::NextTimeout;
 
-/// The port of `http://` when the URL gives none (the client speaks only
-/// plain HTTP).
+/// The port of `http://` when the URL gives none; the client's URLs always
+/// carry their port (443 written out for `https://`), so this is a last
+/// resort.
 const HTTP_PORT: u16 = 80;
 
 #[derive(Debug, Default)]

@@ -2,25 +2,25 @@
 
 use gapless_api::{Error, Result};
 
-/// `http://HOST:PORT/PREFIX`, parsed once.
+/// `http[s]://HOST:PORT/PREFIX`, parsed once.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Base {
+    /// `https://`: TLS to the server.
+    pub(crate) https: bool,
     pub(crate) host: String,
     pub(crate) port: u16,
     pub(crate) prefix: String,
 }
 
 impl Base {
-    /// Parse `http://HOST[:PORT][/PREFIX]`.
+    /// Parse `http[s]://HOST[:PORT][/PREFIX]`.
     pub(crate) fn parse(url: &str) -> Result<Base> {
         let bad = |why: &str| Error::bad_input(format!("--url: invalid server URL {url:?}: {why}"));
-        let rest = url.strip_prefix("http://").ok_or_else(|| {
-            bad(if url.starts_with("https://") {
-                "https is not supported"
-            } else {
-                "use http://HOST:PORT"
-            })
-        })?;
+        let (https, rest) = match (url.strip_prefix("http://"), url.strip_prefix("https://")) {
+            (Some(rest), _) => (false, rest),
+            (_, Some(rest)) => (true, rest),
+            _ => return Err(bad("use http://HOST:PORT or https://HOST:PORT")),
+        };
         let (authority, prefix) = match rest.find('/') {
             Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
             None => (rest, ""),
@@ -30,12 +30,13 @@ impl Base {
         }
         let (host, port) = match authority.rsplit_once(':') {
             Some((h, p)) if !p.contains(']') => (h, p.parse::<u16>().map_err(|_| bad("bad port"))?),
-            _ => (authority, 80),
+            _ => (authority, if https { 443 } else { 80 }),
         };
         if host.is_empty() {
             return Err(bad("no host"));
         }
         Ok(Base {
+            https,
             host: host
                 .trim_start_matches('[')
                 .trim_end_matches(']')
@@ -52,7 +53,8 @@ impl Base {
         } else {
             self.host.clone()
         };
-        format!("http://{host}:{}{}{path}", self.port, self.prefix)
+        let scheme = if self.https { "https" } else { "http" };
+        format!("{scheme}://{host}:{}{}{path}", self.port, self.prefix)
     }
 }
 
@@ -96,12 +98,17 @@ mod tests {
             b.url("/v1/assets"),
             "http://example.test:80/gapless/v1/assets"
         );
+        let b = Base::parse("https://example.test/g").unwrap();
+        assert!(b.https);
+        assert_eq!(b.url("/v1"), "https://example.test:443/g/v1");
+        let b = Base::parse("https://127.0.0.1:8443").unwrap();
+        assert_eq!((b.port, b.url("")), (8443, "https://127.0.0.1:8443".into()));
         let b = Base::parse("http://[::1]:9000").unwrap();
         assert_eq!((b.host.as_str(), b.port), ("::1", 9000));
         assert_eq!(b.url("/x"), "http://[::1]:9000/x");
         for bad in [
-            "https://x",
             "ftp://x",
+            "https://:443",
             "http://:80",
             "http://u:p@x",
             "http://x:port",

@@ -311,6 +311,7 @@ impl Client {
             t.message = format!("{path}: {}", t.message);
             t
         })?;
+        let agent = self.target.https.as_ref().map_or(agent, |h| &h.0);
         let sent = match method {
             Method::Get => {
                 let mut req = agent

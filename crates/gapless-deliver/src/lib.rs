@@ -43,6 +43,7 @@ mod webhook;
 
 pub use airflow::run_id;
 pub use deliverer::{owner_id, Deliverer, Stats};
+pub use send::HttpsAgent;
 pub use targets::{
     Airflow, AirflowAuth, AirflowTo, Retry, Target, TargetKind, Targets, TargetsError,
     TargetsProblem, Webhook, TARGETS_ENV,

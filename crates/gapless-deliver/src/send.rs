@@ -2,7 +2,9 @@
 //! plumbing the targets share: one agent (no redirects followed, every
 //! status read as an answer), a time limit per request that never runs
 //! past the claim's lease, transport errors sorted into "not sent" and
-//! "maybe sent".
+//! "maybe sent" (a TLS failure is "not sent", in the client's words:
+//! `gapless_client::tls`). An `https://` target has an agent of its own
+//! ([`HttpsAgent`]) with its TLS settings.
 
 use std::time::{Duration, Instant as Clock};
 
@@ -75,14 +77,40 @@ pub(crate) fn site(url: &str) -> Option<String> {
     })
 }
 
-/// The agent every target shares.
+/// The agent every `http://` target shares.
 pub(crate) fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
+    agent_with(None)
+}
+
+/// The agent, with `tls` for an `https://` target.
+fn agent_with(tls: Option<ureq::tls::TlsConfig>) -> ureq::Agent {
+    let mut config = ureq::Agent::config_builder()
         .http_status_as_error(false)
         .max_redirects(0)
-        .user_agent(concat!("gapless/", env!("CARGO_PKG_VERSION")))
-        .build()
-        .new_agent()
+        .user_agent(concat!("gapless/", env!("CARGO_PKG_VERSION")));
+    if let Some(tls) = tls {
+        config = config.tls_config(tls);
+    }
+    config.build().new_agent()
+}
+
+/// The agent of one `https://` target, with its TLS settings (trusted
+/// authorities, client certificate). Its own agent rather than settings on
+/// each request of the shared one: ureq keeps a connection alive for reuse
+/// only for requests of its agent's own TLS settings.
+#[derive(Clone)]
+pub struct HttpsAgent(pub(crate) ureq::Agent);
+
+impl HttpsAgent {
+    pub(crate) fn new(tls: ureq::tls::TlsConfig) -> HttpsAgent {
+        HttpsAgent(agent_with(Some(tls)))
+    }
+}
+
+impl std::fmt::Debug for HttpsAgent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HttpsAgent")
+    }
 }
 
 /// A transport failure: whether the request may have reached the target,
@@ -123,6 +151,23 @@ impl Transport {
 /// none are passed on.
 pub(crate) fn transport(limit: Duration, e: ureq::Error) -> Transport {
     use ureq::Error as E;
+    // A TLS failure ends the handshake, before the request is written.
+    if let Some(failure) = gapless_client::tls::failure(&e) {
+        let hint = match failure {
+            gapless_client::tls::TlsFailure::UnknownAuthority => {
+                " (trust its authority with ca_file or SSL_CERT_FILE)"
+            }
+            gapless_client::tls::TlsFailure::ClientCertRefused => {
+                " (give one with client_cert and client_key)"
+            }
+            _ => "",
+        };
+        return Transport {
+            maybe_sent: false,
+            message: format!("not sent: {failure}{hint}"),
+            refused: false,
+        };
+    }
     let (maybe_sent, message) = match &e {
         E::HostNotFound => (false, "host not found".to_string()),
         E::ConnectionFailed => (false, "connection refused".to_string()),

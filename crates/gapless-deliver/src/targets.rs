@@ -15,6 +15,10 @@
 //! max_attempts = 10        # the default
 //! backoff = { base = "1s", max = "5m" }
 //! timeout = "10s"          # one HTTP request
+//! # https:// URLs: the system's authorities are trusted (or SSL_CERT_FILE's)
+//! ca_file = "ca.pem"       # optional: also trust these authorities
+//! client_cert = "me.pem"   # optional, with client_key: shown when asked
+//! client_key = "me.key"
 //!
 //! [[target]]
 //! name = "airflow"
@@ -82,6 +86,10 @@ pub struct Webhook {
     pub url: String,
     /// The key of `X-Gapless-Signature`, if any.
     pub secret: Option<String>,
+    /// The agent of an `https://` URL, with its TLS settings (`ca_file`,
+    /// `client_cert`, `client_key`); `None` for `http://`, sent through
+    /// the deliverer's shared agent.
+    pub https: Option<crate::send::HttpsAgent>,
 }
 
 impl std::fmt::Debug for Webhook {
@@ -102,6 +110,9 @@ pub struct Airflow {
     pub auth: AirflowAuth,
     /// What a firing becomes.
     pub to: AirflowTo,
+    /// The agent of an `https://` URL, with its TLS settings; `None` for
+    /// `http://`, sent through the deliverer's shared agent.
+    pub https: Option<crate::send::HttpsAgent>,
 }
 
 impl std::fmt::Debug for Airflow {
@@ -310,12 +321,12 @@ enum Problem {
     Calendar(&'static str, String),
     #[error("backoff: max ({0}) is shorter than base ({1})")]
     Backoff(String, String),
-    #[error(
-        "url: {0:?}: this build speaks plain http:// only (put a TLS-terminating proxy in front)"
-    )]
-    Https(String),
-    #[error("url: {0:?} is not an http:// URL")]
+    #[error("url: {0:?} is not an http:// or https:// URL")]
     NotHttp(String),
+    #[error("{0}: only for an https:// url (url is {1:?})")]
+    TlsForPlain(&'static str, String),
+    #[error("{0}: {1}")]
+    TlsFile(&'static str, String),
     #[error("{0}: not a field of a {1} target (its fields: url, {2})")]
     NotAField(&'static str, &'static str, String),
     #[error("give username and password, or token, to authenticate to Airflow")]
@@ -363,6 +374,9 @@ struct Entry {
     token: Option<String>,
     asset_uri: Option<String>,
     dag_id: Option<String>,
+    ca_file: Option<PathBuf>,
+    client_cert: Option<PathBuf>,
+    client_key: Option<PathBuf>,
 }
 
 #[derive(Deserialize, Clone, Copy)]
@@ -491,13 +505,23 @@ impl Entry {
         }
         let timeout = duration("timeout", self.timeout.as_deref(), Duration::from_secs(10))?;
         let url = http_url(self.url)?;
+        let https = tls(
+            &url,
+            gapless_client::tls::TlsFiles {
+                ca_file: self.ca_file,
+                cert: self.client_cert,
+                key: self.client_key,
+            },
+        )?;
         let kind = match self.kind {
             Kind::Webhook => TargetKind::Webhook(Webhook {
                 url,
                 secret: self.secret,
+                https: https.clone(),
             }),
             Kind::Airflow => TargetKind::Airflow(Airflow {
                 url,
+                https,
                 auth: match (self.username, self.password, self.token) {
                     (Some(username), Some(password), None) => {
                         AirflowAuth::Password { username, password }
@@ -526,15 +550,45 @@ impl Entry {
     }
 }
 
-/// An `http://` URL with a host, without a trailing `/`.
+/// An `http://` or `https://` URL with a host, without a trailing `/`.
 fn http_url(url: String) -> Result<String, Problem> {
-    if url.starts_with("https://") {
-        return Err(Problem::Https(url));
-    }
-    if !url.starts_with("http://") || crate::send::site(&url).is_none() {
+    let scheme_ok = url.starts_with("http://") || url.starts_with("https://");
+    if !scheme_ok || crate::send::site(&url).is_none() {
         return Err(Problem::NotHttp(url));
     }
     Ok(url.trim_end_matches('/').to_string())
+}
+
+/// The agent of a target at `url` with its TLS settings: the files read
+/// now, so that a file that cannot be used is an error of the targets
+/// file, not of every delivery; `None` for `http://`, where the files are
+/// refused.
+fn tls(
+    url: &str,
+    files: gapless_client::tls::TlsFiles,
+) -> Result<Option<crate::send::HttpsAgent>, Problem> {
+    use gapless_client::tls::TlsFile;
+    let field = |file| match file {
+        TlsFile::CaFile => "ca_file",
+        TlsFile::Cert => "client_cert",
+        TlsFile::Key => "client_key",
+        TlsFile::Roots => "url",
+    };
+    if !url.starts_with("https://") {
+        let given = [
+            (TlsFile::CaFile, &files.ca_file),
+            (TlsFile::Cert, &files.cert),
+            (TlsFile::Key, &files.key),
+        ];
+        return match given.iter().find(|(_, p)| p.is_some()) {
+            Some((file, _)) => Err(Problem::TlsForPlain(field(*file), url.to_string())),
+            None => Ok(None),
+        };
+    }
+    files
+        .config()
+        .map(|tls| Some(crate::send::HttpsAgent::new(tls)))
+        .map_err(|e| Problem::TlsFile(field(e.file), e.reason))
 }
 
 /// `d` as the short text form.
@@ -689,7 +743,19 @@ mod tests {
             ),
             (
                 "[[target]]\nname = \"w\"\nkind = \"webhook\"\nurl = \"ftp://x\"\n".into(),
-                "target 1 (\"w\"): url: \"ftp://x\" is not an http:// URL",
+                "target 1 (\"w\"): url: \"ftp://x\" is not an http:// or https:// URL",
+            ),
+            (
+                format!("{hook}ca_file = \"ca.pem\"\n"),
+                "target 1 (\"hook\"): ca_file: only for an https:// url (url is \"http://h\")",
+            ),
+            (
+                "[[target]]\nname = \"w\"\nkind = \"webhook\"\nurl = \"https://h\"\nca_file = \"/nonexistent/ca.pem\"\n".into(),
+                "target 1 (\"w\"): ca_file: /nonexistent/ca.pem: cannot read it",
+            ),
+            (
+                "[[target]]\nname = \"w\"\nkind = \"webhook\"\nurl = \"https://h\"\nclient_key = \"k.pem\"\n".into(),
+                "target 1 (\"w\"): client_cert: missing: a private key needs its client certificate",
             ),
             (
                 format!("lease = \"5s\"\n{hook}"),
@@ -700,7 +766,7 @@ mod tests {
                 format!("{hook}color = 1\n"),
                 "target 1 (\"hook\"): unknown field \"color\": the fields are name, kind, kinds, \
                  max_attempts, backoff, timeout, url, secret, username, password, token, \
-                 asset_uri, dag_id",
+                 asset_uri, dag_id, ca_file, client_cert, client_key",
             ),
             ("target = [1]\n".into(), "target 1: expected a table, found an integer"),
             (

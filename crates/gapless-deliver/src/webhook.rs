@@ -33,6 +33,7 @@ pub(crate) fn send(agent: &ureq::Agent, w: &Webhook, timeout: Duration, job: &Jo
         return Transport::out_of_time().sent();
     };
     let body = serde_json::to_vec(job.answer).expect("a firing serializes");
+    let agent = w.https.as_ref().map_or(agent, |h| &h.0);
     let mut req = agent
         .post(&w.url)
         .config()

@@ -58,6 +58,10 @@ pub struct ServerConfig {
     /// server prunes what is older when it starts and every hour; none,
     /// the default, keeps everything.
     pub retain: Option<Duration>,
+    /// Serve HTTPS with this certificate and key (`gapless serve
+    /// --tls-cert --tls-key`), read again when renewed on disk; none, the
+    /// default, serves plain HTTP.
+    pub tls: Option<crate::TlsFiles>,
 }
 
 /// How [`run`](crate::run) writes its log to standard error.
@@ -86,6 +90,7 @@ impl Default for ServerConfig {
             deliveries: None,
             targets: None,
             retain: None,
+            tls: None,
         }
     }
 }

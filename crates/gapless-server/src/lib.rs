@@ -24,6 +24,9 @@
 //!   and idle timeouts, a connection limit below the descriptor limit at
 //!   which the longest idle connection makes room (so `/healthz` is still
 //!   answered), accept errors backed off and logged once.
+//! - `tls.rs`: TLS on the listener (`serve --tls-cert/--tls-key`), the
+//!   certificate read again when renewed on disk, plain HTTP on the TLS
+//!   port answered 400.
 //! - `malformed.rs`: hyper's own answer to a request it cannot parse (an
 //!   unencoded `<` in the query), rewritten as SPEC §4's JSON error.
 //! - [`AppState`]: the ledger, the writer, metrics, shared by requests
@@ -85,6 +88,7 @@ mod request_log;
 mod retention;
 mod routes;
 mod state;
+mod tls;
 mod writer;
 
 use std::future::Future;
@@ -99,6 +103,7 @@ pub use error::{ApiError, FaultCause, ServerError};
 use gapless_ledger::Ledger;
 pub use metrics::{DeliveryMetrics, Metrics};
 pub use state::AppState;
+pub use tls::{TlsFiles, RECHECK as TLS_RECHECK};
 use tokio::net::TcpListener;
 
 /// Serve `state` on `listener` until `shutdown` completes, then let the
@@ -113,8 +118,9 @@ use tokio::net::TcpListener;
 /// # Errors
 ///
 /// [`ServerError::Config`] for an open server (no tokens) on a non-loopback
-/// address or a connection limit of 0; [`ServerError::Io`] when the
-/// listener's address cannot be read.
+/// address, a connection limit of 0, or a TLS certificate or key that
+/// cannot be used; [`ServerError::Io`] when the listener's address cannot
+/// be read.
 pub async fn serve(
     listener: TcpListener,
     state: AppState,
@@ -125,7 +131,7 @@ pub async fn serve(
         source,
     })?;
     check_exposure(addr, state.tokens())?;
-    let limits = listen::Limits::of(state.config());
+    let limits = listen::Limits::of(state.config())?;
     if limits.max_connections == 0 {
         return Err(ServerError::Config(
             "the connection limit must be at least 1".into(),
@@ -153,18 +159,24 @@ pub async fn serve(
 /// Run a server on `ledger` until ctrl-c or SIGTERM: builds the runtime,
 /// installs a `tracing` subscriber (`RUST_LOG`, default `info`;
 /// `config.log_format`) if none is, binds `config.listen` and prints
-/// `listening on http://ADDR` to standard error (so a caller that bound port
-/// 0 can read the port). With `config.targets`, a deliverer of the ledger's
+/// `listening on http://ADDR` (`https://` with [`ServerConfig::tls`]) to
+/// standard error (so a caller that bound port 0 can read the port). With `config.targets`, a deliverer of the ledger's
 /// firings runs on a thread beside the server, counted in `/metrics`, and
 /// stops with it.
 ///
 /// # Errors
 ///
-/// [`ServerError::Config`] for an open server on a non-loopback address,
+/// [`ServerError::Config`] for an open server on a non-loopback address or
+/// a TLS certificate or key that cannot be used,
 /// [`ServerError::Io`] when the address cannot be bound,
 /// [`ServerError::Delivery`] when the deliverer cannot read the ledger.
 pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> {
     check_exposure(config.listen, config.tokens.as_ref())?;
+    // A certificate that cannot be used is refused before the address is
+    // bound and announced; `serve` reads it again for itself.
+    if let Some(files) = &config.tls {
+        tls::Tls::load(files)?;
+    }
     let log = tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
@@ -209,7 +221,12 @@ pub fn run(ledger: Ledger, mut config: ServerConfig) -> Result<(), ServerError> 
             source,
         })?;
         let shutdown = shutdown_signal();
-        eprintln!("listening on http://{addr}");
+        let scheme = if config.tls.is_some() {
+            "https"
+        } else {
+            "http"
+        };
+        eprintln!("listening on {scheme}://{addr}");
         tracing::info!(
             %addr,
             tokens = config.tokens.is_some(),

@@ -37,6 +37,13 @@
 //!   request in progress finish; one still sending its head has the header
 //!   timeout), and wait until all are closed.
 //!
+//! - **TLS** ([`ServerConfig::tls`]): the handshake is the connection's
+//!   first step in its own task, bounded by the header timeout
+//!   ([`crate::tls`]); until it is done the connection counts as fresh (so
+//!   past the grace it may make room) and is closed when the server stops.
+//!   The connection's tracking sits above TLS, on the bytes hyper reads
+//!   and writes.
+//!
 //! HTTP/1 only: axum's `http2` feature is not enabled in this workspace.
 
 use std::collections::HashMap;
@@ -75,21 +82,30 @@ const MAX_BACKOFF: Duration = Duration::from_secs(1);
 /// connection (a browser's speculative one, a probe) may make room.
 const FRESH_GRACE: Duration = Duration::from_secs(2);
 
-/// The bounds of [`serve`], from the server's configuration.
-#[derive(Debug, Clone, Copy)]
+/// The bounds of [`serve`], from the server's configuration, and TLS if
+/// configured.
+#[derive(Debug, Clone)]
 pub(crate) struct Limits {
     pub header_timeout: Duration,
     pub idle_timeout: Duration,
     pub max_connections: usize,
+    pub tls: Option<crate::tls::Tls>,
 }
 
 impl Limits {
-    pub(crate) fn of(config: &ServerConfig) -> Limits {
-        Limits {
+    /// The bounds of `config`, its TLS certificate read.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::ServerError::Config`] for a certificate or key that cannot
+    /// be used.
+    pub(crate) fn of(config: &ServerConfig) -> Result<Limits, crate::ServerError> {
+        Ok(Limits {
             header_timeout: config.header_timeout,
             idle_timeout: config.idle_timeout,
             max_connections: config.max_connections,
-        }
+            tls: config.tls.as_ref().map(crate::tls::Tls::load).transpose()?,
+        })
     }
 }
 
@@ -157,7 +173,8 @@ pub(crate) async fn serve(
             permit,
             router.clone(),
             http.clone(),
-            limits.idle_timeout,
+            (limits.idle_timeout, limits.header_timeout),
+            limits.tls.clone(),
             stopping.clone(),
         ));
     }
@@ -198,8 +215,9 @@ async fn make_room(
     }
 }
 
-/// Serve one connection until it closes, is closed for being idle, or is
-/// evicted; shut it down gracefully when the server stops.
+/// Serve one connection (over TLS when `tls` is given) until it closes, is
+/// closed for being idle, or is evicted; shut it down gracefully when the
+/// server stops.
 #[allow(clippy::too_many_arguments)] // one task's parts, passed once
 async fn serve_connection(
     stream: TcpStream,
@@ -208,8 +226,9 @@ async fn serve_connection(
     permit: OwnedSemaphorePermit,
     router: Router,
     http: http1::Builder,
-    idle_timeout: Duration,
-    mut stopping: watch::Receiver<()>,
+    (idle_timeout, handshake_timeout): (Duration, Duration),
+    tls: Option<crate::tls::Tls>,
+    stopping: watch::Receiver<()>,
 ) {
     // Declared first, so dropped last: after the stream is closed.
     let _registered = Registered {
@@ -217,6 +236,37 @@ async fn serve_connection(
         open: open.clone(),
         _permit: permit,
     };
+    match tls {
+        None => drive(stream, conn, open, router, http, idle_timeout, stopping).await,
+        Some(tls) => {
+            // A connection in its handshake has read no request: closed at
+            // once to make room or when the server stops, as an idle one.
+            let mut stop = stopping.clone();
+            let stream = tokio::select! {
+                stream = tls.accept(stream, handshake_timeout) => stream,
+                () = conn.evict.notified() => None,
+                _ = stop.changed() => None,
+            };
+            if let Some(stream) = stream {
+                drive(stream, conn, open, router, http, idle_timeout, stopping).await;
+            }
+        }
+    }
+}
+
+/// Serve HTTP on `stream` until it closes, is closed for being idle, or is
+/// evicted; shut it down gracefully when the server stops.
+async fn drive<S>(
+    stream: S,
+    conn: Arc<Conn>,
+    open: Arc<Open>,
+    router: Router,
+    http: http1::Builder,
+    idle_timeout: Duration,
+    mut stopping: watch::Receiver<()>,
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let io = TokioIo::new(Tracked::new(stream, conn.clone(), open.clone()));
     let service = {
         let conn = conn.clone();
@@ -499,8 +549,8 @@ impl Drop for Answer {
 /// A connection's stream, noting when bytes move and when an answer is
 /// written out, and writing hyper's own answer to a request it cannot
 /// parse in SPEC §4's words ([`crate::malformed`]).
-struct Tracked {
-    stream: TcpStream,
+struct Tracked<S> {
+    stream: S,
     conn: Arc<Conn>,
     open: Arc<Open>,
     /// The answer being written instead of hyper's head.
@@ -515,8 +565,8 @@ struct Replacing {
     consumed: usize,
 }
 
-impl Tracked {
-    fn new(stream: TcpStream, conn: Arc<Conn>, open: Arc<Open>) -> Tracked {
+impl<S: AsyncWrite + Unpin> Tracked<S> {
+    fn new(stream: S, conn: Arc<Conn>, open: Arc<Open>) -> Tracked<S> {
         Tracked {
             stream,
             conn,
@@ -562,7 +612,7 @@ impl Tracked {
     }
 }
 
-impl AsyncRead for Tracked {
+impl<S: AsyncRead + AsyncWrite + Unpin> AsyncRead for Tracked<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -578,7 +628,7 @@ impl AsyncRead for Tracked {
     }
 }
 
-impl AsyncWrite for Tracked {
+impl<S: AsyncWrite + Unpin> AsyncWrite for Tracked<S> {
     fn poll_write(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
