@@ -86,6 +86,10 @@ class Airflow:
     record: Path
     timings: dict
     client: httpx.Client = None
+    # The environment and the `airflow` command its processes run with, for
+    # a test that starts another of them (an api-server over HTTPS).
+    env: dict | None = None
+    bin: str = "airflow"
     _token: str | None = None
 
     def token(self) -> str:
@@ -214,7 +218,8 @@ def airflow(workdir, metadata_db):
             30,
             procs=started,
         )
-        af = Airflow(url, home, USER, password, record, timings, httpx.Client(timeout=30))
+        af = Airflow(url, home, USER, password, record, timings, httpx.Client(timeout=30),
+                     env=env, bin=airflow_bin)
 
         def dags_known():
             for d in (ASSET_DAG, TRIGGER_DAG):
