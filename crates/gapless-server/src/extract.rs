@@ -118,12 +118,13 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams + 'static> FromRequestPart
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
         let raw = parts.uri.query().unwrap_or_default();
-        let pairs: Vec<(String, String)> = serde_urlencoded::from_str(raw).map_err(|e| {
-            ApiError::bad_request(format!("the query string is not URL-encoded: {e}"))
-        })?;
+        // Checked on the pairs as decoded, each borrowed from the URI unless
+        // percent-encoded: a question's checks allocate nothing, and its
+        // parameters are decoded into `T` once.
+        let pairs: Vec<_> = form_urlencoded::parse(raw.as_bytes()).collect();
         let shape = QueryShape::of::<T>();
         for (i, (name, value)) in pairs.iter().enumerate() {
-            if !shape.names.contains(name) {
+            if !shape.names.iter().any(|n| n == name) {
                 let takes = if shape.names.is_empty() {
                     "no query parameters".to_string()
                 } else {
@@ -138,7 +139,7 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams + 'static> FromRequestPart
                     "query parameter {name:?} is given more than once"
                 )));
             }
-            if shape.booleans.contains(name) && value != "true" && value != "false" {
+            if shape.booleans.iter().any(|n| n == name) && value != "true" && value != "false" {
                 return Err(ApiError::bad_request(format!(
                     "query parameter {name:?}: give true or false, not {value:?}"
                 )));
@@ -151,9 +152,11 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams + 'static> FromRequestPart
                 )));
             }
         }
-        serde_urlencoded::from_str(raw)
-            .map(Query)
-            .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))
+        T::deserialize(serde_urlencoded::Deserializer::new(form_urlencoded::parse(
+            raw.as_bytes(),
+        )))
+        .map(Query)
+        .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))
     }
 }
 
