@@ -292,7 +292,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -601,9 +601,10 @@ fn version_1_ledger_is_migrated() {
              ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 1;",
         )
         .unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
@@ -615,7 +616,7 @@ fn version_1_ledger_is_migrated() {
 }
 
 /// A ledger of schema version 2 (before `last_received_us`) is brought to
-/// version 4 when opened, each asset's last received instant read from
+/// the current version when opened, each asset's last received instant read from
 /// its events.
 #[test]
 fn version_2_ledger_is_migrated() {
@@ -639,9 +640,10 @@ fn version_2_ledger_is_migrated() {
              ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 2;",
         )
         .unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     assert_eq!(
         store.asset("a").unwrap().unwrap().last_received,
         Some(later)
@@ -654,7 +656,7 @@ fn version_2_ledger_is_migrated() {
 }
 
 /// A ledger of schema version 3 (before `pruned_before_us`) is brought to
-/// version 4 when opened: nothing of it was pruned.
+/// the current version when opened: nothing of it was pruned.
 #[test]
 fn version_3_ledger_is_migrated() {
     let dir = tempfile::tempdir().unwrap();
@@ -669,10 +671,39 @@ fn version_3_ledger_is_migrated() {
             "ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 3;",
         )
         .unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     let a = store.asset("a").unwrap().unwrap();
     assert_eq!((a.events, a.pruned_before), (1, None));
+    store.verify().unwrap();
+}
+
+/// The overview's columns of version 5, dropped to make an older ledger.
+const DROP_OVERVIEW_COLUMNS: &str = "ALTER TABLE assets DROP COLUMN first_start_us; \
+     ALTER TABLE assets DROP COLUMN first_end_us; ALTER TABLE assets DROP COLUMN last_end_us; \
+     ALTER TABLE assets DROP COLUMN recent_runs;";
+
+/// A ledger of schema version 4 (before the overview's inputs) is brought
+/// to version 5 when opened, each asset's inputs filled from its coverage
+/// runs: its pages answer as before, as of any instant.
+#[test]
+fn version_4_ledger_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let before = {
+        let store = SqliteStore::open(&path).unwrap();
+        story::listing::overview_fixture(&store);
+        story::listing::overview_pages(&store)
+    };
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
+        c.execute_batch("PRAGMA user_version = 4;").unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
+    assert_eq!(story::listing::overview_pages(&store), before);
     store.verify().unwrap();
 }
