@@ -109,6 +109,37 @@ pub(crate) fn row(
     })
 }
 
+/// Whether an asset's kept overview inputs (its first run, the end of its
+/// last, its recent runs as kept) are what its coverage `runs` (in start
+/// order) say.
+pub(crate) fn kept_matches(
+    runs: &[(i64, i64)],
+    first_run: (Option<i64>, Option<i64>),
+    last_end: Option<i64>,
+    kept: Option<&str>,
+) -> bool {
+    let since = runs.last().map(|&(_, e)| e - crate::WEEK_US);
+    let recent: Vec<(i64, i64)> = runs
+        .iter()
+        .copied()
+        .filter(|&(_, e)| since.is_some_and(|s| e > s))
+        .collect();
+    let want = (recent.len() as i64 <= RECENT_RUNS).then_some(recent);
+    let got = kept.map(|json| {
+        recent_runs(json).map(|mut r| {
+            r.sort_unstable();
+            r
+        })
+    });
+    let got = match got.transpose() {
+        Ok(got) => got,
+        Err(_) => return false,
+    };
+    first_run == (runs.first().map(|r| r.0), runs.first().map(|r| r.1))
+        && last_end == runs.last().map(|r| r.1)
+        && got == want
+}
+
 /// The kept recent runs, `[start, end]` pairs.
 fn recent_runs(json: &str) -> Result<Vec<(i64, i64)>> {
     serde_json::from_str(json).map_err(|e| corrupt(format_args!("recent runs ({e})")))
@@ -137,5 +168,30 @@ mod tests {
             vec![(1, 2), (3, 4)]
         );
         assert!(recent_runs("[1,2]").is_err());
+    }
+
+    #[test]
+    fn kept_inputs_are_checked_against_the_runs() {
+        let week = crate::WEEK_US;
+        let runs = [(0, 10), (45, 60), (week + 25, week + 40)];
+        let first = (Some(0), Some(10));
+        let end = Some(week + 40);
+        let kept = format!("[[{}, {}], [45, 60]]", week + 25, week + 40);
+        assert!(kept_matches(&runs, first, end, Some(&kept)));
+        // The run ending a whole week before the last end is not recent.
+        let with_old = format!("[[0, 10], [45, 60], [{}, {}]]", week + 25, week + 40);
+        assert!(!kept_matches(&runs, first, end, Some(&with_old)));
+        assert!(!kept_matches(&runs, first, end, None));
+        assert!(!kept_matches(&runs, (Some(0), Some(11)), end, Some(&kept)));
+        assert!(!kept_matches(&runs, first, Some(week), Some(&kept)));
+        assert!(kept_matches(&[], (None, None), None, Some("[]")));
+        // More recent runs than are kept: NULL.
+        let many: Vec<(i64, i64)> = (0..=RECENT_RUNS).map(|i| (10 * i, 10 * i + 5)).collect();
+        assert!(kept_matches(
+            &many,
+            (Some(0), Some(5)),
+            Some(10 * RECENT_RUNS + 5),
+            None
+        ));
     }
 }

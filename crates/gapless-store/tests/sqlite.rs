@@ -581,6 +581,44 @@ fn verify_finds_damage() {
     damage("UPDATE assets SET event_count = 5", "event count");
 }
 
+/// `verify` notices an asset whose kept overview inputs disagree with its
+/// coverage runs.
+#[test]
+fn verify_finds_a_damaged_overview() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .append(&[landed("A", 0, 10), landed("A", 20, 30)], received())
+        .unwrap();
+    store.verify().unwrap();
+    for sql in [
+        "UPDATE assets SET first_end_us = first_end_us + 1",
+        "UPDATE assets SET last_end_us = NULL",
+        "UPDATE assets SET recent_runs = '[]'",
+        "UPDATE assets SET recent_runs = NULL",
+        "UPDATE assets SET recent_runs = 'not json'",
+    ] {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let saved: (Option<i64>, Option<i64>, Option<String>) = c
+            .query_row(
+                "SELECT first_end_us, last_end_us, recent_runs FROM assets",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        c.execute_batch(sql).unwrap();
+        let err = store.verify().unwrap_err().to_string();
+        assert!(err.contains("overview"), "{sql}: {err}");
+        c.execute(
+            "UPDATE assets SET first_end_us = ?1, last_end_us = ?2, recent_runs = ?3",
+            rusqlite::params![saved.0, saved.1, saved.2],
+        )
+        .unwrap();
+        store.verify().unwrap();
+    }
+}
+
 /// A ledger of schema version 1 (before rules) is brought to version 2 when
 /// opened, keeping its events.
 #[test]

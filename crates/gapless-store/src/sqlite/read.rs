@@ -402,27 +402,34 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
         )));
     }
     /// id, name, event count, longest event, hull start, hull end, pruned
-    /// before.
-    type Row = (i64, String, i64, i64, Option<i64>, Option<i64>, Option<i64>);
+    /// before; the overview's inputs: first run, last run's end, recent runs.
+    type Row = (
+        (i64, String, i64, i64, Option<i64>, Option<i64>, Option<i64>),
+        ((Option<i64>, Option<i64>), Option<i64>, Option<String>),
+    );
     let assets: Vec<Row> = {
         let mut stmt = tx.prepare(
             "SELECT id, name, event_count, max_len_us, min_start_us, max_end_us, \
-             pruned_before_us FROM assets",
+             pruned_before_us, first_start_us, first_end_us, last_end_us, recent_runs \
+             FROM assets",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
+                (
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ),
+                ((r.get(7)?, r.get(8)?), r.get(9)?, r.get(10)?),
             ))
         })?;
         rows.collect::<rusqlite::Result<_>>()?
     };
-    for (id, name, count, max_len, lo, hi, pruned) in assets {
+    for ((id, name, count, max_len, lo, hi, pruned), (first_run, last_end, recent)) in assets {
         let mismatch = |what: &str| {
             Err(crate::StoreError::fault(format!(
                 "asset {name:?}: {what} does not match its events"
@@ -473,8 +480,11 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
                 .runs()
                 .map(|iv| (iv.start().as_micros(), iv.end().as_micros())),
         );
-        if clip(&mut runs.into_iter()) != want {
+        if clip(&mut runs.iter().copied()) != want {
             return mismatch("coverage");
+        }
+        if !crate::overview::kept_matches(&runs, first_run, last_end, recent.as_deref()) {
+            return mismatch("overview (its first, last and recent runs)");
         }
     }
     Ok(())
