@@ -31,6 +31,9 @@
 //! - `delta.rs`: what one append does to one asset (new events, count,
 //!   longest, hull).
 //! - `runs.rs`: the coverage runs an append changes (replay and diff).
+//! - `overview.rs`: an asset's overview inputs, kept with it by every
+//!   append that changes its runs (first run, last run's end, recent
+//!   runs), and a page row's overview made from them.
 //! - `decl.rs`: checking asset names and declarations, reading them back.
 //! - `rule/codec.rs`, `rule/judge.rs`: how rules and firings are stored;
 //!   judging a group of batches' windows in memory.
@@ -42,6 +45,7 @@ mod error;
 mod listing;
 mod model;
 mod open;
+mod overview;
 mod page;
 mod postgres;
 mod rule;

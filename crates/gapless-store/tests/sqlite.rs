@@ -292,7 +292,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -581,6 +581,44 @@ fn verify_finds_damage() {
     damage("UPDATE assets SET event_count = 5", "event count");
 }
 
+/// `verify` notices an asset whose kept overview inputs disagree with its
+/// coverage runs.
+#[test]
+fn verify_finds_a_damaged_overview() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .append(&[landed("A", 0, 10), landed("A", 20, 30)], received())
+        .unwrap();
+    store.verify().unwrap();
+    for sql in [
+        "UPDATE assets SET first_end_us = first_end_us + 1",
+        "UPDATE assets SET last_end_us = NULL",
+        "UPDATE assets SET recent_runs = '[]'",
+        "UPDATE assets SET recent_runs = NULL",
+        "UPDATE assets SET recent_runs = 'not json'",
+    ] {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let saved: (Option<i64>, Option<i64>, Option<String>) = c
+            .query_row(
+                "SELECT first_end_us, last_end_us, recent_runs FROM assets",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+            )
+            .unwrap();
+        c.execute_batch(sql).unwrap();
+        let err = store.verify().unwrap_err().to_string();
+        assert!(err.contains("overview"), "{sql}: {err}");
+        c.execute(
+            "UPDATE assets SET first_end_us = ?1, last_end_us = ?2, recent_runs = ?3",
+            rusqlite::params![saved.0, saved.1, saved.2],
+        )
+        .unwrap();
+        store.verify().unwrap();
+    }
+}
+
 /// A ledger of schema version 1 (before rules) is brought to version 2 when
 /// opened, keeping its events.
 #[test]
@@ -601,9 +639,10 @@ fn version_1_ledger_is_migrated() {
              ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 1;",
         )
         .unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
@@ -615,7 +654,7 @@ fn version_1_ledger_is_migrated() {
 }
 
 /// A ledger of schema version 2 (before `last_received_us`) is brought to
-/// version 4 when opened, each asset's last received instant read from
+/// the current version when opened, each asset's last received instant read from
 /// its events.
 #[test]
 fn version_2_ledger_is_migrated() {
@@ -639,9 +678,10 @@ fn version_2_ledger_is_migrated() {
              ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 2;",
         )
         .unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     assert_eq!(
         store.asset("a").unwrap().unwrap().last_received,
         Some(later)
@@ -654,7 +694,7 @@ fn version_2_ledger_is_migrated() {
 }
 
 /// A ledger of schema version 3 (before `pruned_before_us`) is brought to
-/// version 4 when opened: nothing of it was pruned.
+/// the current version when opened: nothing of it was pruned.
 #[test]
 fn version_3_ledger_is_migrated() {
     let dir = tempfile::tempdir().unwrap();
@@ -669,10 +709,39 @@ fn version_3_ledger_is_migrated() {
             "ALTER TABLE assets DROP COLUMN pruned_before_us; PRAGMA user_version = 3;",
         )
         .unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "4");
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
     let a = store.asset("a").unwrap().unwrap();
     assert_eq!((a.events, a.pruned_before), (1, None));
+    store.verify().unwrap();
+}
+
+/// The overview's columns of version 5, dropped to make an older ledger.
+const DROP_OVERVIEW_COLUMNS: &str = "ALTER TABLE assets DROP COLUMN first_start_us; \
+     ALTER TABLE assets DROP COLUMN first_end_us; ALTER TABLE assets DROP COLUMN last_end_us; \
+     ALTER TABLE assets DROP COLUMN recent_runs;";
+
+/// A ledger of schema version 4 (before the overview's inputs) is brought
+/// to version 5 when opened, each asset's inputs filled from its coverage
+/// runs: its pages answer as before, as of any instant.
+#[test]
+fn version_4_ledger_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let before = {
+        let store = SqliteStore::open(&path).unwrap();
+        story::listing::overview_fixture(&store);
+        story::listing::overview_pages(&store)
+    };
+    {
+        let c = rusqlite::Connection::open(&path).unwrap();
+        c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
+        c.execute_batch("PRAGMA user_version = 4;").unwrap();
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "5");
+    assert_eq!(story::listing::overview_pages(&store), before);
     store.verify().unwrap();
 }

@@ -625,6 +625,8 @@ fn write(
     // Deleted runs as `(asset, start)` columns.
     let (mut del_asset, mut del_start) = (Vec::new(), Vec::new());
     let (mut upd, mut ins) = (RunCols::default(), RunCols::default());
+    // The assets whose overview inputs change with their runs.
+    let mut changed: Vec<i64> = Vec::new();
     for a in assets {
         let runs = stored.remove(&a.id).unwrap_or_default();
         let RunChanges {
@@ -632,6 +634,9 @@ fn write(
             updated,
             inserted,
         } = a.run_changes(&runs)?;
+        if !(deleted.is_empty() && updated.is_empty() && inserted.is_empty()) {
+            changed.push(a.id);
+        }
         for s in deleted {
             del_asset.push(a.id);
             del_start.push(s);
@@ -706,7 +711,14 @@ fn write(
         .into_iter()
         .chain(judging_params.iter().flatten().map(|p| p.0))
         .collect();
-    tx.execute_and_commit(&s, &params).map_err(|e| match e {
+    let done = if changed.is_empty() {
+        tx.execute_and_commit(&s, &params)
+    } else {
+        let refresh = stmts.get(&mut tx, super::overview::REFRESH)?;
+        let [week, runs] = super::overview::REFRESH_AFTER_IDS;
+        tx.execute_two_and_commit((&s, &params), (&refresh, &[&changed, week, runs]))
+    };
+    done.map_err(|e| match e {
         CommitError::Statement(e) => Fail::Pg(e),
         CommitError::Commit(e) => Fail::Commit(e),
     })?;

@@ -340,12 +340,46 @@ impl Transaction<'_> {
         params: &[&(dyn ToSql + Sync)],
     ) -> Result<u64, CommitError> {
         let sent = self.run(async |c| {
-            Ok(tokio::join!(
+            let (written, committed) = tokio::join!(
                 biased;
                 c.execute(statement, params),
                 c.batch_execute("COMMIT")
+            );
+            Ok((written, Ok(0), committed))
+        });
+        self.committed(sent)
+    }
+
+    /// Run `statement`, then `then` (which sees what `statement` wrote), and
+    /// commit, in one round trip: as [`Transaction::execute_and_commit`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Transaction::execute_and_commit`], for either statement (the
+    /// first refusal tells).
+    pub(crate) fn execute_two_and_commit(
+        mut self,
+        (statement, params): (&Statement, &[&(dyn ToSql + Sync)]),
+        (then, then_params): (&Statement, &[&(dyn ToSql + Sync)]),
+    ) -> Result<u64, CommitError> {
+        let sent = self.run(async |c| {
+            Ok(tokio::join!(
+                biased;
+                c.execute(statement, params),
+                c.execute(then, then_params),
+                c.batch_execute("COMMIT")
             ))
         });
+        self.committed(sent)
+    }
+
+    /// What the statements and the `COMMIT` sent by
+    /// [`Transaction::execute_and_commit`] answered.
+    #[allow(clippy::type_complexity)]
+    fn committed(
+        &mut self,
+        sent: Result<(Result<u64, Error>, Result<u64, Error>, Result<(), Error>), Error>,
+    ) -> Result<u64, CommitError> {
         // The `COMMIT` ends the transaction whatever came before it: after a
         // failed statement it rolls back, and the server answers it without
         // an error, so the statement's error tells.
@@ -357,8 +391,9 @@ impl Transaction<'_> {
                 CommitError::Commit(e)
             }
         };
-        let (written, committed) = sent.map_err(refused_or_unknown)?;
+        let (written, then, committed) = sent.map_err(refused_or_unknown)?;
         let n = written.map_err(refused_or_unknown)?;
+        then.map_err(refused_or_unknown)?;
         committed.map_err(CommitError::Commit)?;
         Ok(n)
     }

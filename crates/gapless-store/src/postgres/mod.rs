@@ -105,6 +105,7 @@ mod append;
 mod client;
 mod error;
 mod nonblocking;
+mod overview;
 mod pool;
 mod prune;
 mod read;

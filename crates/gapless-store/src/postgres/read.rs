@@ -12,7 +12,8 @@ use tokio_postgres::Row;
 use super::error::Fail;
 use super::pool::Conn;
 use crate::codec::{self, event_columns, interval, EventRow};
-use crate::listing::{self, AssetOverview, AssetPage, AssetQuery};
+use crate::listing::{self, AssetPage, AssetQuery};
+use crate::overview;
 use crate::page::{self, Path, Shape, Walk};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 
@@ -233,31 +234,46 @@ pub(crate) fn assets(conn: &mut Conn) -> Result<Vec<AssetSummary>, Fail> {
     Ok(out)
 }
 
+/// Asset `a`'s covered microseconds since `$since` up to $7, summed from
+/// its coverage runs: the runs from the one starting last at or before
+/// `$since` (one seek), clipped.
+macro_rules! covered_since {
+    ($since:literal) => {
+        concat!(
+            "(SELECT coalesce(sum(least(r.end_us, $7) - greatest(r.start_us, ",
+            $since,
+            ")), 0)::bigint FROM coverage_runs r WHERE r.asset_id = a.id AND r.start_us < $7 \
+             AND r.end_us > ",
+            $since,
+            " AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
+               WHERE asset_id = a.id AND start_us <= ",
+            $since,
+            " ORDER BY start_us DESC LIMIT 1), ",
+            $since,
+            "))"
+        )
+    };
+}
+
 /// A page of assets (listing.rs): names at or after $1 (and before $8 in
 /// the bounded form), after $2, containing $3 (or any), at most $4, each
-/// with its first and last run and its covered microseconds since $5 (the
-/// week) and $6 (the day) up to $7: the runs from the one starting last at
-/// or before the week's start (one seek), clipped to the week and to the
-/// day in one pass. One statement, one snapshot; names compare as bytes
-/// (`COLLATE "C"`, the `assets_name_bytes` index) whatever the database's
-/// collation, as SQLite compares them.
+/// with its overview's inputs as kept (`overview.rs`); only when those
+/// cannot answer for $7 (the asset's last run ends after it, or its recent
+/// runs were too many to keep) its covered microseconds since $5 (the
+/// week) and $6 (the day) summed from its coverage runs. One statement,
+/// one snapshot; names compare as bytes (`COLLATE "C"`, the
+/// `assets_name_bytes` index) whatever the database's collation, as SQLite
+/// compares them.
 macro_rules! assets_page {
     ($bound:literal) => {
         concat!(
-            "SELECT a.name, a.event_count, f.start_us, f.end_us, \
-               (SELECT end_us FROM coverage_runs r WHERE r.asset_id = a.id \
-                ORDER BY start_us DESC LIMIT 1), \
-               a.last_received_us, a.key_span, a.tz, s.week, s.day, a.pruned_before_us \
-             FROM assets a LEFT JOIN LATERAL (SELECT start_us, end_us FROM coverage_runs r \
-               WHERE r.asset_id = a.id ORDER BY start_us LIMIT 1) f ON true \
-             CROSS JOIN LATERAL (SELECT \
-               coalesce(sum(least(r.end_us, $7) - greatest(r.start_us, $5)), 0)::bigint AS week, \
-               coalesce(sum(greatest(least(r.end_us, $7) - greatest(r.start_us, $6), 0)), 0)::bigint \
-                 AS day \
-               FROM coverage_runs r WHERE r.asset_id = a.id AND r.start_us < $7 AND r.end_us > $5 \
-               AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
-                 WHERE asset_id = a.id AND start_us <= $5 ORDER BY start_us DESC LIMIT 1), $5)) s \
-             WHERE a.name COLLATE \"C\" >= $1 ",
+            "SELECT a.name, a.event_count, a.first_start_us, a.first_end_us, a.last_end_us, \
+               a.last_received_us, a.key_span, a.tz, a.pruned_before_us, a.recent_runs, \
+               CASE WHEN a.recent_runs IS NULL OR a.last_end_us > $7 THEN ",
+            covered_since!("$5"),
+            " END, CASE WHEN a.recent_runs IS NULL OR a.last_end_us > $7 THEN ",
+            covered_since!("$6"),
+            " END FROM assets a WHERE a.name COLLATE \"C\" >= $1 ",
             $bound,
             " AND a.name COLLATE \"C\" > $2 AND ($3::text IS NULL OR strpos(a.name, $3) > 0) \
              ORDER BY a.name COLLATE \"C\" LIMIT $4"
@@ -275,7 +291,8 @@ pub(crate) fn assets_page(
 ) -> Result<AssetPage, Fail> {
     let limit = listing::limit(query.limit);
     let range = listing::name_range(query.prefix.as_deref(), query.after.as_deref());
-    let (week, day, now) = listing::recent(now);
+    let recent = listing::recent(now);
+    let (week, day, now) = recent;
     let n = limit as i64 + 1;
     let mut args: Vec<&(dyn tokio_postgres::types::ToSql + Sync)> = vec![
         &range.lo,
@@ -296,23 +313,18 @@ pub(crate) fn assets_page(
     let s = conn.stmts.get(&mut conn.client, sql)?;
     let mut out = Vec::new();
     for r in conn.client.query(&s, &args)? {
-        let first_end: Option<i64> = r.get(3);
-        out.push(AssetOverview {
-            summary: codec::summary(
-                r.get(0),
-                r.get(1),
-                r.get(2),
-                r.get(4),
-                r.get(5),
-                (r.get(6), r.get(7)),
-                r.get(10),
-            )?,
-            frontier: first_end
-                .map(|t| codec::instant(t, "coverage run"))
-                .transpose()?,
-            covered_week_us: r.get(8),
-            covered_day_us: r.get(9),
-        });
+        let row = overview::row(
+            r.get(0),
+            r.get(1),
+            (r.get(2), r.get(3)),
+            r.get(4),
+            r.get(5),
+            (r.get(6), r.get(7)),
+            r.get(8),
+            r.get(9),
+            (r.get(10), r.get(11)),
+        )?;
+        out.push(overview::overview(row, recent)?);
     }
     let (assets, next) = listing::page_of(out, limit, false, |a| a.summary.asset.as_str());
     Ok(AssetPage { assets, next })

@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 6)
+//! # Schema (version 8)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -72,6 +72,13 @@
 //! CREATE INDEX rules_name_bytes ON rules (name COLLATE "C");
 //! -- version 5: up to when an asset's event detail was pruned (NULL: never)
 //! ALTER TABLE assets ADD COLUMN pruned_before_us bigint;
+//! -- version 8: the overview's inputs (overview.rs), kept by every append that
+//! -- changes the asset's coverage runs, filled from them when migrated
+//! ALTER TABLE assets ADD COLUMN first_start_us bigint,  -- its first run (NULL: none)
+//!     ADD COLUMN first_end_us bigint,
+//!     ADD COLUMN last_end_us bigint,                     -- the end of its last run
+//!     ADD COLUMN recent_runs text DEFAULT '[]';          -- JSON [[start, end], ...]: its
+//!     -- runs ending within a week before last_end_us (NULL: more than RECENT_RUNS)
 //! ```
 //!
 //! Version 6 made events smaller: the columns in an order that wastes no
@@ -95,7 +102,7 @@ use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 6;
+pub(crate) const SCHEMA_VERSION: i32 = 8;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -112,7 +119,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 6] = [
+const MIGRATIONS: [&str; 8] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -243,6 +250,15 @@ CREATE INDEX events_asset_start ON events (asset_id, start_us);
 CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
 CREATE INDEX events_id_hash ON events (asset_id, hashtext(id)) WHERE id IS NOT NULL;
 ",
+    // Version 7 is another change's (the events' indexes), merged apart.
+    "",
+    // Filled by `overview::fill` in the same transaction.
+    "
+ALTER TABLE assets ADD COLUMN IF NOT EXISTS first_start_us bigint,
+    ADD COLUMN IF NOT EXISTS first_end_us bigint,
+    ADD COLUMN IF NOT EXISTS last_end_us bigint,
+    ADD COLUMN IF NOT EXISTS recent_runs text DEFAULT '[]';
+",
 ];
 
 /// Create the schema `schema` and its tables when missing, migrate an older
@@ -340,6 +356,9 @@ pub(crate) fn migrate(
             .map_err(fail)?;
         for (from, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.batch_execute(sql).map_err(fail)?;
+            if from as i32 + 1 == super::overview::OVERVIEW_VERSION {
+                super::overview::fill(&mut tx).map_err(fail)?;
+            }
             tx.execute(
                 "INSERT INTO gapless_version (version) VALUES ($1)",
                 &[&(from as i32 + 1)],

@@ -60,6 +60,26 @@ pub(super) const UPDATE_RUN: &str =
     "UPDATE coverage_runs SET end_us = ?3 WHERE asset_id = ?1 AND start_us = ?2";
 const INSERT_RUN: &str =
     "INSERT INTO coverage_runs (asset_id, start_us, end_us) VALUES (?1, ?2, ?3)";
+/// Asset ?1's overview inputs (`overview.rs`) from its coverage runs: its
+/// first run, the end of its last run, and its runs ending after the week
+/// (?2 microseconds) before that end, at most ?3 of them (else NULL), found
+/// from the run starting at or before that instant (one seek).
+pub(super) const REFRESH_OVERVIEW: &str = "UPDATE assets SET \
+     first_start_us = (SELECT start_us FROM coverage_runs WHERE asset_id = ?1 \
+       ORDER BY start_us LIMIT 1), \
+     first_end_us = (SELECT end_us FROM coverage_runs WHERE asset_id = ?1 \
+       ORDER BY start_us LIMIT 1), \
+     last_end_us = (SELECT end_us FROM coverage_runs WHERE asset_id = ?1 \
+       ORDER BY start_us DESC LIMIT 1), \
+     recent_runs = (SELECT CASE WHEN count(*) <= ?3 \
+         THEN json_group_array(json_array(start_us, end_us)) END \
+       FROM (SELECT r.start_us, r.end_us FROM (SELECT end_us - ?2 AS since \
+           FROM coverage_runs WHERE asset_id = ?1 ORDER BY start_us DESC LIMIT 1) t \
+         JOIN coverage_runs r ON r.asset_id = ?1 AND r.end_us > t.since \
+           AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
+             WHERE asset_id = ?1 AND start_us <= t.since ORDER BY start_us DESC LIMIT 1), t.since) \
+         ORDER BY r.start_us DESC LIMIT ?3 + 1)) \
+     WHERE id = ?1";
 pub(super) const STORED_BY_ID: &str = "SELECT start_us, end_us, kind, extra, produced_at \
      FROM events WHERE asset_id = ?1 AND id = ?2";
 
@@ -506,8 +526,20 @@ fn judged_events(deltas: &[AssetDelta]) -> Vec<crate::rule::judge::AssetEvents<'
     deltas.iter().map(|d| (d.id, d.events.as_slice())).collect()
 }
 
+/// Keep asset `id`'s overview inputs equal to what its coverage runs now
+/// say ([`REFRESH_OVERVIEW`]).
+pub(super) fn refresh_overview(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+    conn.prepare_cached(REFRESH_OVERVIEW)?.execute(params![
+        id,
+        crate::WEEK_US,
+        crate::overview::RECENT_RUNS
+    ])?;
+    Ok(())
+}
+
 /// Bring the asset's stored runs that touch the batch's hull up to date
-/// with the batch's new events: only the rows that change are written.
+/// with the batch's new events: only the rows that change are written,
+/// and the asset's overview inputs when any is.
 fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<()> {
     let (hull_start, hull_end) = (a.min_start, a.max_end);
     // The run with the greatest start at or before the hull (it may reach
@@ -529,6 +561,8 @@ fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<()> {
         }
     }
     let changes = a.run_changes(&runs)?;
+    let changed =
+        !(changes.deleted.is_empty() && changes.updated.is_empty() && changes.inserted.is_empty());
     if !changes.deleted.is_empty() {
         let mut delete = conn.prepare_cached(DELETE_RUN)?;
         for s in changes.deleted {
@@ -546,6 +580,9 @@ fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<()> {
         for (s, e) in changes.inserted {
             insert.execute(params![a.id, s, e])?;
         }
+    }
+    if changed {
+        refresh_overview(conn, a.id)?;
     }
     Ok(())
 }

@@ -8,7 +8,8 @@ use gapless_core::{AssetDecl, Instant, Interval, IntervalSet};
 use rusqlite::{params, Connection, OptionalExtension, Row};
 
 use crate::codec::{self, event_columns, interval, kind_of, EventRow};
-use crate::listing::{self, AssetOverview, AssetPage, AssetQuery};
+use crate::listing::{self, AssetPage, AssetQuery};
+use crate::overview;
 use crate::page::{self, Path, Shape, Walk};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 
@@ -297,38 +298,53 @@ pub(crate) fn assets(conn: &mut Connection) -> Result<Vec<AssetSummary>> {
     Ok(out)
 }
 
-/// A page of assets (listing.rs): names at or after ?1 (and before ?8 in
-/// the bounded form), after ?2, containing ?3 (or any), at most ?4 (the
-/// name index walked in order until the page is full), each with its first
-/// and last run and its covered microseconds since ?5 (the week) and ?6
-/// (the day) up to ?7: the runs from the one starting last at or before the
-/// week's start (one seek), clipped to the week and to the day in one pass.
-/// One statement: one snapshot.
-macro_rules! assets_page {
-    ($bound:literal) => {
+/// Asset `a`'s covered microseconds since `$since` up to ?7, summed from
+/// its coverage runs: the runs from the one starting last at or before
+/// `$since` (one seek), clipped.
+macro_rules! covered_since {
+    ($since:literal) => {
         concat!(
-            "WITH page AS (SELECT id, name, event_count, last_received_us, key_span, tz, pruned_before_us \
-               FROM assets WHERE name >= ?1 ",
-            $bound,
-            " AND name > ?2 AND (?3 IS NULL OR instr(name, ?3) > 0) ORDER BY name LIMIT ?4) \
-             SELECT a.name, a.event_count, \
-               (SELECT start_us FROM coverage_runs f WHERE f.asset_id = a.id ORDER BY start_us LIMIT 1), \
-               (SELECT end_us FROM coverage_runs f WHERE f.asset_id = a.id ORDER BY start_us LIMIT 1), \
-               (SELECT end_us FROM coverage_runs l WHERE l.asset_id = a.id ORDER BY start_us DESC LIMIT 1), \
-               a.last_received_us, a.key_span, a.tz, \
-               coalesce(sum(min(r.end_us, ?7) - max(r.start_us, ?5)), 0), \
-               coalesce(sum(max(min(r.end_us, ?7) - max(r.start_us, ?6), 0)), 0), \
-               a.pruned_before_us \
-             FROM page a LEFT JOIN coverage_runs r ON r.asset_id = a.id AND r.start_us < ?7 \
-               AND r.end_us > ?5 AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
-                 WHERE asset_id = a.id AND start_us <= ?5 ORDER BY start_us DESC LIMIT 1), ?5) \
-             GROUP BY a.id ORDER BY a.name"
+            "(SELECT coalesce(sum(min(r.end_us, ?7) - max(r.start_us, ",
+            $since,
+            ")), 0) FROM coverage_runs r WHERE r.asset_id = a.id AND r.start_us < ?7 \
+             AND r.end_us > ",
+            $since,
+            " AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
+               WHERE asset_id = a.id AND start_us <= ",
+            $since,
+            " ORDER BY start_us DESC LIMIT 1), ",
+            $since,
+            "))"
         )
     };
 }
 
-const ASSETS_PAGE: &str = assets_page!("");
-const ASSETS_PAGE_BOUNDED: &str = assets_page!("AND name < ?8");
+/// A page of assets (listing.rs): names at or after ?1 (and before ?8 in
+/// the bounded form), after ?2, containing ?3 (or any), at most ?4 (the
+/// name index walked in order until the page is full), each with its
+/// overview's inputs as kept (`overview.rs`); only when those cannot
+/// answer for ?7 (the asset's last run ends after it, or its recent runs
+/// were too many to keep) its covered microseconds since ?5 (the week)
+/// and ?6 (the day) summed from its coverage runs. One statement: one
+/// snapshot.
+macro_rules! assets_page {
+    ($bound:literal) => {
+        concat!(
+            "SELECT a.name, a.event_count, a.first_start_us, a.first_end_us, a.last_end_us, \
+               a.last_received_us, a.key_span, a.tz, a.pruned_before_us, a.recent_runs, \
+               CASE WHEN a.recent_runs IS NULL OR a.last_end_us > ?7 THEN ",
+            covered_since!("?5"),
+            " END, CASE WHEN a.recent_runs IS NULL OR a.last_end_us > ?7 THEN ",
+            covered_since!("?6"),
+            " END FROM assets a WHERE a.name >= ?1 ",
+            $bound,
+            " AND a.name > ?2 AND (?3 IS NULL OR instr(a.name, ?3) > 0) ORDER BY a.name LIMIT ?4"
+        )
+    };
+}
+
+pub(super) const ASSETS_PAGE: &str = assets_page!("");
+const ASSETS_PAGE_BOUNDED: &str = assets_page!("AND a.name < ?8");
 
 pub(crate) fn assets_page(
     conn: &mut Connection,
@@ -337,7 +353,8 @@ pub(crate) fn assets_page(
 ) -> Result<AssetPage> {
     let limit = listing::limit(query.limit);
     let range = listing::name_range(query.prefix.as_deref(), query.after.as_deref());
-    let (week, day, now) = listing::recent(now);
+    let recent = listing::recent(now);
+    let (week, day, now) = recent;
     let n = limit as i64 + 1;
     let mut args: Vec<&dyn rusqlite::ToSql> = vec![
         &range.lo,
@@ -359,23 +376,18 @@ pub(crate) fn assets_page(
     let mut rows = stmt.query(&args[..])?;
     let mut out = Vec::new();
     while let Some(r) = rows.next()? {
-        let first_end: Option<i64> = r.get(3)?;
-        out.push(AssetOverview {
-            summary: codec::summary(
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(4)?,
-                r.get(5)?,
-                (r.get(6)?, r.get(7)?),
-                r.get(10)?,
-            )?,
-            frontier: first_end
-                .map(|t| codec::instant(t, "coverage run"))
-                .transpose()?,
-            covered_week_us: r.get(8)?,
-            covered_day_us: r.get(9)?,
-        });
+        let row = overview::row(
+            r.get(0)?,
+            r.get(1)?,
+            (r.get(2)?, r.get(3)?),
+            r.get(4)?,
+            r.get(5)?,
+            (r.get(6)?, r.get(7)?),
+            r.get(8)?,
+            r.get(9)?,
+            (r.get(10)?, r.get(11)?),
+        )?;
+        out.push(overview::overview(row, recent)?);
     }
     let (assets, next) = listing::page_of(out, limit, false, |a| a.summary.asset.as_str());
     Ok(AssetPage { assets, next })
@@ -390,27 +402,34 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
         )));
     }
     /// id, name, event count, longest event, hull start, hull end, pruned
-    /// before.
-    type Row = (i64, String, i64, i64, Option<i64>, Option<i64>, Option<i64>);
+    /// before; the overview's inputs: first run, last run's end, recent runs.
+    type Row = (
+        (i64, String, i64, i64, Option<i64>, Option<i64>, Option<i64>),
+        ((Option<i64>, Option<i64>), Option<i64>, Option<String>),
+    );
     let assets: Vec<Row> = {
         let mut stmt = tx.prepare(
             "SELECT id, name, event_count, max_len_us, min_start_us, max_end_us, \
-             pruned_before_us FROM assets",
+             pruned_before_us, first_start_us, first_end_us, last_end_us, recent_runs \
+             FROM assets",
         )?;
         let rows = stmt.query_map([], |r| {
             Ok((
-                r.get(0)?,
-                r.get(1)?,
-                r.get(2)?,
-                r.get(3)?,
-                r.get(4)?,
-                r.get(5)?,
-                r.get(6)?,
+                (
+                    r.get(0)?,
+                    r.get(1)?,
+                    r.get(2)?,
+                    r.get(3)?,
+                    r.get(4)?,
+                    r.get(5)?,
+                    r.get(6)?,
+                ),
+                ((r.get(7)?, r.get(8)?), r.get(9)?, r.get(10)?),
             ))
         })?;
         rows.collect::<rusqlite::Result<_>>()?
     };
-    for (id, name, count, max_len, lo, hi, pruned) in assets {
+    for ((id, name, count, max_len, lo, hi, pruned), (first_run, last_end, recent)) in assets {
         let mismatch = |what: &str| {
             Err(crate::StoreError::fault(format!(
                 "asset {name:?}: {what} does not match its events"
@@ -461,8 +480,11 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
                 .runs()
                 .map(|iv| (iv.start().as_micros(), iv.end().as_micros())),
         );
-        if clip(&mut runs.into_iter()) != want {
+        if clip(&mut runs.iter().copied()) != want {
             return mismatch("coverage");
+        }
+        if !crate::overview::kept_matches(&runs, first_run, last_end, recent.as_deref()) {
+            return mismatch("overview (its first, last and recent runs)");
         }
     }
     Ok(())

@@ -1,10 +1,10 @@
 //! Opening a SQLite file as a ledger: recognising it, creating the schema,
 //! and the connection settings.
 //!
-//! # Schema (version 4)
+//! # Schema (version 5)
 //!
 //! ```sql
-//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 4
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 5
 //! CREATE TABLE assets (
 //!     id           INTEGER PRIMARY KEY,
 //!     name         TEXT NOT NULL UNIQUE,
@@ -15,8 +15,16 @@
 //!     min_start_us INTEGER,             -- hull of all events (planner estimates)
 //!     max_end_us   INTEGER,
 //!     last_received_us INTEGER,         -- version 3: when its last event was stored
-//!     pruned_before_us INTEGER          -- version 4: the latest prune that removed
+//!     pruned_before_us INTEGER,         -- version 4: the latest prune that removed
 //!                                       -- some of its events (NULL: never pruned)
+//!     -- version 5: the overview's inputs (overview.rs), kept by every append
+//!     -- that changes its coverage runs
+//!     first_start_us INTEGER,           -- its first run (NULL: nothing covered)
+//!     first_end_us INTEGER,
+//!     last_end_us  INTEGER,             -- the end of its last run
+//!     recent_runs  TEXT DEFAULT '[]'    -- JSON [[start, end], ...]: its runs ending
+//!                                       -- within a week before last_end_us
+//!                                       -- (NULL: more than overview::RECENT_RUNS)
 //! );
 //! CREATE TABLE events (
 //!     seq         INTEGER PRIMARY KEY,  -- the sequence (rowid, never deleted)
@@ -82,10 +90,11 @@
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
 //!
-//! An older ledger is brought to version 4 when it is opened: version 1 (no
+//! An older ledger is brought to version 5 when it is opened: version 1 (no
 //! rules) gets the rules' tables, version 2 the assets' `last_received_us`
 //! (from their events' `received_at`), version 3 the assets'
-//! `pruned_before_us` (NULL: nothing was pruned before it existed).
+//! `pruned_before_us` (NULL: nothing was pruned before it existed), version
+//! 4 the assets' overview inputs (from their coverage runs).
 //!
 //! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
 //! sorted, disjoint, non-adjacent covered runs of each asset, kept up to date
@@ -101,7 +110,7 @@ use crate::{Result, StoreError};
 /// `GPLS` in the SQLite header's application id field.
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
-pub(crate) const SCHEMA_VERSION: i32 = 4;
+pub(crate) const SCHEMA_VERSION: i32 = 5;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of new ledgers: the fastest for bulk appends in the `ledger`
@@ -209,8 +218,33 @@ const PRUNED_BEFORE: &str = "
 ALTER TABLE assets ADD COLUMN pruned_before_us INTEGER;
 ";
 
+/// From version 4 to 5: each asset's overview inputs (`overview.rs`),
+/// filled for the assets of an older ledger by [`fill_overviews`].
+const OVERVIEW: &str = "
+ALTER TABLE assets ADD COLUMN first_start_us INTEGER;
+ALTER TABLE assets ADD COLUMN first_end_us INTEGER;
+ALTER TABLE assets ADD COLUMN last_end_us INTEGER;
+ALTER TABLE assets ADD COLUMN recent_runs TEXT DEFAULT '[]';
+";
+
 /// Migration `i` brings a ledger from version `i + 1` to `i + 2`.
-const MIGRATIONS: [&str; 3] = [RULES, LAST_RECEIVED, PRUNED_BEFORE];
+const MIGRATIONS: [&str; 4] = [RULES, LAST_RECEIVED, PRUNED_BEFORE, OVERVIEW];
+
+/// The version whose migration adds the overview's columns.
+const OVERVIEW_VERSION: i32 = 5;
+
+/// The overview inputs of every asset of a ledger migrated to
+/// [`OVERVIEW_VERSION`], from its coverage runs, as appends keep them.
+fn fill_overviews(tx: &Connection) -> rusqlite::Result<()> {
+    let ids: Vec<i64> = tx
+        .prepare("SELECT id FROM assets")?
+        .query_map([], |r| r.get(0))?
+        .collect::<rusqlite::Result<_>>()?;
+    for id in ids {
+        super::append::refresh_overview(tx, id)?;
+    }
+    Ok(())
+}
 
 /// The tables a current ledger must have.
 const TABLES: [&str; 8] = [
@@ -334,6 +368,9 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
             if let Kind::Older(version) = recognise(&tx, path)? {
                 for sql in &MIGRATIONS[version as usize - 1..] {
                     tx.execute_batch(sql).map_err(fail)?;
+                }
+                if version < OVERVIEW_VERSION {
+                    fill_overviews(&tx).map_err(fail)?;
                 }
                 tx.pragma_update(None, "user_version", SCHEMA_VERSION)
                     .map_err(fail)?;

@@ -2,7 +2,9 @@
 //! by its cursor, against a brute-force filter and sort of the names, and
 //! each asset's overview against the store's own coverage and runs.
 
-use gapless_core::{Grid, Instant, Interval, Policy, Rule, RuleDef, RuleSettings};
+use std::collections::HashMap;
+
+use gapless_core::{Coverage, Grid, Instant, Interval, Policy, Rule, RuleDef, RuleSettings};
 use gapless_store::{AssetOverview, AssetQuery, RuleQuery, Store, DAY_US, WEEK_US};
 
 use super::{landed, retracted, t, Rng};
@@ -348,4 +350,225 @@ pub fn rule_pages_end_at_their_byte_budget(store: &dyn Store) {
         })
         .unwrap();
     assert_eq!((page.rules.len(), page.next), (10, None));
+}
+
+/// The reference overview of `asset` as of `now`: its first run's start
+/// and end, its last run's end, and its covered microseconds of the week
+/// and the day before `now`, all from `model` (every event replayed).
+fn model_overview(
+    model: &Coverage,
+    now: Instant,
+) -> (Option<(Instant, Instant, Instant)>, i64, i64) {
+    let set = model.set();
+    let runs = set.runs().next().zip(set.runs().last());
+    let before = |us: i64| {
+        Interval::new(
+            Instant::from_micros((now.as_micros() - us).max(Instant::MIN.as_micros())).unwrap(),
+            now,
+        )
+        .unwrap()
+    };
+    (
+        runs.map(|(first, last)| (first.start(), first.end(), last.end())),
+        set.covered_micros(before(WEEK_US)),
+        set.covered_micros(before(DAY_US)),
+    )
+}
+
+/// Every asset's overview on the pages of the whole listing as of `now`
+/// equals the reference of `models` (assets not in it cover nothing), and
+/// its summary equals `asset show`'s.
+fn assert_overviews(
+    store: &dyn Store,
+    models: &HashMap<String, Coverage>,
+    now: Instant,
+    step: &str,
+) {
+    let query = AssetQuery {
+        limit: 3,
+        ..AssetQuery::default()
+    };
+    for a in every_page(store, &query, now) {
+        let name = &a.summary.asset;
+        let empty = Coverage::new();
+        let (runs, week, day) = model_overview(models.get(name).unwrap_or(&empty), now);
+        let got = (
+            a.summary
+                .first_covered
+                .zip(a.frontier)
+                .zip(a.summary.last_covered)
+                .map(|((f, e), l)| (f, e, l)),
+            a.covered_week_us,
+            a.covered_day_us,
+        );
+        assert_eq!(got, (runs, week, day), "{name} as of {now} after {step}");
+        assert_eq!(
+            Some(&a.summary),
+            store.asset(name).unwrap().as_ref(),
+            "{name}"
+        );
+    }
+}
+
+/// The instants an overview is read as of: each asset's last covered
+/// instant and a microsecond either side of it (its kept recent runs answer
+/// from there on, its coverage runs before), and instants across and past
+/// the events' time.
+fn overview_nows(models: &HashMap<String, Coverage>, horizon: i64) -> Vec<Instant> {
+    let mut nows: Vec<Instant> = (0..=6).map(|k| t(k * horizon / 4)).collect();
+    for m in models.values() {
+        if let Some(last) = m.set().runs().last() {
+            let end = last.end().as_micros();
+            nows.extend([end - 1, end, end + 1].map(|us| Instant::from_micros(us).unwrap()));
+        }
+    }
+    nows
+}
+
+/// A few steps of random appends (landings, retractions, re-landings) to
+/// assets of few runs and to one of many short runs (more in its last week
+/// than an asset keeps), with prunes of one asset or every one between
+/// them: after every step each asset's overview (first and last covered
+/// instants, frontier, covered microseconds of the day and week), as of
+/// instants before, at and after the end of its coverage, equals a replay
+/// of every event appended.
+pub fn overviews_follow_appends_retractions_and_prunes(store: &dyn Store) {
+    let mut rng = Rng::new(0x000e_7e7f_1e35);
+    let week_min = WEEK_US / 60_000_000;
+    let horizon = 3 * week_min;
+    let assets = ["dense", "sparse", "many-runs", "declared"];
+    store
+        .declare_asset(
+            "declared",
+            &gapless_core::AssetDecl {
+                key_span: None,
+                tz: jiff::tz::TimeZone::UTC,
+            },
+        )
+        .unwrap();
+    let mut models: HashMap<String, Coverage> = HashMap::new();
+    for step in 0..24 {
+        let mut batch = Vec::new();
+        for _ in 0..1 + rng.below(6) {
+            let asset = assets[rng.below(3) as usize];
+            let (a, len) = if asset == "many-runs" {
+                // Slots of five minutes every ten in the last of the three
+                // weeks: each landing its own run.
+                let slot = rng.below(week_min as u64 / 10) as i64;
+                (
+                    horizon - week_min + 10 * slot,
+                    5 * (1 + rng.below(2) as i64),
+                )
+            } else if asset == "sparse" {
+                (
+                    rng.below(horizon as u64 + week_min as u64) as i64,
+                    1 + rng.below(600) as i64,
+                )
+            } else {
+                (
+                    rng.below(horizon as u64) as i64,
+                    1 + rng.below(3 * 24 * 60) as i64,
+                )
+            };
+            let n = if asset == "many-runs" { 30 } else { 1 };
+            for k in 0..n {
+                let a = if k == 0 {
+                    a
+                } else {
+                    a + 10 * k * (1 + rng.below(3) as i64)
+                };
+                batch.push(if rng.below(5) == 0 {
+                    retracted(asset, a, a + len)
+                } else {
+                    landed(asset, a, a + len)
+                });
+            }
+        }
+        store.append(&batch, t(horizon + step)).unwrap();
+        for e in &batch {
+            models
+                .entry(e.asset.clone())
+                .or_default()
+                .apply(e.kind, e.interval);
+        }
+        if step % 5 == 2 {
+            let before = t(rng.below(horizon as u64) as i64);
+            let one = assets[rng.below(assets.len() as u64) as usize];
+            if rng.below(2) == 0 {
+                store.prune_events(one, before, usize::MAX).unwrap();
+            } else {
+                for a in assets {
+                    store.prune_events(a, before, usize::MAX).unwrap();
+                }
+            }
+        }
+        for now in overview_nows(&models, horizon) {
+            assert_overviews(store, &models, now, &format!("step {step}"));
+        }
+    }
+    // The asset of many short runs has more in its last week than an
+    // asset keeps: its overview was summed from its coverage runs.
+    let many = models["many-runs"].set();
+    let last = many.runs().last().unwrap().end();
+    let week = Interval::new(
+        Instant::from_micros(last.as_micros() - WEEK_US).unwrap(),
+        last,
+    )
+    .unwrap();
+    assert!(
+        many.runs_overlapping(week).count() > 7 * 24,
+        "too few runs to test"
+    );
+}
+
+/// Assets whose overviews take each way of reading them: one of few runs,
+/// one of more runs in its last week than an asset keeps, one covered far
+/// past the instants it is read as of, one only declared (for the
+/// migration tests: their pages before and after).
+pub fn overview_fixture(store: &dyn Store) {
+    let week_min = WEEK_US / 60_000_000;
+    store
+        .append(
+            &[
+                landed("few", 0, 3 * week_min),
+                retracted("few", week_min, week_min + 60),
+                landed("few", 2 * week_min, 2 * week_min + 30),
+                retracted("few", 3 * week_min - 100, 3 * week_min - 50),
+                landed("future", 0, 2 * week_min),
+                landed("future", 10 * week_min, 11 * week_min),
+            ],
+            t(0),
+        )
+        .unwrap();
+    let many: Vec<_> = (0..200)
+        .map(|i| landed("many", week_min + 10 * i, week_min + 10 * i + 5))
+        .collect();
+    store.append(&many, t(0)).unwrap();
+    store
+        .declare_asset(
+            "declared",
+            &gapless_core::AssetDecl {
+                key_span: None,
+                tz: jiff::tz::TimeZone::UTC,
+            },
+        )
+        .unwrap();
+}
+
+/// The whole listing as of instants across and past [`overview_fixture`]'s
+/// events.
+pub fn overview_pages(store: &dyn Store) -> Vec<Vec<AssetOverview>> {
+    let week_min = WEEK_US / 60_000_000;
+    (0..12)
+        .map(|k| {
+            every_page(
+                store,
+                &AssetQuery {
+                    limit: 2,
+                    ..AssetQuery::default()
+                },
+                t(k * week_min / 3),
+            )
+        })
+        .collect()
 }

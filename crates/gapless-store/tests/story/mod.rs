@@ -22,8 +22,8 @@ pub use deliveries::{
     retries_are_due_after_next_try,
 };
 pub use listing::{
-    asset_pages_match_a_filter_of_the_names, rule_pages_end_at_their_byte_budget,
-    rule_pages_match_a_sort_of_the_names,
+    asset_pages_match_a_filter_of_the_names, overviews_follow_appends_retractions_and_prunes,
+    rule_pages_end_at_their_byte_budget, rule_pages_match_a_sort_of_the_names,
 };
 pub use prune::prune_keeps_every_answer;
 pub use rules::{
@@ -72,6 +72,7 @@ macro_rules! with_scenarios {
             segments_paged_over_the_scan,
             assets_listing,
             asset_pages_match_a_filter_of_the_names,
+            overviews_follow_appends_retractions_and_prunes,
             rule_pages_match_a_sort_of_the_names,
             rule_pages_end_at_their_byte_budget,
             unknown_asset_is_empty,
@@ -154,6 +155,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "asset_pages_match_a_filter_of_the_names",
         asset_pages_match_a_filter_of_the_names,
+    ),
+    (
+        "overviews_follow_appends_retractions_and_prunes",
+        overviews_follow_appends_retractions_and_prunes,
     ),
     (
         "rule_pages_match_a_sort_of_the_names",
