@@ -15,7 +15,9 @@
 //! - [`StoredRule`], [`RulePut`], [`Firing`], [`FiringQuery`],
 //!   [`FiringPage`]: rules and their firings (`rule/mod.rs`), judged in the
 //!   transaction of every append that touches a rule's assets;
-//!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed.
+//!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed;
+//!   [`TargetKinds`]: what a target takes, so that the firings it does not
+//!   take are delivered unsent in one write.
 //! - [`StoreError`]: what can go wrong, the backend's own error kept as its
 //!   [`Cause`] (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
