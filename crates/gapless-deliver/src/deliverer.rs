@@ -5,7 +5,10 @@
 //!   end by half the lease (each request's time limit is cut to fit), so
 //!   that it is finished before any other deliverer may take it.
 //! - A firing whose kind its target does not take is marked delivered
-//!   without sending. A firing naming a target the file does not have
+//!   without sending: all those due at once, in one write of the store's,
+//!   before the pass's claims and again after any claim that met one
+//!   (which arrived since), so that they cost no claim and finish each. A
+//!   firing naming a target the file does not have
 //!   stays pending, its `last_error` saying so, asked again a minute later
 //!   (another deliverer may have the target; the file may be fixed).
 //! - A failed attempt is tried again after the target's backoff (base,
@@ -18,7 +21,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant as Clock};
 
 use gapless_core::Instant;
-use gapless_store::{DeliveryOutcome, Firing, Store, StoreError};
+use gapless_store::{DeliveryOutcome, Firing, Store, StoreError, TargetKinds};
 
 use crate::airflow;
 use crate::send::{self, Job, Sent};
@@ -175,9 +178,13 @@ impl Deliverer {
             }
         }
         let mut handled = 0;
+        let mut skip_due = true;
         loop {
             if stop.is_some_and(|s| !matches!(s.try_recv(), Err(TryRecvError::Empty))) {
                 return Ok(handled);
+            }
+            if skip_due {
+                handled += self.skip_untaken()?;
             }
             let claimed_at = Clock::now();
             let now = gapless_ledger::now();
@@ -190,6 +197,7 @@ impl Deliverer {
             handled += 1;
             let deadline = claimed_at + self.targets.lease / 2;
             let outcome = self.attempt(&firing, deadline);
+            skip_due = outcome == DeliveryOutcome::Skipped;
             if self
                 .store
                 .finish_delivery(firing.seq, &self.owner, &outcome)?
@@ -211,6 +219,26 @@ impl Deliverer {
                 );
             }
         }
+    }
+
+    /// Mark delivered unsent every due firing whose target does not take
+    /// its kind, in one write; how many.
+    fn skip_untaken(&mut self) -> Result<u64, StoreError> {
+        let takes: Vec<TargetKinds<'_>> = self
+            .targets
+            .targets
+            .iter()
+            .map(|t| TargetKinds {
+                target: &t.name,
+                kinds: &t.kinds,
+            })
+            .collect();
+        let skipped = self.store.skip_deliveries(gapless_ledger::now(), &takes)?;
+        self.stats.skipped += skipped;
+        for _ in 0..skipped {
+            self.tell("skipped");
+        }
+        Ok(skipped)
     }
 
     /// Deliver until `stop` receives or is dropped: a pass, then a wait of

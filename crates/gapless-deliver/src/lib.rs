@@ -18,7 +18,8 @@
 //!   serde into its entries' types, then checked together; its problems
 //!   ([`TargetsError`]) one line naming the file, the entry and the field
 //!   (`targets.rs`).
-//! - [`Deliverer`]: claim, send, finish; the poll loop (`deliverer.rs`).
+//! - [`Deliverer`]: the firings no target takes delivered unsent in one
+//!   write; then claim, send, finish; the poll loop (`deliverer.rs`).
 //! - `send.rs`: what an attempt comes to (delivered, refused, again, maybe
 //!   sent) and the HTTP plumbing the targets share.
 //! - `webhook.rs`: POST the firing, signed ([`signature`]).

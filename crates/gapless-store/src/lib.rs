@@ -15,7 +15,9 @@
 //! - [`StoredRule`], [`RulePut`], [`Firing`], [`FiringQuery`],
 //!   [`FiringPage`]: rules and their firings (`rule/mod.rs`), judged in the
 //!   transaction of every append that touches a rule's assets;
-//!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed.
+//!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed;
+//!   [`TargetKinds`]: what a target takes, so that the firings it does not
+//!   take are delivered unsent in one write.
 //! - [`StoreError`]: what can go wrong, the backend's own error kept as its
 //!   [`Cause`] (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
@@ -62,6 +64,7 @@ pub use model::{Appended, AssetSummary, EventPage, EventQuery, StoredEvent};
 pub use open::{open, open_existing};
 pub use rule::{
     Delivery, DeliveryOutcome, DeliveryState, Firing, FiringPage, FiringQuery, RulePut, StoredRule,
+    TargetKinds,
 };
 pub use sqlite::SqliteStore;
 
@@ -348,6 +351,19 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         lease: std::time::Duration,
         limit: usize,
     ) -> Result<Vec<Firing>>;
+
+    /// Mark `delivered` without sending (attempts unchanged, no error, as
+    /// [`DeliveryOutcome::Skipped`] would) every pending firing due by
+    /// `now` whose lease is free or expired, whose target is named in
+    /// `takes` and whose kind that target does not take; how many. One
+    /// write for them all instead of a claim and a finish each. Rows
+    /// another deliverer is claiming at this moment are left to it. The
+    /// default skips nothing: such firings are then skipped one by one
+    /// when claimed.
+    fn skip_deliveries(&self, now: Instant, takes: &[TargetKinds<'_>]) -> Result<u64> {
+        let _ = (now, takes);
+        Ok(0)
+    }
 
     /// Finish firing `seq`'s delivery attempt as `outcome` and free its
     /// lease, only while `owner` still holds it (no other deliverer has

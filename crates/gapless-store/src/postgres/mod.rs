@@ -350,6 +350,10 @@ impl crate::Store for PostgresStore {
             .run(|c| rules::claim_deliveries(c, owner, now, lease, limit))
     }
 
+    fn skip_deliveries(&self, now: Instant, takes: &[crate::TargetKinds<'_>]) -> Result<u64> {
+        self.pool.run(|c| rules::skip_deliveries(c, now, takes))
+    }
+
     fn finish_delivery(
         &self,
         seq: i64,

@@ -873,6 +873,37 @@ pub(crate) fn claim_deliveries(
     Ok(out)
 }
 
+/// Mark delivered unsent every due firing a target does not take, in one
+/// statement: the targets and the kinds they take (as bit sets) go in as
+/// two arrays; rows another deliverer is claiming at this moment are left
+/// to it (`SKIP LOCKED`).
+pub(crate) fn skip_deliveries(
+    conn: &mut Conn,
+    now: Instant,
+    takes: &[crate::TargetKinds<'_>],
+) -> Result<u64, Fail> {
+    if takes.is_empty() {
+        return Ok(0);
+    }
+    let names: Vec<&str> = takes.iter().map(|t| t.target).collect();
+    let masks: Vec<i64> = takes.iter().map(|t| t.mask()).collect();
+    let skipped = crate::DeliveryOutcome::Skipped;
+    let c = skipped.columns();
+    let n = conn.client.execute(
+        "UPDATE firings f SET state = $4, attempts = f.attempts + $5, last_error = NULL, \
+         next_try_us = NULL, lease_owner = NULL, lease_until_us = NULL \
+         FROM (SELECT s.seq FROM firings s \
+               JOIN unnest($2::text[], $3::bigint[]) AS t(name, mask) ON s.target = t.name \
+               WHERE s.state = 1 AND (s.next_try_us IS NULL OR s.next_try_us <= $1) \
+               AND (s.lease_until_us IS NULL OR s.lease_until_us <= $1) \
+               AND ((t.mask >> s.kind::int) & 1) = 0 \
+               FOR UPDATE OF s SKIP LOCKED) c \
+         WHERE f.seq = c.seq",
+        &[&now.as_micros(), &names, &masks, &c.state, &c.add_attempts],
+    )?;
+    Ok(n)
+}
+
 pub(crate) fn finish_delivery(
     conn: &mut Conn,
     seq: i64,

@@ -3,7 +3,8 @@
 //!
 //! - this file: [`StoredRule`], [`RulePut`], [`Firing`], [`Delivery`],
 //!   [`DeliveryState`], [`FiringQuery`], [`FiringPage`], [`DeliveryOutcome`]
-//!   (how a deliverer finishes a claimed firing), one deadline pass's
+//!   (how a deliverer finishes a claimed firing), [`TargetKinds`] (what a
+//!   target takes, for skipping the rest in bulk), one deadline pass's
 //!   windows of a rule.
 //! - `deadlines.rs`: when each rule's next deadline passes, kept by a
 //!   process so that a deadline pass looks only at the rules due.
@@ -177,6 +178,26 @@ pub enum DeliveryOutcome {
         /// When it is due again.
         next_try: Instant,
     },
+}
+
+/// A target of a deliverer's targets file and the firing kinds it takes
+/// ([`crate::Store::skip_deliveries`]).
+#[derive(Debug, Clone, Copy)]
+pub struct TargetKinds<'a> {
+    /// Its name, as rules name it.
+    pub target: &'a str,
+    /// The kinds it takes; firings of the others are delivered unsent.
+    pub kinds: &'a [FiringKind],
+}
+
+impl TargetKinds<'_> {
+    /// The kinds it takes as a bit set, bit `firing_kind_code(kind)` for
+    /// each, so that one statement can test a row's kind against it.
+    pub(crate) fn mask(&self) -> i64 {
+        self.kinds
+            .iter()
+            .fold(0, |m, k| m | 1 << codec::firing_kind_code(*k))
+    }
 }
 
 /// A delivery outcome's new columns: state, attempts added, last error,

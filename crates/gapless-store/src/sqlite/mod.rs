@@ -336,6 +336,10 @@ impl crate::Store for SqliteStore {
         rules::claim_deliveries(&mut self.writer(), owner, now, lease, limit)
     }
 
+    fn skip_deliveries(&self, now: Instant, takes: &[crate::TargetKinds<'_>]) -> Result<u64> {
+        rules::skip_deliveries(&mut self.writer(), now, takes)
+    }
+
     fn finish_delivery(
         &self,
         seq: i64,
@@ -384,9 +388,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
         let conn = store.writer();
-        let cases: [(&str, &[&str]); 13] = [
+        let cases: [(&str, &[&str]); 14] = [
             (
                 rules::DUE,
+                &["SCAN firings USING INDEX firings_pending"],
+            ),
+            (
+                rules::UNTAKEN_DUE,
                 &["SCAN firings USING INDEX firings_pending"],
             ),
             (

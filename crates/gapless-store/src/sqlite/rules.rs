@@ -778,6 +778,66 @@ pub(crate) fn claim_deliveries(
     Ok(out)
 }
 
+/// Due pending firings, lease free or expired, of target ?2 whose kind is
+/// not in the bit set ?3 (the kinds the target takes): from the partial
+/// index of pending firings, as [`DUE`].
+macro_rules! untaken_due {
+    () => {
+        "SELECT seq FROM firings INDEXED BY firings_pending \
+         WHERE state = 1 AND (next_try_us IS NULL OR next_try_us <= ?1) \
+         AND (lease_until_us IS NULL OR lease_until_us <= ?1) \
+         AND target = ?2 AND ((?3 >> kind) & 1) = 0"
+    };
+}
+/// The statement as written, for the test of its plan.
+#[cfg(test)]
+pub(crate) const UNTAKEN_DUE: &str = untaken_due!();
+
+/// Mark delivered unsent every due firing a target does not take (SPEC §7,
+/// targets), in one transaction. Nothing is written when there is none, so
+/// an idle deliverer's pass stays reads only.
+pub(crate) fn skip_deliveries(
+    conn: &mut Connection,
+    now: Instant,
+    takes: &[crate::TargetKinds<'_>],
+) -> Result<u64> {
+    let any = |c: &Connection| -> Result<bool> {
+        let mut stmt = c.prepare_cached(concat!("SELECT EXISTS (", untaken_due!(), ")"))?;
+        for t in takes {
+            if stmt.query_row(params![now.as_micros(), t.target, t.mask()], |r| r.get(0))? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    };
+    if !any(conn)? {
+        return Ok(0);
+    }
+    let skipped = crate::DeliveryOutcome::Skipped;
+    let c = skipped.columns();
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    let mut n = 0;
+    {
+        let mut skip = tx.prepare_cached(concat!(
+            "UPDATE firings SET state = ?4, attempts = attempts + ?5, last_error = NULL, \
+             next_try_us = NULL, lease_owner = NULL, lease_until_us = NULL WHERE seq IN (",
+            untaken_due!(),
+            ")"
+        ))?;
+        for t in takes {
+            n += skip.execute(params![
+                now.as_micros(),
+                t.target,
+                t.mask(),
+                c.state,
+                c.add_attempts
+            ])? as u64;
+        }
+    }
+    tx.commit()?;
+    Ok(n)
+}
+
 /// Finish a claimed firing's attempt while `owner` holds its lease.
 pub(crate) fn finish_delivery(
     conn: &mut Connection,

@@ -277,3 +277,143 @@ pub fn concurrent_claims_never_share(store: &dyn Store) {
         assert_eq!(f.delivery.state, want, "{f:?}");
     }
 }
+
+/// A deliverer's bulk skip: every due firing whose target (one it names)
+/// does not take the firing's kind is delivered unsent in one call,
+/// attempts unchanged and no error, as a claim finished `Skipped` would
+/// leave it. Firings leased to a deliverer, not due yet, of a target not
+/// named, of a kind their target takes, or without a target stay as they
+/// are; a lease that ran out does not protect its firing, and its holder
+/// then cannot finish it.
+pub fn untaken_kinds_are_skipped_at_once(store: &dyn Store) {
+    use gapless_core::FiringKind::{Complete, Incomplete, Late};
+    use gapless_store::TargetKinds;
+
+    store.declare_asset("orders", &decl()).unwrap();
+    let created = super::t(10_000);
+    for (name, target) in [
+        ("far_hourly", Some("far")),
+        ("hook_hourly", Some("hook")),
+        ("plain", None),
+    ] {
+        store.put_rule(&hourly(name, target), created).unwrap();
+    }
+    store
+        .append(&[super::landed("orders", 0, 60 * 4)], created)
+        .unwrap();
+    let all = store.firings(&FiringQuery::default()).unwrap().firings;
+    let of = |rule: &str| -> Vec<i64> {
+        all.iter()
+            .filter(|f| f.rule == rule)
+            .map(|f| f.seq)
+            .collect()
+    };
+    let (fars, hooks) = (of("far_hourly"), of("hook_hourly"));
+    assert_eq!((fars.len(), hooks.len(), all.len()), (4, 4, 12), "{all:?}");
+    assert!(all.iter().all(|f| f.kind == Complete));
+
+    let now = super::t(20_000);
+    let claimed = store.claim_deliveries("a", now, LEASE, 10).unwrap();
+    let mut got = seqs(&claimed);
+    got.sort_unstable();
+    let mut want: Vec<i64> = fars.iter().chain(&hooks).copied().collect();
+    want.sort_unstable();
+    assert_eq!(got, want, "every pending firing");
+    // "a" keeps hooks[0]; fars[0] is due again at `retry_at`, the others
+    // at once, their lease free.
+    let retry_at = super::t(20_100);
+    assert!(store
+        .finish_delivery(
+            fars[0],
+            "a",
+            &DeliveryOutcome::Retry {
+                error: "HTTP 503".into(),
+                next_try: retry_at,
+            },
+        )
+        .unwrap());
+    for &seq in fars[1..].iter().chain(&hooks[1..]) {
+        let postponed = DeliveryOutcome::Postponed {
+            error: "target not in the file".into(),
+            next_try: now,
+        };
+        assert!(store.finish_delivery(seq, "a", &postponed).unwrap());
+    }
+
+    let hook_late = [TargetKinds {
+        target: "hook",
+        kinds: &[Late],
+    }];
+    // hooks[0] is leased to "a"; far is not named.
+    assert_eq!(store.skip_deliveries(now, &hook_late).unwrap(), 3);
+    for &seq in &hooks[1..] {
+        let f = firing(store, seq);
+        assert_eq!(f.delivery.state, DeliveryState::Delivered, "{f:?}");
+        assert_eq!((f.delivery.attempts, f.delivery.last_error), (0, None));
+    }
+    assert_eq!(
+        firing(store, hooks[0]).delivery.state,
+        DeliveryState::Pending
+    );
+    assert!(fars
+        .iter()
+        .all(|&s| firing(store, s).delivery.state == DeliveryState::Pending));
+    assert_eq!(store.skip_deliveries(now, &hook_late).unwrap(), 0);
+    assert_eq!(store.skip_deliveries(now, &[]).unwrap(), 0);
+
+    // A target that takes the kind keeps its firings; fars[0] is not due
+    // before its next try.
+    let both = [
+        TargetKinds {
+            target: "hook",
+            kinds: &[Complete, Late],
+        },
+        TargetKinds {
+            target: "far",
+            kinds: &[Late, Incomplete],
+        },
+    ];
+    assert_eq!(store.skip_deliveries(now, &both).unwrap(), 3);
+    assert_eq!(
+        firing(store, fars[0]).delivery.state,
+        DeliveryState::Pending
+    );
+    assert_eq!(
+        firing(store, hooks[0]).delivery.state,
+        DeliveryState::Pending
+    );
+
+    // At the next try fars[0] is due, and hooks[0]'s lease has run out.
+    let late_only = [
+        TargetKinds {
+            target: "far",
+            kinds: &[Late],
+        },
+        TargetKinds {
+            target: "hook",
+            kinds: &[Late],
+        },
+    ];
+    assert_eq!(store.skip_deliveries(retry_at, &late_only).unwrap(), 2);
+    let retried = firing(store, fars[0]);
+    assert_eq!(retried.delivery.state, DeliveryState::Delivered);
+    assert_eq!(retried.delivery.attempts, 1, "skipping is not an attempt");
+    assert_eq!(retried.delivery.last_error, None);
+    assert!(!store
+        .finish_delivery(hooks[0], "a", &DeliveryOutcome::Delivered)
+        .unwrap());
+    assert_eq!(firing(store, hooks[0]).delivery.attempts, 0);
+
+    for f in store.firings(&FiringQuery::default()).unwrap().firings {
+        let want = if f.rule == "plain" {
+            DeliveryState::None
+        } else {
+            DeliveryState::Delivered
+        };
+        assert_eq!(f.delivery.state, want, "{f:?}");
+    }
+    assert!(store
+        .claim_deliveries("b", super::t(1_000_000), LEASE, 10)
+        .unwrap()
+        .is_empty());
+}

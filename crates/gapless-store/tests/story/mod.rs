@@ -19,7 +19,7 @@ pub mod rules;
 
 pub use deliveries::{
     claims_are_exclusive_and_leases_expire, concurrent_claims_never_share,
-    retries_are_due_after_next_try,
+    retries_are_due_after_next_try, untaken_kinds_are_skipped_at_once,
 };
 pub use listing::{
     asset_pages_match_a_filter_of_the_names, overviews_follow_appends_retractions_and_prunes,
@@ -91,6 +91,7 @@ macro_rules! with_scenarios {
             claims_are_exclusive_and_leases_expire,
             retries_are_due_after_next_try,
             concurrent_claims_never_share,
+            untaken_kinds_are_skipped_at_once,
             prune_keeps_every_answer,
         );
     };
@@ -213,6 +214,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "concurrent_claims_never_share",
         concurrent_claims_never_share,
+    ),
+    (
+        "untaken_kinds_are_skipped_at_once",
+        untaken_kinds_are_skipped_at_once,
     ),
     ("prune_keeps_every_answer", prune_keeps_every_answer),
 ];
