@@ -643,7 +643,7 @@ fn concurrent_opens_migrate_once() {
         .unwrap()
         .get(0);
     // One row per migration, each applied once.
-    assert_eq!(versions, 8);
+    assert_eq!(versions, 7);
 }
 
 #[test]
@@ -1487,7 +1487,7 @@ fn version_3_schema_is_migrated() {
     assert_eq!(answers(&store, &assets), before);
 }
 
-/// A schema of version 6 (before the overview's inputs of version 8) is
+/// A schema of version 6 (before the overview's inputs of version 7) is
 /// brought to the current version when opened, each asset's inputs filled
 /// from its coverage runs: its pages answer as before, as of any instant.
 #[test]

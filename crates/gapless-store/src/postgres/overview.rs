@@ -9,7 +9,7 @@ use crate::overview::RECENT_RUNS;
 use crate::WEEK_US;
 
 /// The schema version whose migration adds the overview's columns.
-pub(super) const OVERVIEW_VERSION: i32 = 8;
+pub(super) const OVERVIEW_VERSION: i32 = 7;
 
 /// The overview inputs of the assets of $1 (ids) from their coverage runs:
 /// the first run, the end of the last run, and the runs ending after the

@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 8)
+//! # Schema (version 7)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -72,7 +72,7 @@
 //! CREATE INDEX rules_name_bytes ON rules (name COLLATE "C");
 //! -- version 5: up to when an asset's event detail was pruned (NULL: never)
 //! ALTER TABLE assets ADD COLUMN pruned_before_us bigint;
-//! -- version 8: the overview's inputs (overview.rs), kept by every append that
+//! -- version 7: the overview's inputs (overview.rs), kept by every append that
 //! -- changes the asset's coverage runs, filled from them when migrated
 //! ALTER TABLE assets ADD COLUMN first_start_us bigint,  -- its first run (NULL: none)
 //!     ADD COLUMN first_end_us bigint,
@@ -102,7 +102,7 @@ use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 8;
+pub(crate) const SCHEMA_VERSION: i32 = 7;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -119,7 +119,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 8] = [
+const MIGRATIONS: [&str; 7] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -250,8 +250,6 @@ CREATE INDEX events_asset_start ON events (asset_id, start_us);
 CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
 CREATE INDEX events_id_hash ON events (asset_id, hashtext(id)) WHERE id IS NOT NULL;
 ",
-    // Version 7 is another change's (the events' indexes), merged apart.
-    "",
     // Filled by `overview::fill` in the same transaction.
     "
 ALTER TABLE assets ADD COLUMN IF NOT EXISTS first_start_us bigint,
