@@ -255,32 +255,41 @@ impl PgCluster {
     /// Run `sql` as `postgres` in database `db` (plain, over the socket
     /// directory, which pg_hba.conf's `local` line trusts).
     pub fn psql(&self, db: &str, sql: &str) {
-        let host = self.dir.path().display().to_string();
-        let port = self.port.to_string();
-        let out = self.pg(
-            "psql",
-            &[
-                "-X".as_ref(),
-                "-q".as_ref(),
-                "-v".as_ref(),
-                "ON_ERROR_STOP=1".as_ref(),
-                "-h".as_ref(),
-                host.as_ref(),
-                "-p".as_ref(),
-                port.as_ref(),
-                "-U".as_ref(),
-                "postgres".as_ref(),
-                "-d".as_ref(),
-                db.as_ref(),
-                "-c".as_ref(),
-                sql.as_ref(),
-            ],
-        );
+        let out = self.run_psql(db, sql, &["-q", "-v", "ON_ERROR_STOP=1"]);
         assert!(
             out.status.success(),
             "psql {sql:?}: {}",
             String::from_utf8_lossy(&out.stderr)
         );
+    }
+
+    /// Run `sql` as `postgres` in `db` and answer its one value as text.
+    pub fn psql_value(&self, db: &str, sql: &str) -> String {
+        let out = self.run_psql(db, sql, &["-A", "-t"]);
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    /// `psql` with `flags`, as `postgres` over the socket directory.
+    fn run_psql(&self, db: &str, sql: &str, flags: &[&str]) -> Output {
+        let host = self.dir.path().display().to_string();
+        let port = self.port.to_string();
+        let mut args: Vec<&std::ffi::OsStr> = vec!["-X".as_ref()];
+        args.extend(flags.iter().map(std::ffi::OsStr::new));
+        for a in [
+            "-h",
+            host.as_str(),
+            "-p",
+            port.as_str(),
+            "-U",
+            "postgres",
+            "-d",
+            db,
+            "-c",
+            sql,
+        ] {
+            args.push(std::ffi::OsStr::new(a));
+        }
+        self.pg("psql", &args)
     }
 }
 
@@ -564,30 +573,6 @@ impl PgCluster {
                 .all(|p| !Path::new(&format!("/proc/{p}")).exists() || is_zombie(*p))
         });
         assert!(gone, "the cluster's processes outlived SIGKILL: {pids:?}");
-    }
-
-    /// Run `sql` as `postgres` in `db` and answer its one value as text.
-    pub fn psql_value(&self, db: &str, sql: &str) -> String {
-        let port = self.port.to_string();
-        let out = self.pg(
-            "psql",
-            &[
-                "-X".as_ref(),
-                "-A".as_ref(),
-                "-t".as_ref(),
-                "-h".as_ref(),
-                "127.0.0.1".as_ref(),
-                "-p".as_ref(),
-                port.as_ref(),
-                "-U".as_ref(),
-                "postgres".as_ref(),
-                "-d".as_ref(),
-                db.as_ref(),
-                "-c".as_ref(),
-                sql.as_ref(),
-            ],
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
 }
 
