@@ -303,13 +303,19 @@ pub fn raw_exchange(addr: SocketAddr, request: &[u8]) -> Resp {
     // A reset after the answer (the unread rest of the request) is no error:
     // what was read before it is kept.
     let _ = stream.read_to_end(&mut raw);
+    parse_answer(&raw)
+}
+
+/// An HTTP/1.1 answer as read from its connection: head, then a body of
+/// `Content-Length` bytes (never chunked).
+pub fn parse_answer(raw: &[u8]) -> Resp {
     let split = raw
         .windows(4)
         .position(|w| w == b"\r\n\r\n")
         .unwrap_or_else(|| {
             panic!(
                 "no complete answer head: {:?}",
-                String::from_utf8_lossy(&raw)
+                String::from_utf8_lossy(raw)
             )
         });
     let head = std::str::from_utf8(&raw[..split]).expect("an ASCII answer head");
