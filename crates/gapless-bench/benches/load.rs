@@ -71,17 +71,7 @@ fn batches(
                             ts(s + SLOT)
                         ));
                     }
-                    let t0 = Instant::now();
-                    let (status, text) = post(&agent, &url, "application/x-ndjson", &body);
-                    lat.micros.push(t0.elapsed().as_micros() as u64);
-                    if status == 200 {
-                        lat.events += size as u64;
-                    } else {
-                        lat.errors += 1;
-                        if lat.errors == 1 {
-                            eprintln!("POST batch: {status} {text}");
-                        }
-                    }
+                    lat.post(&agent, &url, "application/x-ndjson", &body, size as u64, "batch");
                     k += 1;
                 }
                 lat

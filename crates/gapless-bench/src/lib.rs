@@ -376,6 +376,18 @@ pub fn post(agent: &ureq::Agent, url: &str, content_type: &str, body: &str) -> (
     (status, r.body_mut().read_to_string().unwrap_or_default())
 }
 
+/// PUT a JSON body; anything but 200 fails the bench, naming the answer.
+pub fn put(agent: &ureq::Agent, url: &str, body: &str) {
+    let mut r = agent
+        .put(url)
+        .content_type("application/json")
+        .send(body)
+        .expect("PUT");
+    let status = r.status().as_u16();
+    let text = r.body_mut().read_to_string().unwrap_or_default();
+    assert_eq!(status, 200, "PUT {url}: {text}");
+}
+
 pub fn coverage(agent: &ureq::Agent, base: &str, asset: &str, s: i64, e: i64) -> CheckAnswer {
     let url = format!(
         "{base}/v1/assets/{asset}/coverage?start={}&end={}",
@@ -398,6 +410,29 @@ pub struct Lat {
 }
 
 impl Lat {
+    /// POST `body` and count it: its latency, and its `events` when
+    /// answered 200, else an error (the first one printed, naming `what`).
+    pub fn post(
+        &mut self,
+        agent: &ureq::Agent,
+        url: &str,
+        content_type: &str,
+        body: &str,
+        events: u64,
+        what: &str,
+    ) {
+        let t0 = Instant::now();
+        let (status, text) = post(agent, url, content_type, body);
+        self.micros.push(t0.elapsed().as_micros() as u64);
+        if status == 200 {
+            self.events += events;
+        } else {
+            self.errors += 1;
+            if self.errors == 1 {
+                eprintln!("POST {what}: {status} {text}");
+            }
+        }
+    }
     pub fn merge(&mut self, other: Lat) {
         self.micros.extend(other.micros);
         self.events += other.events;
@@ -452,17 +487,7 @@ pub fn singles(
                         ts(s),
                         ts(s + SLOT)
                     );
-                    let t0 = Instant::now();
-                    let (status, text) = post(&agent, &url, "application/json", &body);
-                    lat.micros.push(t0.elapsed().as_micros() as u64);
-                    if status == 200 {
-                        lat.events += 1;
-                    } else {
-                        lat.errors += 1;
-                        if lat.errors == 1 {
-                            eprintln!("POST single: {status} {text}");
-                        }
-                    }
+                    lat.post(&agent, &url, "application/json", &body, 1, "single");
                     i += 1;
                 }
                 (lat, first + i * threads)

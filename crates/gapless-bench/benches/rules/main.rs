@@ -58,17 +58,6 @@ const RULES: [(&str, &str, &str); 10] = [
     ("1mo", "UTC", "full"),
 ];
 
-fn put(agent: &ureq::Agent, url: &str, body: &str) {
-    let mut r = agent
-        .put(url)
-        .content_type("application/json")
-        .send(body)
-        .expect("PUT");
-    let status = r.status().as_u16();
-    let text = r.body_mut().read_to_string().unwrap_or_default();
-    assert_eq!(status, 200, "PUT {url}: {text}");
-}
-
 fn get(agent: &ureq::Agent, url: &str) -> serde_json::Value {
     let mut r = agent.get(url).call().expect("GET");
     serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()

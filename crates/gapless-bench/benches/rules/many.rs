@@ -55,17 +55,6 @@ pub struct Ratios {
     pub check: (f64, f64),
 }
 
-fn put(agent: &ureq::Agent, url: &str, body: &str) {
-    let mut r = agent
-        .put(url)
-        .content_type("application/json")
-        .send(body)
-        .expect("PUT");
-    let status = r.status().as_u16();
-    let text = r.body_mut().read_to_string().unwrap_or_default();
-    assert_eq!(status, 200, "PUT {url}: {text}");
-}
-
 /// `n` jobs over 16 threads.
 fn parallel(n: usize, job: impl Fn(&ureq::Agent, usize) + Send + Sync + 'static) {
     let job = Arc::new(job);
@@ -163,17 +152,7 @@ impl Many<'_> {
                             ts(s),
                             ts(s + 900)
                         );
-                        let t0 = Instant::now();
-                        let (status, text) = post(&agent, &url, "application/json", &body);
-                        lat.micros.push(t0.elapsed().as_micros() as u64);
-                        if status == 200 {
-                            lat.events += 1;
-                        } else {
-                            lat.errors += 1;
-                            if lat.errors == 1 {
-                                eprintln!("POST single: {status} {text}");
-                            }
-                        }
+                        lat.post(&agent, &url, "application/json", &body, 1, "single");
                     }
                     lat
                 })
