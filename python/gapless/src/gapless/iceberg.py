@@ -12,17 +12,32 @@ and never fires its window twice.
 >>> table.append(df, snapshot_properties=write_properties(t0, t1))  # doctest: +SKIP
 >>> gapless.iceberg.sync(client, table, "clicks")  # doctest: +SKIP
 Synced(recorded=1, duplicates=0, skipped=0, cursor=1)
+
+A table that Iceberg's Kafka Connect sink writes needs no code in the
+producer: the sink stamps its commits with a valid-through timestamp
+(``kafka.connect.vtts``), and a snapshot without interval properties maps
+to ``[previous vtts, vtts)`` (watermark mode, as :mod:`gapless.spark`'s).
+
+>>> plan = snapshot_batches({"table-uuid": "t", "snapshots": [
+...     {"snapshot-id": 1, "sequence-number": 1,
+...      "summary": {"operation": "append", "kafka.connect.vtts": "1748772000000"}},
+...     {"snapshot-id": 2, "sequence-number": 2,
+...      "summary": {"operation": "append", "kafka.connect.vtts": "1748772300000"}}]}, "clicks")
+>>> [(e["id"], e["start"], e["end"]) for b in plan.batches for e in b]
+[('iceberg:t:2', '2025-06-01T10:00:00Z', '2025-06-01T10:05:00Z')]
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import _errors
-from ._time import InstantLike, TzLike, format_instant, from_micros, to_datetime
+from ._time import FIRST, LAST, InstantLike, TzLike, format_instant, from_micros, to_datetime
 
 if TYPE_CHECKING:
     from ._client import Client
@@ -31,6 +46,7 @@ __all__ = [
     "Plan",
     "Synced",
     "cursor",
+    "last_vtts",
     "snapshot_batches",
     "sync",
     "table_metadata",
@@ -39,6 +55,19 @@ __all__ = [
 
 START = "interval_start"
 END = "interval_end"
+#: The Kafka Connect sink's valid-through timestamp as Tabular's connector
+#: writes it: milliseconds since the Unix epoch, decimal text.
+VTTS = "kafka.connect.vtts"
+#: The same timestamp as Apache Iceberg's connector writes it: ISO 8601 text.
+VALID_THROUGH = "kafka.connect.valid-through-ts"
+#: The sink's commit id, shared by the snapshots of one commit.
+COMMIT_ID = "kafka.connect.commit-id"
+# What the sink commits; a vtts on another operation (``replace``:
+# compaction) moves nothing, as in the Rust mapping.
+_DATA_OPERATIONS = ("append", "overwrite", "delete")
+# Exactly what Java's Long.toString writes (``int()`` would also take
+# spaces, ``+`` and ``_``, which the Rust mapping refuses).
+_MILLIS = re.compile(r"-?[0-9]+", re.ASCII)
 #: Events go to the server in requests of at most this many (a pair is never split).
 BATCH_EVENTS = 5000
 
@@ -64,12 +93,14 @@ def write_properties(
 class Plan:
     """What a table's snapshots map to: atomic batches of events in
     sequence order, the snapshots skipped (no interval, or an operation
-    that changes no data such as ``replace``), and the newest sequence
-    number looked at."""
+    that changes no data such as ``replace``), the newest sequence
+    number looked at, and the newest Kafka Connect vtts read (None when
+    none was)."""
 
     batches: list[list[dict[str, Any]]]
     skipped: int
     cursor: int
+    vtts: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +121,43 @@ def _interval(summary: Mapping[str, Any], sp: str, ep: str) -> tuple[Any, Any] |
     return s, e
 
 
+def _text(summary: Mapping[str, Any], key: str) -> str | None:
+    v = summary.get(key)
+    return v if isinstance(v, str) else None
+
+
+def _valid_through(summary: Mapping[str, Any]) -> tuple[datetime, str] | str | None:
+    """A snapshot's vtts and its text as written; None without either
+    property; the reason to skip it when its text is not a timestamp."""
+    text = _text(summary, VTTS)
+    if text is not None:
+        if _MILLIS.fullmatch(text):
+            try:
+                at = from_micros(int(text) * 1000)
+            except OverflowError:
+                pass
+            else:
+                if FIRST <= at <= LAST:
+                    return at, text
+        return f"{VTTS} is not a timestamp"
+    text = _text(summary, VALID_THROUGH)
+    if text is None:
+        return None
+    try:
+        return to_datetime(text, VALID_THROUGH), text
+    except ValueError:
+        return f"{VALID_THROUGH} is not a timestamp"
+
+
+def _advance(previous: datetime | None, s: Mapping[str, Any]) -> datetime | None:
+    """The time line after snapshot ``s``: the newest vtts of a data operation."""
+    summary = s.get("summary") or {}
+    vt = _valid_through(summary)
+    if summary.get("operation") not in _DATA_OPERATIONS or not isinstance(vt, tuple):
+        return previous
+    return vt[0] if previous is None else max(previous, vt[0])
+
+
 def _seq(s: Mapping[str, Any]) -> int | None:
     n = s.get("sequence-number")
     return None if n is None else int(n)
@@ -107,6 +175,7 @@ def snapshot_batches(
     *,
     after: int = 0,
     table_uuid: str | None = None,
+    previous_vtts: datetime | None = None,
     start_property: str = START,
     end_property: str = END,
 ) -> Plan:
@@ -116,6 +185,11 @@ def snapshot_batches(
     JSON (``snapshots`` with ``snapshot-id``, ``parent-snapshot-id``,
     ``sequence-number``, ``summary``); ``table_uuid`` defaults to its
     ``table-uuid``.
+
+    A snapshot without interval properties but with the Kafka Connect
+    sink's vtts lands ``[previous vtts, vtts)``; the previous vtts is the
+    newest of ``previous_vtts`` (what gapless holds, :func:`last_vtts`)
+    and the vtts of the snapshots up to ``after`` and before it here.
     """
     uuid = table_uuid or metadata.get("table-uuid")
     if not uuid:
@@ -130,6 +204,11 @@ def snapshot_batches(
     batches: list[list[dict[str, Any]]] = []
     skipped = 0
     cursor = after
+    # The time line of the vtts: what the snapshots already synced moved it to.
+    previous = previous_vtts
+    for _, s in ordered:
+        if (n := _seq(s)) is not None and n <= after:
+            previous = _advance(previous, s)
 
     def event(s: Mapping[str, Any], kind: str, iv: tuple[Any, Any]) -> dict[str, Any]:
         sid = int(s["snapshot-id"])
@@ -151,6 +230,12 @@ def snapshot_batches(
             out["produced_at"] = format_instant(from_micros(int(ms) * 1000))
         return out
 
+    def vtts_event(s: Mapping[str, Any], start: datetime, vt: tuple[datetime, str]) -> dict[str, Any]:
+        out = event(s, "landed", (format_instant(start), format_instant(vt[0])))
+        out["extra"]["vtts"] = vt[1]
+        out["extra"]["commit_id"] = _text(s["summary"], COMMIT_ID)
+        return out
+
     i = 0
     while i < len(snaps):
         s = snaps[i]
@@ -159,7 +244,16 @@ def snapshot_batches(
         summary = s.get("summary") or {}
         op = summary.get("operation")
         iv = _interval(summary, start_property, end_property)
-        if iv is None or op not in ("append", "delete", "overwrite"):
+        last, previous = previous, _advance(previous, s)
+        if iv is None:
+            # gapless's own properties win; without them, the sink's vtts
+            vt = _valid_through(summary)
+            if isinstance(vt, tuple) and op in _DATA_OPERATIONS and last is not None and vt[0] > last:
+                batches.append([vtts_event(s, last, vt)])
+            else:
+                skipped += 1  # none, unreadable, compaction, the first, or not advancing
+            continue
+        if op not in ("append", "delete", "overwrite"):
             skipped += 1
             continue
         if op == "delete":
@@ -177,27 +271,45 @@ def snapshot_batches(
                 ):
                     batch.append(event(n, "landed", niv))
                     cursor = max(cursor, _seq(n) or 0)
+                    previous = _advance(previous, n)
                     i += 1
             batches.append(batch)
         else:
             batches.append([event(s, "landed", iv)])
-    return Plan(batches, skipped, cursor)
+    return Plan(batches, skipped, cursor, previous)
 
 
-def cursor(client: Client, asset: str, table_uuid: str) -> int:
-    """The sequence number of the newest snapshot of the table recorded
-    in ``asset`` (read from its events' ``extra``), 0 when none is."""
+def _recorded(client: Client, asset: str, table_uuid: str) -> tuple[int, datetime | None]:
+    """One read of the asset's events of the table: the newest sequence
+    number and the newest vtts recorded."""
     prefix = f"iceberg:{table_uuid}:"
     best = 0
+    vtts: datetime | None = None
     try:
         for e in client.events(asset, limit=10_000):
             if e.id and e.id.startswith(prefix) and isinstance(e.extra, dict):
                 n = e.extra.get("sequence_number")
                 if isinstance(n, int) and n > best:
                     best = n
+                if "vtts" in e.extra and e.kind == "landed" and (vtts is None or e.end > vtts):
+                    vtts = e.end
     except _errors.NotFound:
-        return 0
-    return best
+        return 0, None
+    return best, vtts
+
+
+def cursor(client: Client, asset: str, table_uuid: str) -> int:
+    """The sequence number of the newest snapshot of the table recorded
+    in ``asset`` (read from its events' ``extra``), 0 when none is."""
+    return _recorded(client, asset, table_uuid)[0]
+
+
+def last_vtts(client: Client, asset: str, table_uuid: str) -> datetime | None:
+    """The newest Kafka Connect vtts of the table recorded in ``asset``:
+    the latest ``end`` of its events that carry ``extra.vtts``; None when
+    there is none. What a sync continues from when the table's snapshots
+    that carried it have expired."""
+    return _recorded(client, asset, table_uuid)[1]
 
 
 def table_metadata(table: Any) -> dict[str, Any]:
@@ -224,14 +336,24 @@ def sync(
     events go in atomic requests of at most 5,000 events, in sequence
     order, an overwrite's ``delete`` + ``append`` always in the same one.
     A failure raises; what was stored before it stays, and the next sync
-    goes on from there."""
+    goes on from there.
+
+    The previous vtts of the Kafka Connect mapping is the newer of what
+    gapless holds (:func:`last_vtts`) and the vtts of the table's snapshots
+    up to the cursor, so a sync that resumes after those snapshots expired
+    still continues where the last recorded one ended."""
     if refresh and hasattr(table, "refresh"):
         table.refresh()
     meta = table_metadata(table)
     uuid = str(meta["table-uuid"])
-    after = cursor(client, asset, uuid)
+    after, vtts = _recorded(client, asset, uuid)
     plan = snapshot_batches(
-        meta, asset, after=after, start_property=start_property, end_property=end_property
+        meta,
+        asset,
+        after=after,
+        previous_vtts=vtts,
+        start_property=start_property,
+        end_property=end_property,
     )
     recorded = duplicates = 0
     chunk: list[dict[str, Any]] = []
