@@ -230,7 +230,9 @@ def snapshot_batches(
             out["produced_at"] = format_instant(from_micros(int(ms) * 1000))
         return out
 
-    def vtts_event(s: Mapping[str, Any], start: datetime, vt: tuple[datetime, str]) -> dict[str, Any]:
+    def vtts_event(
+        s: Mapping[str, Any], start: datetime, vt: tuple[datetime, str]
+    ) -> dict[str, Any]:
         out = event(s, "landed", (format_instant(start), format_instant(vt[0])))
         out["extra"]["vtts"] = vt[1]
         out["extra"]["commit_id"] = _text(s["summary"], COMMIT_ID)
@@ -248,7 +250,12 @@ def snapshot_batches(
         if iv is None:
             # gapless's own properties win; without them, the sink's vtts
             vt = _valid_through(summary)
-            if isinstance(vt, tuple) and op in _DATA_OPERATIONS and last is not None and vt[0] > last:
+            if (
+                isinstance(vt, tuple)
+                and op in _DATA_OPERATIONS
+                and last is not None
+                and vt[0] > last
+            ):
                 batches.append([vtts_event(s, last, vt)])
             else:
                 skipped += 1  # none, unreadable, compaction, the first, or not advancing
