@@ -283,3 +283,31 @@ def test_bad_intervals_are_refused_naming_the_commit(client, tmp_path):
     r = shared.run("ingest", path, "--format", "delta-log", "--asset", "a", "--db", str(tmp_path / "l.db"))
     assert r.returncode == 2
     assert "version 0: commitInfo interval_start is 5, not RFC 3339 text" in r.stderr
+
+
+def test_the_captured_log_maps_as_ingest_does(ledger, make_server):
+    """data/delta_clicks: the mapping of the real delta-rs log, and what
+    `gapless ingest --format delta-log` stored from it duplicates exactly."""
+    from conftest import DATA
+
+    log = DATA / "delta_clicks" / "_delta_log"
+    table_id = "b5fa1855-d74d-4f9f-88b4-c829413ae584"
+    commits = delta.log_commits(str(DATA / "delta_clicks"))
+    assert [v for v, _ in commits] == list(range(17))
+    plan = delta.commit_batches(commits, "lake", table_id=table_id)
+    events = [e for b in plan.batches for e in b]
+    assert (len(events), plan.skipped, plan.cursor) == (15, 2, 16)
+    assert [e["id"] for e in events[-3:]] == [
+        f"delta:{table_id}:12", f"delta:{table_id}:14", f"delta:{table_id}:txn:query-1:0"
+    ]
+    assert [e["kind"] for e in events[-3:]] == ["landed", "retracted", "landed"]
+    r = shared.run("ingest", str(log), "--format", "delta-log", "--asset", "lake", "--json",
+                   db=ledger.db)
+    assert r.returncode == 0, r.stderr
+    with gapless.Client(make_server().url) as c:
+        assert c.record_many(events) == gapless.Recorded(0, 15)
+        assert delta.cursor(c, "lake", table_id) == 15  # the OPTIMIZE at 16 records nothing
+    # later versions only, and the txn versions already recorded
+    later = delta.commit_batches(commits, "lake", table_id=table_id, after=14,
+                                 txn_versions={"query-1": 0})
+    assert (later.batches, later.skipped, later.cursor) == ([], 2, 16)
