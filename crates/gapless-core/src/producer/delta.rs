@@ -159,8 +159,8 @@ fn check_versions(commits: &[Commit], from_oldest: bool) -> Result<()> {
     let Some(first) = commits.first() else {
         return Ok(());
     };
-    let mut expected = if from_oldest { first.version } else { 0 };
-    for c in commits {
+    let start = if from_oldest { first.version } else { 0 };
+    for (expected, c) in (start..).zip(commits) {
         if c.version != expected {
             let hint = if expected == 0 && !from_oldest {
                 format!(
@@ -175,7 +175,6 @@ fn check_versions(commits: &[Commit], from_oldest: bool) -> Result<()> {
                 "version {expected} is not in the log{hint}"
             )));
         }
-        expected += 1;
     }
     Ok(())
 }

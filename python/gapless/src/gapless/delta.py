@@ -230,7 +230,11 @@ def commit_batches(
                     extra[key] = parameters[key]
         txn = _action(actions, "txn")
         app, txn_version = (txn or {}).get("appId"), (txn or {}).get("version")
-        if isinstance(app, str) and isinstance(txn_version, int) and not isinstance(txn_version, bool):
+        if (
+            isinstance(app, str)
+            and isinstance(txn_version, int)
+            and not isinstance(txn_version, bool)
+        ):
             if app in seen and txn_version <= seen[app]:
                 skipped += 1  # a batch the app committed again: already recorded
                 continue
