@@ -37,10 +37,10 @@ def lit(t: datetime) -> str:
 
 
 def ingest(server, path, *args: str):
-    r = shared.run(
+    """`gapless ingest PATH --format delta-log ARGS` against the server."""
+    return shared.run(
         "ingest", str(path), "--format", "delta-log", *args, "--url", server.url, "--json"
     )
-    return r
 
 
 @pytest.mark.parametrize("overwrite", ["replaceWhere", "whole table"])
