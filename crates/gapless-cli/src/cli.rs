@@ -155,7 +155,7 @@ pub enum Command {
     /// its own (the output says so); a failed part is named with what is
     /// stored, and sending the file again is safe when its events have ids.
     #[command(
-        after_help = "Example:\n  gapless ingest batches.ndjson\n  producer | gapless ingest -\n  gapless ingest progress.ndjson --format spark-progress --asset clicks\n  gapless ingest snapshots.json --format iceberg-snapshots --asset clicks\n  gapless ingest page.json --format airflow-asset-events"
+        after_help = "Example:\n  gapless ingest batches.ndjson\n  producer | gapless ingest -\n  gapless ingest progress.ndjson --format spark-progress --asset clicks\n  gapless ingest snapshots.json --format iceberg-snapshots --asset clicks\n  gapless ingest page.json --format airflow-asset-events\n  gapless ingest lake/clicks --format delta-log --asset clicks"
     )]
     Ingest {
         /// The file; `-` or none reads standard input.
@@ -521,20 +521,29 @@ pub struct ProducerArgs {
     /// Read the producer's records: spark-progress (StreamingQueryProgress
     /// JSON, watermark mode), iceberg-snapshots (table metadata or
     /// inspect.snapshots() rows), airflow-asset-events (a page of
-    /// GET /api/v2/assets/events).
+    /// GET /api/v2/assets/events), delta-log (a Delta table's directory or
+    /// its _delta_log: the JSON commits in version order).
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<gapless_core::ProducerFormat>,
-    /// The asset to record into (spark-progress and iceberg-snapshots need
-    /// it; for airflow-asset-events it replaces each event's asset).
+    /// The asset to record into (spark-progress, iceberg-snapshots and
+    /// delta-log need it; for airflow-asset-events it replaces each
+    /// event's asset).
     #[arg(long, requires = "format")]
     pub asset: Option<String>,
     /// airflow-asset-events: name assets by the Airflow asset's uri
     /// (default) or name.
     #[arg(long, value_enum, requires = "format")]
     pub asset_from: Option<AssetFrom>,
-    /// iceberg-snapshots: the table's UUID, when the file has no table-uuid.
+    /// iceberg-snapshots: the table's UUID, when the file has no
+    /// table-uuid; delta-log: the table's id, when no commit left in the
+    /// log has its metaData.
     #[arg(long, requires = "format")]
     pub table_uuid: Option<String>,
+    /// delta-log: start from the oldest commit left in the log when log
+    /// retention cleaned up the ones before it (otherwise an error naming
+    /// the first missing version).
+    #[arg(long, requires = "format")]
+    pub from_oldest: bool,
 }
 
 impl ProducerArgs {
@@ -544,6 +553,7 @@ impl ProducerArgs {
             asset: self.asset.clone(),
             asset_from_name: self.asset_from == Some(AssetFrom::Name),
             table_uuid: self.table_uuid.clone(),
+            from_oldest: self.from_oldest,
         }
     }
 }

@@ -382,7 +382,19 @@ fn ingest(
 ) -> Result<IngestAnswer, Error> {
     let path = file.filter(|p| p.as_os_str() != "-");
     let name = path.map_or_else(|| "standard input".to_string(), |p| p.display().to_string());
+    let delta = producer.format == Some(gapless_core::ProducerFormat::DeltaLog);
     let (mut input, mut size): (Box<dyn Read + Send>, Option<u64>) = match path {
+        Some(p) if delta => {
+            let events = delta_log_events(p, &name, producer)?;
+            let size = Some(events.len() as u64);
+            (Box::new(std::io::Cursor::new(events)), size)
+        }
+        None if delta => {
+            return Err(Error::bad_input(
+                "ingest --format delta-log reads a table's directory (DIR or DIR/_delta_log), \
+                 not standard input",
+            ))
+        }
         Some(p) => {
             let file = std::fs::File::open(p)
                 .map_err(|e| Error::bad_input(format!("cannot read {name}: {e}")))?;
@@ -391,7 +403,7 @@ fn ingest(
         }
         None => (Box::new(std::io::stdin()), None),
     };
-    if let Some(format) = producer.format {
+    if let Some(format) = producer.format.filter(|_| !delta) {
         let events = producer_events(ledger, &mut input, &name, format, producer)?;
         size = Some(events.len() as u64);
         input = Box::new(std::io::Cursor::new(events));
@@ -461,8 +473,64 @@ fn producer_events(
             drop_keys_without_span(ledger, &mut converted)?;
         }
         gapless_core::ProducerFormat::SparkProgress => drop_reruns(ledger, &mut converted)?,
-        gapless_core::ProducerFormat::IcebergSnapshots => {}
+        gapless_core::ProducerFormat::IcebergSnapshots | gapless_core::ProducerFormat::DeltaLog => {
+        }
     }
+    Ok(events_ndjson(&converted, name, format))
+}
+
+/// `ingest --format delta-log DIR`: the table's JSON commits (`DIR` is the
+/// table or its `_delta_log`) mapped to NDJSON events, one batch for the
+/// whole log.
+fn delta_log_events(
+    dir: &std::path::Path,
+    name: &str,
+    producer: &crate::cli::ProducerArgs,
+) -> Result<Vec<u8>, Error> {
+    let nested = dir.join("_delta_log");
+    let log = if nested.is_dir() {
+        nested
+    } else {
+        dir.to_path_buf()
+    };
+    let unreadable =
+        |e: std::io::Error| Error::bad_input(format!("cannot read {}: {e}", log.display()));
+    let mut commits = Vec::new();
+    for entry in std::fs::read_dir(&log).map_err(unreadable)? {
+        let entry = entry.map_err(unreadable)?;
+        let Some(version) = entry
+            .file_name()
+            .to_str()
+            .and_then(gapless_core::delta_log_version)
+        else {
+            continue;
+        };
+        let text = std::fs::read_to_string(entry.path()).map_err(|e| {
+            Error::bad_input(format!("cannot read {}: {e}", entry.path().display()))
+        })?;
+        commits.push((version, text));
+    }
+    if commits.is_empty() {
+        return Err(Error::bad_input(format!(
+            "{name}: no Delta commits (<version>.json) in {}",
+            log.display()
+        )));
+    }
+    let converted = gapless_core::convert_delta_log(&commits, name, &producer.options())
+        .map_err(|e| Error::bad_input(e.to_string()))?;
+    Ok(events_ndjson(
+        &converted,
+        name,
+        gapless_core::ProducerFormat::DeltaLog,
+    ))
+}
+
+/// The converted events as NDJSON; standard error says what was left out.
+fn events_ndjson(
+    converted: &gapless_core::Converted,
+    name: &str,
+    format: gapless_core::ProducerFormat,
+) -> Vec<u8> {
     if !converted.skipped.is_empty() {
         let reasons: Vec<String> = converted
             .skipped
@@ -483,7 +551,7 @@ fn producer_events(
         serde_json::to_writer(&mut out, event).expect("a JSON value serializes");
         out.push(b'\n');
     }
-    Ok(out)
+    out
 }
 
 /// Leave out the Airflow events whose only interval is a discrete key of

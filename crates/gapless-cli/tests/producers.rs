@@ -1,6 +1,7 @@
 //! `gapless ingest --format` (SPEC §10) on the real producer captures in
 //! `python/tests/producers/data/` (Spark 4 progress, pyiceberg snapshots, an
-//! Airflow asset-event page), embedded and through a server: the coverage
+//! Airflow asset-event page, a delta-rs table's log), embedded and through
+//! a server: the coverage
 //! each capture describes, reruns as duplicates, and one-line errors.
 
 mod common;
@@ -299,6 +300,116 @@ fn airflow(g: &Gapless) {
     );
 }
 
+/// A delta-rs table's log: twelve 5-minute appends, a `replaceWhere` of
+/// the hour, an append without an interval, a delete of [10:50, 11:00), a
+/// streaming (`txn`) append of it again, an `OPTIMIZE`: the hour is
+/// covered by the overwrite and the txn append, and a rule on it fires
+/// `complete` once; the table directory and its `_delta_log` read alike.
+fn delta(g: &Gapless) {
+    ok(&g.run(&["asset", "set", "lake", "--tz", "UTC"], None));
+    ok(&g.run(
+        &[
+            "rule",
+            "set",
+            "lake_hourly",
+            "--assets",
+            "lake",
+            "--every",
+            "1h",
+            "--from",
+            "2025-06-01",
+        ],
+        None,
+    ));
+    let table = capture("delta_clicks");
+    let args = [
+        "ingest",
+        &table,
+        "--format",
+        "delta-log",
+        "--asset",
+        "lake",
+        "--json",
+    ];
+    let out = g.run(&args, None);
+    assert_eq!(
+        ok(&out),
+        serde_json::json!({"accepted": 15, "duplicates": 0})
+    );
+    assert!(
+        out.stderr.contains(
+            "15 events from 17 delta-log records; left out 2: 1 no interval properties, \
+             1 operation OPTIMIZE"
+        ),
+        "{}",
+        out.stderr
+    );
+    let id = "b5fa1855-d74d-4f9f-88b4-c829413ae584";
+    let segs = segments(g, "lake", "2025-06-01T10:00Z", "2025-06-01T11:00Z");
+    assert_eq!(
+        segs,
+        [
+            (
+                "2025-06-01T10:00:00Z".to_string(),
+                "2025-06-01T10:50:00Z".to_string(),
+                format!("delta:{id}:12")
+            ),
+            (
+                "2025-06-01T10:50:00Z".to_string(),
+                "2025-06-01T11:00:00Z".to_string(),
+                format!("delta:{id}:txn:query-1:0")
+            )
+        ]
+    );
+    let firings = ok(&g.run(&["firings", "--rule", "lake_hourly", "--json"], None));
+    let kinds: Vec<&str> = firings["firings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["kind"].as_str().unwrap())
+        .collect();
+    // One batch for the whole log: the windows are judged once, after it.
+    assert_eq!(kinds, ["complete"]);
+    let log = format!("{table}/_delta_log");
+    let again = [
+        "ingest",
+        &log,
+        "--format",
+        "delta-log",
+        "--asset",
+        "lake",
+        "--json",
+    ];
+    assert_eq!(
+        ok(&g.run(&again, None)),
+        serde_json::json!({"accepted": 0, "duplicates": 15})
+    );
+    let events = ok(&g.run(&["events", "lake", "--kind", "retracted", "--json"], None));
+    let retracted = &events["events"][0];
+    assert_eq!(retracted["id"], format!("delta:{id}:14"));
+    assert_eq!(retracted["extra"]["operation"], "DELETE");
+    assert_eq!(retracted["start"], "2025-06-01T10:50:00Z");
+
+    let out = g.run(
+        &["ingest", "-", "--format", "delta-log", "--asset", "a"],
+        Some(""),
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr.contains("reads a table's directory"),
+        "{}",
+        out.stderr
+    );
+    let empty = capture("");
+    let out = g.run(
+        &["ingest", &empty, "--format", "delta-log", "--asset", "a"],
+        None,
+    );
+    assert_eq!(out.code, 2);
+    assert!(out.stderr.contains("no Delta commits"), "{}", out.stderr);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+}
+
 fn errors(g: &Gapless) {
     let file = capture("spark_progress.json");
     let out = g.run(&["ingest", &file, "--format", "spark-progress"], None);
@@ -334,6 +445,7 @@ fn all(g: &Gapless) {
     spark(g);
     iceberg(g);
     airflow(g);
+    delta(g);
     errors(g);
 }
 

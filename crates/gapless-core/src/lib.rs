@@ -80,7 +80,9 @@ pub use parse::{
     parse_instant, parse_interval, parse_local_instant, parse_local_interval, parse_time_zone,
 };
 pub use policy::Policy;
-pub use producer::{convert, Converted, ProducerFormat, ProducerOptions};
+pub use producer::{
+    convert, convert_delta_log, delta_log_version, Converted, ProducerFormat, ProducerOptions,
+};
 pub use rule::{
     format_key, validate_key_format, validate_rule_name, FiringKind, Judgement, Rule, RuleDef,
     RuleSettings, WindowState, DEFAULT_KEY_FORMAT, MAX_KEY_BYTES, MAX_KEY_FORMAT_BYTES,

@@ -1,6 +1,6 @@
 //! What producers write about themselves, as gapless events (SPEC §3
 //! `ingest --format`, §10): Spark Structured Streaming progress, Iceberg
-//! table snapshots, Airflow asset events. The mappings are the ones the
+//! table snapshots, Airflow asset events, Delta Lake commits. The mappings are the ones the
 //! Python adapters use, so a log replayed from a file records exactly what
 //! the live adapter would have.
 //!
@@ -10,6 +10,7 @@
 //! mapping leaves out (nothing to say about time) is counted by reason.
 
 mod airflow;
+mod delta;
 mod iceberg;
 mod spark;
 
@@ -17,6 +18,8 @@ use std::fmt;
 use std::str::FromStr;
 
 use serde_json::Value;
+
+pub use delta::{convert_delta_log, delta_log_version};
 
 use crate::{Error, Result};
 
@@ -32,23 +35,28 @@ pub enum ProducerFormat {
     /// A page of Airflow's `GET /api/v2/assets/events` (`asset_events`), or
     /// an array of its events.
     AirflowAssetEvents,
+    /// A Delta Lake table's `_delta_log/<version>.json` commits, read by
+    /// [`convert_delta_log`] (a directory, not one text).
+    DeltaLog,
 }
 
 impl ProducerFormat {
     /// Every format, by name.
-    pub const ALL: [ProducerFormat; 3] = [
+    pub const ALL: [ProducerFormat; 4] = [
         ProducerFormat::SparkProgress,
         ProducerFormat::IcebergSnapshots,
         ProducerFormat::AirflowAssetEvents,
+        ProducerFormat::DeltaLog,
     ];
 
     /// The name: `spark-progress`, `iceberg-snapshots`,
-    /// `airflow-asset-events`.
+    /// `airflow-asset-events`, `delta-log`.
     pub fn name(self) -> &'static str {
         match self {
             ProducerFormat::SparkProgress => "spark-progress",
             ProducerFormat::IcebergSnapshots => "iceberg-snapshots",
             ProducerFormat::AirflowAssetEvents => "airflow-asset-events",
+            ProducerFormat::DeltaLog => "delta-log",
         }
     }
 }
@@ -85,8 +93,12 @@ pub struct ProducerOptions {
     pub asset: Option<String>,
     /// Airflow: name assets by the Airflow asset's `name`, not its `uri`.
     pub asset_from_name: bool,
-    /// Iceberg: the table's UUID when the file does not carry `table-uuid`.
+    /// Iceberg: the table's UUID when the file does not carry `table-uuid`;
+    /// Delta: the table's id when no commit read has its `metaData`.
     pub table_uuid: Option<String>,
+    /// Delta: the log may start after version 0 (log retention cleaned the
+    /// older commits up); otherwise that is an error naming version 0.
+    pub from_oldest: bool,
 }
 
 /// The events of a producer's records, and what was left out.
@@ -120,7 +132,8 @@ impl Converted {
 ///
 /// A one-line error naming `source`, the record and the reason: text that
 /// is not JSON, a record without a field the mapping needs, an option that
-/// is missing (`asset`, `table_uuid`).
+/// is missing (`asset`, `table_uuid`); `delta-log`, which reads a directory
+/// of commits ([`convert_delta_log`]), not one text.
 ///
 /// # Example
 ///
@@ -146,6 +159,9 @@ pub fn convert(
         ProducerFormat::SparkProgress => spark::convert(&values, options),
         ProducerFormat::IcebergSnapshots => iceberg::convert(&values, options),
         ProducerFormat::AirflowAssetEvents => airflow::convert(&values, options),
+        ProducerFormat::DeltaLog => Err(Error::new(
+            "reads a table's _delta_log directory, one file per commit: use convert_delta_log",
+        )),
     }
     .map_err(|e| e.context(format_args!("{source}: {format}")))
 }
