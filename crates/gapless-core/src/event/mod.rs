@@ -14,8 +14,8 @@ mod names;
 mod wire;
 
 pub use decl::AssetDecl;
-pub use names::{validate_asset_name, MAX_NAME_BYTES};
 pub(crate) use names::validate_event_id;
+pub use names::{validate_asset_name, MAX_NAME_BYTES};
 pub use wire::{RawEvent, MAX_EXTRA_BYTES, MAX_EXTRA_DEPTH};
 
 /// Whether an event says its data is in place or withdrawn.

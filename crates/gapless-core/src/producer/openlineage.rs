@@ -177,8 +177,7 @@ fn span_of(facets: Option<&Value>) -> std::result::Result<Span, String> {
     let from_nominal = nominal.map(|n| {
         let start = text(n, "nominalStartTime").ok_or("nominalTime without nominalStartTime")?;
         let end = text(n, "nominalEndTime").ok_or("nominalTime without nominalEndTime")?;
-        let start =
-            parse_instant(start, None).map_err(|_| "nominalStartTime is not an instant")?;
+        let start = parse_instant(start, None).map_err(|_| "nominalStartTime is not an instant")?;
         let end = parse_instant(end, None).map_err(|_| "nominalEndTime is not an instant")?;
         Interval::new(start, end).map_err(|_| "nominalTime is empty or reversed")
     });
@@ -350,12 +349,18 @@ mod tests {
             &ProducerOptions::default(),
         )
         .unwrap_err();
-        assert!(err.to_string().starts_with("events.ndjson: JSON value 1"), "{err}");
+        assert!(
+            err.to_string().starts_with("events.ndjson: JSON value 1"),
+            "{err}"
+        );
     }
 
     #[test]
     fn the_dataset_uri_joins_namespace_and_name() {
-        assert_eq!(openlineage_asset("s3://lake/", "orders"), "s3://lake/orders");
+        assert_eq!(
+            openlineage_asset("s3://lake/", "orders"),
+            "s3://lake/orders"
+        );
         assert_eq!(
             openlineage_asset("hdfs://nn:8020", "/data/x"),
             "hdfs://nn:8020/data/x"
