@@ -378,6 +378,17 @@ fn errors(g: &Gapless) {
         out.stderr
     );
     assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    let out = g.run(
+        &["ingest", "-", "--format", "openlineage", "--asset", "a"],
+        Some("{}"),
+    );
+    assert_eq!(out.code, 2);
+    assert!(
+        out.stderr
+            .contains("standard input: openlineage: takes no --asset"),
+        "{}",
+        out.stderr
+    );
     let out = g.run(&["ingest", "-", "--format", "parquet"], Some(""));
     assert_eq!(out.code, 2);
     assert!(

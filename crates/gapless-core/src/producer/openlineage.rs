@@ -11,7 +11,7 @@
 use serde_json::{json, Map, Value};
 
 use super::{text, Converted, ProducerOptions};
-use crate::{parse_instant, validate_asset_name, Instant, Interval, Result};
+use crate::{parse_instant, validate_asset_name, Error, Instant, Interval, Result};
 
 /// The one `eventType` that records: the run finished and wrote its
 /// outputs. `START` and `RUNNING` say nothing is complete yet; `FAIL` and
@@ -22,7 +22,14 @@ const COMPLETE: &str = "COMPLETE";
 /// unexpected text cannot make a reason (and an answer) large.
 const MAX_QUOTED: usize = 64;
 
-pub(super) fn convert(values: &[Value], _options: &ProducerOptions) -> Result<Converted> {
+pub(super) fn convert(values: &[Value], options: &ProducerOptions) -> Result<Converted> {
+    // Each output names its own asset: an option that would name one is
+    // refused rather than silently ignored.
+    if options.asset.is_some() || options.asset_from_name || options.table_uuid.is_some() {
+        return Err(Error::new(
+            "takes no --asset, --asset-from or --table-uuid: each output's dataset URI is its asset",
+        ));
+    }
     let mut out = Converted::default();
     for event in values.iter().flat_map(|v| match v {
         Value::Array(items) => items.iter().collect::<Vec<_>>(),
@@ -352,6 +359,21 @@ mod tests {
         assert!(
             err.to_string().starts_with("events.ndjson: JSON value 1"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn options_that_name_an_asset_are_refused() {
+        let options = ProducerOptions {
+            asset: Some("orders".into()),
+            ..ProducerOptions::default()
+        };
+        let err =
+            convert(ProducerFormat::OpenLineage, "{}", "events.ndjson", &options).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "events.ndjson: openlineage: takes no --asset, --asset-from or --table-uuid: \
+             each output's dataset URI is its asset"
         );
     }
 
