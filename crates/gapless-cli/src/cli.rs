@@ -522,7 +522,8 @@ pub struct ProducerArgs {
     /// JSON, watermark mode), iceberg-snapshots (table metadata or
     /// inspect.snapshots() rows), airflow-asset-events (a page of
     /// GET /api/v2/assets/events), delta-log (a Delta table's directory or
-    /// its _delta_log: the JSON commits in version order).
+    /// its _delta_log: the JSON commits in version order), openlineage (run
+    /// events, NDJSON as the file transport writes them).
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<gapless_core::ProducerFormat>,
     /// The asset to record into (spark-progress, iceberg-snapshots and

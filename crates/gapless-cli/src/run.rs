@@ -469,7 +469,8 @@ fn producer_events(
     let mut converted = gapless_core::convert(format, &text, name, &producer.options())
         .map_err(|e| Error::bad_input(e.to_string()))?;
     match format {
-        gapless_core::ProducerFormat::AirflowAssetEvents => {
+        gapless_core::ProducerFormat::AirflowAssetEvents
+        | gapless_core::ProducerFormat::OpenLineage => {
             drop_keys_without_span(ledger, &mut converted)?;
         }
         gapless_core::ProducerFormat::SparkProgress => drop_reruns(ledger, &mut converted)?,
@@ -537,10 +538,20 @@ fn events_ndjson(
             .iter()
             .map(|(reason, n)| format!("{n} {reason}"))
             .collect();
+        // An OpenLineage event gives one event per output dataset, so its
+        // events do not count its records.
+        let from = match format {
+            gapless_core::ProducerFormat::OpenLineage => {
+                "one per output of each recorded run event".to_string()
+            }
+            _ => format!(
+                "from {} {format} records",
+                converted.events.len() + converted.skipped_count()
+            ),
+        };
         eprintln!(
-            "{name}: {} events from {} {format} records; left out {}: {}",
+            "{name}: {} events {from}; left out {}: {}",
             converted.events.len(),
-            converted.events.len() + converted.skipped_count(),
             converted.skipped_count(),
             reasons.join(", ")
         );
@@ -554,9 +565,10 @@ fn events_ndjson(
     out
 }
 
-/// Leave out the Airflow events whose only interval is a discrete key of
-/// an asset that declares no key span (they say nothing the ledger can
-/// place in time), as the provider's sync does.
+/// Leave out the Airflow (and OpenLineage) events whose only interval is a
+/// discrete key of an asset that declares no key span (they say nothing
+/// the ledger can place in time), as the provider's sync and the server's
+/// OpenLineage route do.
 fn drop_keys_without_span(
     ledger: &dyn Ask,
     converted: &mut gapless_core::Converted,
@@ -568,6 +580,7 @@ fn drop_keys_without_span(
         let discrete = event["partition_key"]
             .as_str()
             .is_some_and(|k| !k.contains('/'))
+            && event["start"].is_null()
             && event["extra"]["interval_start"].is_null()
             && event["extra"]["interval_end"].is_null();
         let asset = event["asset"].as_str().unwrap_or_default().to_string();

@@ -220,3 +220,64 @@ fn a_question_about_an_impossible_rule_name_is_bad_input_on_both_backends() {
     }
     assert_eq!(answers[0], answers[1]);
 }
+
+/// `POST /api/v1/lineage` over PostgreSQL: the declaration a discrete key
+/// needs and the passes after a conflict all read the store on blocking
+/// threads; a re-delivered batch is all duplicates.
+#[test]
+fn openlineage_events_over_postgres() {
+    let (url, required) = url();
+    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
+        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
+        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+        return;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = Schema(format!("gs_lineage_{}_{nanos}", std::process::id()));
+    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
+    let ledger = Ledger::new(Arc::new(store));
+    let server = TestServer::with_ledger(
+        tempfile::tempdir().unwrap(),
+        ledger,
+        ServerConfig::default(),
+    );
+    let c = server.client();
+    let r = c.put_json(
+        "/v1/assets/s3%3A%2F%2Flake%2Fhourly",
+        &json!({"key_span": "PT1H"}),
+    );
+    assert_eq!(r.status, 200, "{}", r.text());
+    let run = |id: &str, facets: serde_json::Value, time: &str| {
+        json!({"eventType": "COMPLETE", "eventTime": time, "producer": "p",
+               "run": {"runId": id, "facets": facets},
+               "job": {"namespace": "etl", "name": "hourly"},
+               "outputs": [{"namespace": "s3://lake", "name": "hourly"}]})
+    };
+    let nominal = json!({"nominalTime": {"nominalStartTime": slot(0), "nominalEndTime": slot(60)}});
+    let keyed = json!({"airflow": {"dagRun": {"partition_key": "2025-06-01T11:00:00"}}});
+    let first = c.post_json("/api/v1/lineage", &run("a", nominal.clone(), &slot(61)));
+    assert_eq!(first.json()["accepted"], 1, "{}", first.text());
+    let batch = json!([
+        run("a", nominal.clone(), &slot(62)),
+        run("b", keyed, &slot(121)),
+    ]);
+    let answer = c.post_json("/api/v1/lineage", &batch).json();
+    assert_eq!(answer["accepted"], 1, "{answer}");
+    assert_eq!(answer["skipped"], 1, "{answer}");
+    let again = c.post_json("/api/v1/lineage", &batch).json();
+    assert_eq!(
+        (&again["accepted"], &again["duplicates"]),
+        (&json!(0), &json!(1)),
+        "{again}"
+    );
+    let covered = c
+        .get(&format!(
+            "/v1/assets/s3%3A%2F%2Flake%2Fhourly/coverage?start={}&end=2025-06-01T12:00:00Z",
+            slot(0)
+        ))
+        .json();
+    assert_eq!(covered["covered"], true, "{covered}");
+}

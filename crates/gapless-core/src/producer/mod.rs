@@ -1,7 +1,7 @@
 //! What producers write about themselves, as gapless events (SPEC §3
 //! `ingest --format`, §10): Spark Structured Streaming progress, Iceberg
-//! table snapshots, Airflow asset events, Delta Lake commits. The mappings are the ones the
-//! Python adapters use, so a log replayed from a file records exactly what
+//! table snapshots, Airflow asset events, Delta Lake commits, OpenLineage
+//! run events. The mappings are the ones the Python adapters use, so a log replayed from a file records exactly what
 //! the live adapter would have.
 //!
 //! Each mapping turns the producer's JSON into event objects of SPEC §2
@@ -12,7 +12,10 @@
 mod airflow;
 mod delta;
 mod iceberg;
+mod openlineage;
 mod spark;
+
+pub use openlineage::openlineage_asset;
 
 use std::fmt;
 use std::str::FromStr;
@@ -38,25 +41,30 @@ pub enum ProducerFormat {
     /// A Delta Lake table's `_delta_log/<version>.json` commits, read by
     /// [`convert_delta_log`] (a directory, not one text).
     DeltaLog,
+    /// OpenLineage run events: one, an array, or NDJSON (the file
+    /// transport's output); only `COMPLETE` events record.
+    OpenLineage,
 }
 
 impl ProducerFormat {
     /// Every format, by name.
-    pub const ALL: [ProducerFormat; 4] = [
+    pub const ALL: [ProducerFormat; 5] = [
         ProducerFormat::SparkProgress,
         ProducerFormat::IcebergSnapshots,
         ProducerFormat::AirflowAssetEvents,
         ProducerFormat::DeltaLog,
+        ProducerFormat::OpenLineage,
     ];
 
     /// The name: `spark-progress`, `iceberg-snapshots`,
-    /// `airflow-asset-events`, `delta-log`.
+    /// `airflow-asset-events`, `delta-log`, `openlineage`.
     pub fn name(self) -> &'static str {
         match self {
             ProducerFormat::SparkProgress => "spark-progress",
             ProducerFormat::IcebergSnapshots => "iceberg-snapshots",
             ProducerFormat::AirflowAssetEvents => "airflow-asset-events",
             ProducerFormat::DeltaLog => "delta-log",
+            ProducerFormat::OpenLineage => "openlineage",
         }
     }
 }
@@ -162,6 +170,7 @@ pub fn convert(
         ProducerFormat::DeltaLog => Err(Error::new(
             "reads a table's _delta_log directory, one file per commit: use convert_delta_log",
         )),
+        ProducerFormat::OpenLineage => openlineage::convert(&values, options),
     }
     .map_err(|e| e.context(format_args!("{source}: {format}")))
 }
