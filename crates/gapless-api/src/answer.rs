@@ -22,6 +22,32 @@ pub struct IngestAnswer {
     pub duplicates: u64,
 }
 
+/// `POST /api/v1/lineage`: the events recorded from OpenLineage run events
+/// and what was left out, by reason (SPEC §4, §10).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct LineageAnswer {
+    /// Events stored (one per output dataset of a recorded run event).
+    pub accepted: u64,
+    /// Events already stored with the same content (a run event delivered
+    /// again).
+    pub duplicates: u64,
+    /// Run events (or single outputs) left out: they record nothing.
+    pub skipped: u64,
+    /// Why, each reason with its count, in the order first seen.
+    pub skipped_reasons: Vec<SkippedReason>,
+}
+
+/// One reason a [`LineageAnswer`] left records out, and how many.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SkippedReason {
+    /// Why (e.g. `eventType START (only COMPLETE records)`).
+    pub reason: String,
+    /// How many were left out for it.
+    pub count: u64,
+}
+
 /// `check`: coverage of one range, and whether it is complete under a policy.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

@@ -521,7 +521,8 @@ pub struct ProducerArgs {
     /// Read the producer's records: spark-progress (StreamingQueryProgress
     /// JSON, watermark mode), iceberg-snapshots (table metadata or
     /// inspect.snapshots() rows), airflow-asset-events (a page of
-    /// GET /api/v2/assets/events).
+    /// GET /api/v2/assets/events), openlineage (run events, NDJSON as the
+    /// file transport writes them).
     #[arg(long, value_name = "FORMAT")]
     pub format: Option<gapless_core::ProducerFormat>,
     /// The asset to record into (spark-progress and iceberg-snapshots need

@@ -457,7 +457,8 @@ fn producer_events(
     let mut converted = gapless_core::convert(format, &text, name, &producer.options())
         .map_err(|e| Error::bad_input(e.to_string()))?;
     match format {
-        gapless_core::ProducerFormat::AirflowAssetEvents => {
+        gapless_core::ProducerFormat::AirflowAssetEvents
+        | gapless_core::ProducerFormat::OpenLineage => {
             drop_keys_without_span(ledger, &mut converted)?;
         }
         gapless_core::ProducerFormat::SparkProgress => drop_reruns(ledger, &mut converted)?,
@@ -486,9 +487,10 @@ fn producer_events(
     Ok(out)
 }
 
-/// Leave out the Airflow events whose only interval is a discrete key of
-/// an asset that declares no key span (they say nothing the ledger can
-/// place in time), as the provider's sync does.
+/// Leave out the Airflow (and OpenLineage) events whose only interval is a
+/// discrete key of an asset that declares no key span (they say nothing
+/// the ledger can place in time), as the provider's sync and the server's
+/// OpenLineage route do.
 fn drop_keys_without_span(
     ledger: &dyn Ask,
     converted: &mut gapless_core::Converted,
@@ -500,6 +502,7 @@ fn drop_keys_without_span(
         let discrete = event["partition_key"]
             .as_str()
             .is_some_and(|k| !k.contains('/'))
+            && event["start"].is_null()
             && event["extra"]["interval_start"].is_null()
             && event["extra"]["interval_end"].is_null();
         let asset = event["asset"].as_str().unwrap_or_default().to_string();

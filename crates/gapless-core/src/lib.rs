@@ -38,7 +38,8 @@
 //!   their resolution against the declaration (`wire.rs`).
 //! - producers' own records as events (`producer/`): [`convert`] of Spark
 //!   progress (`spark.rs`), Iceberg snapshots (`iceberg.rs`) and Airflow
-//!   asset events (`airflow.rs`) in a [`ProducerFormat`].
+//!   asset events (`airflow.rs`) and OpenLineage run events
+//!   (`openlineage.rs`) in a [`ProducerFormat`].
 //! - time-unit constants such as [`MICROS_PER_SECOND`] and [`MICROS_PER_DAY`]
 //!   (`units.rs`).
 //! - [`ConfigValue`]: configuration files (tokens, targets) as TOML or JSON
@@ -80,7 +81,7 @@ pub use parse::{
     parse_instant, parse_interval, parse_local_instant, parse_local_interval, parse_time_zone,
 };
 pub use policy::Policy;
-pub use producer::{convert, Converted, ProducerFormat, ProducerOptions};
+pub use producer::{convert, openlineage_asset, Converted, ProducerFormat, ProducerOptions};
 pub use rule::{
     format_key, validate_key_format, validate_rule_name, FiringKind, Judgement, Rule, RuleDef,
     RuleSettings, WindowState, DEFAULT_KEY_FORMAT, MAX_KEY_BYTES, MAX_KEY_FORMAT_BYTES,

@@ -18,13 +18,14 @@ use utoipa_axum::routes;
 
 use crate::error::log_fault;
 use crate::openapi::ApiDoc;
-use crate::routes::{assets, events, ops, page, questions, retention, rules};
+use crate::routes::{assets, events, lineage, ops, page, questions, retention, rules};
 use crate::{metrics, ApiError, AppState};
 
 /// The routes with their OpenAPI document.
 fn documented() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .routes(routes!(events::post_events))
+        .routes(routes!(lineage::post_lineage))
         .routes(routes!(assets::list))
         .routes(routes!(assets::show, assets::declare))
         .routes(routes!(questions::coverage))

@@ -55,6 +55,11 @@ impl ApiError {
         self
     }
 
+    /// The detail (null when there is none).
+    pub(crate) fn detail(&self) -> &Value {
+        &self.detail
+    }
+
     /// 400: the input is wrong.
     pub fn bad_request(message: impl Into<String>) -> Self {
         ApiError::new(StatusCode::BAD_REQUEST, message)

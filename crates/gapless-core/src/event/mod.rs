@@ -14,6 +14,7 @@ mod names;
 mod wire;
 
 pub use decl::AssetDecl;
+pub(crate) use names::validate_event_id;
 pub use names::{validate_asset_name, MAX_NAME_BYTES};
 pub use wire::{RawEvent, MAX_EXTRA_BYTES, MAX_EXTRA_DEPTH};
 

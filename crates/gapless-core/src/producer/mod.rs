@@ -1,6 +1,6 @@
 //! What producers write about themselves, as gapless events (SPEC §3
 //! `ingest --format`, §10): Spark Structured Streaming progress, Iceberg
-//! table snapshots, Airflow asset events. The mappings are the ones the
+//! table snapshots, Airflow asset events, OpenLineage run events. The mappings are the ones the
 //! Python adapters use, so a log replayed from a file records exactly what
 //! the live adapter would have.
 //!
@@ -11,7 +11,10 @@
 
 mod airflow;
 mod iceberg;
+mod openlineage;
 mod spark;
+
+pub use openlineage::openlineage_asset;
 
 use std::fmt;
 use std::str::FromStr;
@@ -32,23 +35,28 @@ pub enum ProducerFormat {
     /// A page of Airflow's `GET /api/v2/assets/events` (`asset_events`), or
     /// an array of its events.
     AirflowAssetEvents,
+    /// OpenLineage run events: one, an array, or NDJSON (the file
+    /// transport's output); only `COMPLETE` events record.
+    OpenLineage,
 }
 
 impl ProducerFormat {
     /// Every format, by name.
-    pub const ALL: [ProducerFormat; 3] = [
+    pub const ALL: [ProducerFormat; 4] = [
         ProducerFormat::SparkProgress,
         ProducerFormat::IcebergSnapshots,
         ProducerFormat::AirflowAssetEvents,
+        ProducerFormat::OpenLineage,
     ];
 
     /// The name: `spark-progress`, `iceberg-snapshots`,
-    /// `airflow-asset-events`.
+    /// `airflow-asset-events`, `openlineage`.
     pub fn name(self) -> &'static str {
         match self {
             ProducerFormat::SparkProgress => "spark-progress",
             ProducerFormat::IcebergSnapshots => "iceberg-snapshots",
             ProducerFormat::AirflowAssetEvents => "airflow-asset-events",
+            ProducerFormat::OpenLineage => "openlineage",
         }
     }
 }
@@ -146,6 +154,7 @@ pub fn convert(
         ProducerFormat::SparkProgress => spark::convert(&values, options),
         ProducerFormat::IcebergSnapshots => iceberg::convert(&values, options),
         ProducerFormat::AirflowAssetEvents => airflow::convert(&values, options),
+        ProducerFormat::OpenLineage => openlineage::convert(&values, options),
     }
     .map_err(|e| e.context(format_args!("{source}: {format}")))
 }

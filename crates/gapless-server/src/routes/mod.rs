@@ -2,6 +2,7 @@
 
 pub(crate) mod assets;
 pub(crate) mod events;
+pub(crate) mod lineage;
 pub(crate) mod ops;
 pub(crate) mod page;
 pub(crate) mod questions;
