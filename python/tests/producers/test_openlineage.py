@@ -80,10 +80,13 @@ class Lineage:
 
     url: str
     token: str | None
+    compression: str | None = None
     answers: list[requests.Response] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         transport: dict = {"type": "http", "url": self.url, "endpoint": "api/v1/lineage"}
+        if self.compression is not None:
+            transport["compression"] = self.compression
         if self.token is not None:
             transport["auth"] = {"type": "api_key", "apiKey": self.token}
         self.client = OpenLineageClient(config={"transport": transport})
@@ -168,6 +171,18 @@ def test_complete_runs_cover_their_nominal_time_on_each_output(lineage, reader):
         assert {e.extra["job_name"] for e in events} == {"orders_dag.load"}
 
 
+def test_a_gzipped_event_records_the_same(served, reader):
+    # The transport's `compression: gzip` sends Content-Encoding: gzip.
+    zipped = Lineage(served.url, TOKENS["lake"], compression="gzip")
+    run_id = str(generate_new_uuid())
+    assert zipped.emit(event(RunState.START, run_id, hour(7)))["skipped"] == 1
+    answer = zipped.emit(event(RunState.COMPLETE, run_id, hour(7)))
+    assert zipped.answers[-1].request.headers["Content-Encoding"] == "gzip"
+    assert (answer["accepted"], answer["skipped"]) == (2, 0), answer
+    assert missing(reader, CUSTOMERS, *hour(7)) == []
+    assert [e.id for e in reader.events(ORDERS)] == [f"openlineage:{run_id}"]
+
+
 def test_a_complete_delivered_again_is_a_duplicate(lineage, reader):
     run_id = str(generate_new_uuid())
     e = event(RunState.COMPLETE, run_id, hour(3))
@@ -175,11 +190,15 @@ def test_a_complete_delivered_again_is_a_duplicate(lineage, reader):
     assert (first["accepted"], first["duplicates"]) == (2, 0), first
     again = lineage.emit(e)
     assert (again["accepted"], again["duplicates"], again["skipped"]) == (0, 2, 0), again
-    # A later copy of the same run's COMPLETE (another eventTime) is the
-    # same event too.
+    # Another COMPLETE of the same run (another eventTime) conflicts with
+    # what is stored: skipped and counted per output, the client not
+    # failing, the stored event unchanged (SPEC §10).
+    before = stored(reader, ORDERS)
     later = lineage.emit(event(RunState.COMPLETE, run_id, hour(3)))
-    assert (later["accepted"], later["duplicates"]) == (0, 2), later
-    assert len(list(reader.events(ORDERS))) == 1
+    assert (later["accepted"], later["duplicates"], later["skipped"]) == (0, 0, 2), later
+    assert [r["reason"].startswith("a conflict") for r in later["skipped_reasons"]] == [True]
+    assert stored(reader, ORDERS) == before
+    assert len(before) == 1
     assert missing(reader, ORDERS, *hour(3)) == []
 
 
@@ -189,8 +208,9 @@ def test_a_run_without_nominal_time_is_skipped_and_the_client_does_not_raise(lin
     reasons = answer["skipped_reasons"]
     assert [r["count"] for r in reasons] == [1]
     assert "nominalTime" in reasons[0]["reason"], reasons
-    assert list(reader.events(ORDERS)) == []
     assert [a.asset for a in reader.assets()] == []
+    with pytest.raises(gapless.NotFound):
+        list(reader.events(ORDERS))
 
 
 def test_an_output_outside_the_tokens_prefixes_is_skipped(served, lineage, reader):
