@@ -17,8 +17,8 @@ groups killed, the metadata database dropped) however the tests end:
   composite of `http` to a `gapless serve` on a port chosen here
   (`Airflow.lineage_url`, api_key auth with `LINEAGE_TOKEN`; the test that
   needs it starts that server) and `file`, appending to
-  `Airflow.lineage_file`; selectively enabled, so only the DAGs that ask
-  (`orders_lineage`) send events.
+  `Airflow.lineage_file`; its emission policy lets only `orders_lineage`
+  send events.
 - `gapless`: `gapless serve` (GAPLESS_BIN) on a fresh SQLite ledger with a
   targets file naming two Airflow targets: `airflow_asset` (asset_uri
   gapless://orders/hourly) and `airflow_dag` (dag_id orders_hourly_dag),
@@ -67,7 +67,9 @@ USER = "gapless"
 ASSET_URI = "gapless://orders/hourly"
 ASSET_DAG = "orders_hourly_asset"
 TRIGGER_DAG = "orders_hourly_dag"
-# The token Airflow's OpenLineage transport sends (api_key auth).
+# The one DAG whose OpenLineage events are sent, and the token the transport
+# sends (api_key auth).
+LINEAGE_DAG = "orders_lineage"
 LINEAGE_TOKEN = "airflow-lineage-0123456789abcdef"
 @pytest.fixture(scope="session")
 def workdir():
@@ -222,9 +224,14 @@ def airflow(workdir, metadata_db):
             "GAPLESS_AIRFLOW_RECORD": str(record),
             "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
             "AIRFLOW__OPENLINEAGE__NAMESPACE": "gapless-tests",
-            # Only the DAGs that call enable_lineage() send events: the
-            # other tests' DAGs run as they did without the provider.
-            "AIRFLOW__OPENLINEAGE__SELECTIVE_ENABLE": "True",
+            # Only LINEAGE_DAG sends events: the other tests' DAGs run as
+            # they did without the provider.
+            "AIRFLOW__OPENLINEAGE__EMISSION_POLICY": json.dumps(
+                [
+                    {"scope": {}, "controls": {"emit": False}},
+                    {"scope": {"dag_id": LINEAGE_DAG}, "controls": {"emit": True}},
+                ]
+            ),
             "PYTHONUNBUFFERED": "1",
         }
     )

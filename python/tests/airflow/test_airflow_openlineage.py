@@ -23,12 +23,12 @@ from datetime import datetime, timedelta, timezone
 
 import httpx
 import pytest
-from conftest import LINEAGE_TOKEN
+from conftest import LINEAGE_DAG, LINEAGE_TOKEN
 
 import gapless
 from airflow_harness import Procs, wait_for
 
-DAG_ID = "orders_lineage"
+DAG_ID = LINEAGE_DAG
 TASK_ID = "write_orders"
 ASSET = "file:///lake/orders"
 READ_TOKEN = "lineage-reader-0123456789abcdef"

@@ -12,15 +12,13 @@ task's `COMPLETE` arrives.
 The test triggers runs with explicit data intervals; its `end_date` in the
 past keeps the scheduler from making runs of its own. A run's conf
 `{"fail_tries": N}` makes the task's first N tries fail (1: it succeeds on
-its retry; 2: it fails for good). OpenLineage is selectively enabled for this
-DAG only (`[openlineage] selective_enable`), so the suite's other DAGs send
-nothing.
+its retry; 2: it fails for good). The suite's `[openlineage] emission_policy`
+lets this DAG alone send events (conftest.py).
 """
 
 from __future__ import annotations
 
 import pendulum
-from airflow.providers.openlineage.utils.selective_enable import enable_lineage
 from airflow.sdk import DAG, Asset, task
 
 ORDERS = Asset("file:///lake/orders")
@@ -40,7 +38,5 @@ with DAG(
     end_date=pendulum.datetime(2025, 1, 2, tz="UTC"),
     catchup=False,
     tags=["gapless"],
-) as dag:
+):
     write_orders()
-
-enable_lineage(dag)
