@@ -470,10 +470,20 @@ fn producer_events(
             .iter()
             .map(|(reason, n)| format!("{n} {reason}"))
             .collect();
+        // An OpenLineage event gives one event per output dataset, so its
+        // events do not count its records.
+        let from = match format {
+            gapless_core::ProducerFormat::OpenLineage => {
+                "one per output of each recorded run event".to_string()
+            }
+            _ => format!(
+                "from {} {format} records",
+                converted.events.len() + converted.skipped_count()
+            ),
+        };
         eprintln!(
-            "{name}: {} events from {} {format} records; left out {}: {}",
+            "{name}: {} events {from}; left out {}: {}",
             converted.events.len(),
-            converted.events.len() + converted.skipped_count(),
             converted.skipped_count(),
             reasons.join(", ")
         );

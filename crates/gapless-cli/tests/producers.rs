@@ -1,13 +1,16 @@
 //! `gapless ingest --format` (SPEC §10) on the real producer captures in
 //! `python/tests/producers/data/` (Spark 4 progress, pyiceberg snapshots, an
-//! Airflow asset-event page), embedded and through a server: the coverage
-//! each capture describes, reruns as duplicates, and one-line errors.
+//! Airflow asset-event page, openlineage-python's file transport output),
+//! embedded and through a server: the coverage each capture describes,
+//! reruns as duplicates, and one-line errors; and the OpenLineage file
+//! stored as `POST /api/v1/lineage` stores the same events.
 
 mod common;
 
 use std::path::PathBuf;
 
 use common::{ok, Gapless, Server};
+use serde_json::{json, Value};
 
 fn capture(name: &str) -> String {
     let path: PathBuf = [
@@ -299,6 +302,61 @@ fn airflow(g: &Gapless) {
     );
 }
 
+/// The OpenLineage capture: the two `COMPLETE` hours land on both outputs,
+/// one event each per run; `START`, `FAIL`, a run without `nominalTime` and
+/// a dataset event are left out and said so; a replay is all duplicates.
+fn openlineage(g: &Gapless) {
+    let file = capture("openlineage_events.ndjson");
+    let args = ["ingest", &file, "--format", "openlineage", "--json"];
+    let out = g.run(&args, None);
+    assert_eq!(ok(&out), json!({"accepted": 4, "duplicates": 0}));
+    assert!(
+        out.stderr.contains(
+            "4 events one per output of each recorded run event; left out 7: \
+             4 eventType START (only COMPLETE records), 1 eventType FAIL (only COMPLETE records), \
+             1 no nominalTime and no partition key, 1 not a run event (no run: a dataset or job event)"
+        ),
+        "{}",
+        out.stderr
+    );
+    for asset in ["s3://lake/orders", "postgres://db:5432/shop.public.orders"] {
+        let segs = segments(g, asset, "2025-06-01T00:00:00Z", "2025-06-01T03:00:00Z");
+        assert_eq!(segs.len(), 2, "{asset}: {segs:?}");
+        assert_eq!(
+            (segs[0].0.as_str(), segs[0].1.as_str()),
+            ("2025-06-01T00:00:00Z", "2025-06-01T01:00:00Z")
+        );
+        assert_eq!(
+            (segs[1].0.as_str(), segs[1].1.as_str()),
+            ("2025-06-01T01:00:00Z", "2025-06-01T02:00:00Z")
+        );
+        assert!(segs[0].2.starts_with("openlineage:") && segs[1].2.starts_with("openlineage:"));
+        assert_ne!(segs[0].2, segs[1].2, "one run an hour");
+        // The failed hour is a gap.
+        let check = g.run(
+            &[
+                "check",
+                asset,
+                "--start",
+                "2025-06-01T00:00:00Z",
+                "--end",
+                "2025-06-01T03:00:00Z",
+                "--json",
+            ],
+            None,
+        );
+        assert_eq!(check.code, 1, "{}", check.stderr);
+        assert_eq!(
+            check.json()["missing"],
+            json!([{"start": "2025-06-01T02:00:00Z", "end": "2025-06-01T03:00:00Z"}])
+        );
+    }
+    assert_eq!(
+        ok(&g.run(&args, None)),
+        json!({"accepted": 0, "duplicates": 4})
+    );
+}
+
 fn errors(g: &Gapless) {
     let file = capture("spark_progress.json");
     let out = g.run(&["ingest", &file, "--format", "spark-progress"], None);
@@ -323,8 +381,9 @@ fn errors(g: &Gapless) {
     let out = g.run(&["ingest", "-", "--format", "parquet"], Some(""));
     assert_eq!(out.code, 2);
     assert!(
-        out.stderr
-            .contains("expected one of spark-progress, iceberg-snapshots, airflow-asset-events"),
+        out.stderr.contains(
+            "expected one of spark-progress, iceberg-snapshots, airflow-asset-events, openlineage"
+        ),
         "{}",
         out.stderr
     );
@@ -334,6 +393,7 @@ fn all(g: &Gapless) {
     spark(g);
     iceberg(g);
     airflow(g);
+    openlineage(g);
     errors(g);
 }
 
@@ -348,4 +408,52 @@ fn producer_formats_over_http() {
     let server = Server::start(&g);
     g.url = Some(server.url.clone());
     all(&g);
+}
+
+/// The events of `asset` on `g`'s ledger, without what only says when this
+/// ledger stored them.
+fn stored(g: &Gapless, asset: &str) -> Vec<Value> {
+    let out = ok(&g.run(&["events", asset, "--json"], None));
+    let mut events = out["events"].as_array().unwrap().clone();
+    for e in &mut events {
+        e.as_object_mut().unwrap().remove("received_at");
+    }
+    events
+}
+
+#[test]
+fn openlineage_replayed_from_a_file_stores_what_the_route_stores() {
+    let file = capture("openlineage_events.ndjson");
+    let replayed = Gapless::new();
+    ok(&replayed.run(
+        &["ingest", &file, "--format", "openlineage", "--json"],
+        None,
+    ));
+
+    let posted = Gapless::new();
+    let server = Server::start(&posted);
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    // As the HTTP transport sends them: one event a request.
+    let text = std::fs::read_to_string(&file).unwrap();
+    let mut accepted = 0;
+    for line in text.lines() {
+        let mut r = agent
+            .post(format!("{}/api/v1/lineage", server.url))
+            .content_type("application/json")
+            .send(line.as_bytes())
+            .unwrap();
+        assert_eq!(r.status().as_u16(), 200);
+        let answer: Value = serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap();
+        accepted += answer["accepted"].as_u64().unwrap();
+    }
+    assert_eq!(accepted, 4);
+    drop(server);
+    for asset in ["s3://lake/orders", "postgres://db:5432/shop.public.orders"] {
+        let (a, b) = (stored(&replayed, asset), stored(&posted, asset));
+        assert_eq!(a.len(), 2, "{a:?}");
+        assert_eq!(a, b, "{asset}");
+    }
 }

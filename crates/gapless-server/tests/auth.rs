@@ -181,6 +181,14 @@ async fn the_scope_matrix() {
             [401, 401, 403, 403, 200, 200],
         ),
         (
+            // Any writer: an asset outside its prefixes is skipped, not 403.
+            "POST",
+            "/api/v1/lineage".into(),
+            Some(json!({"eventType": "COMPLETE", "run": {"runId": "r"},
+                        "job": {"namespace": "n", "name": "j"}, "outputs": []})),
+            [401, 401, 403, 200, 200, 200],
+        ),
+        (
             "PUT",
             "/v1/assets/team-a%2Forders".into(),
             Some(decl),

@@ -12,6 +12,7 @@ use serde_json::{json, Value};
 /// Every route the server serves (SPEC §4 and the extensions).
 const ROUTES: &[(&str, &str)] = &[
     ("post", "/v1/events"),
+    ("post", "/api/v1/lineage"),
     ("get", "/v1/assets"),
     ("get", "/v1/assets/{asset}"),
     ("put", "/v1/assets/{asset}"),
