@@ -12,6 +12,13 @@ groups killed, the metadata database dropped) however the tests end:
   known. Auth: the simple auth manager with one admin user `gapless`, its
   password read from the passwords file Airflow generates; API tokens
   expire after 5 s, so the deliverer has to log in again on 401.
+  OpenLineage: the provider's transport (in every process's environment:
+  LocalExecutor's task runners are the scheduler's children) is a
+  composite of `http` to a `gapless serve` on a port chosen here
+  (`Airflow.lineage_url`, api_key auth with `LINEAGE_TOKEN`; the test that
+  needs it starts that server) and `file`, appending to
+  `Airflow.lineage_file`; its emission policy lets only `orders_lineage`
+  send events.
 - `gapless`: `gapless serve` (GAPLESS_BIN) on a fresh SQLite ledger with a
   targets file naming two Airflow targets: `airflow_asset` (asset_uri
   gapless://orders/hourly) and `airflow_dag` (dag_id orders_hourly_dag),
@@ -60,6 +67,10 @@ USER = "gapless"
 ASSET_URI = "gapless://orders/hourly"
 ASSET_DAG = "orders_hourly_asset"
 TRIGGER_DAG = "orders_hourly_dag"
+# The one DAG whose OpenLineage events are sent, and the token the transport
+# sends (api_key auth).
+LINEAGE_DAG = "orders_lineage"
+LINEAGE_TOKEN = "airflow-lineage-0123456789abcdef"
 @pytest.fixture(scope="session")
 def workdir():
     d = Path(tempfile.mkdtemp(prefix="gapless-airflow-"))
@@ -90,6 +101,10 @@ class Airflow:
     # a test that starts another of them (an api-server over HTTPS).
     env: dict | None = None
     bin: str = "airflow"
+    # Where the OpenLineage transport sends (nothing listens until a test
+    # starts gapless there) and the file it appends to.
+    lineage_url: str = ""
+    lineage_file: Path | None = None
     _token: str | None = None
 
     def token(self) -> str:
@@ -114,6 +129,20 @@ class Airflow:
                 break
             self._token = None  # expired (they last 5 s here): log in again
         r.raise_for_status()
+        return r.json()
+
+    def post(self, path: str, body: dict) -> dict:
+        for _ in range(2):
+            r = self.client.post(
+                f"{self.url}{path}",
+                json=body,
+                headers={"Authorization": f"Bearer {self.token()}"},
+            )
+            if r.status_code != 401:
+                break
+            self._token = None  # expired: log in again
+        if r.is_error:
+            pytest.fail(f"POST {path} answered {r.status_code}: {r.text}")
         return r.json()
 
     def answers(self, path: str, status: int) -> int:
@@ -153,6 +182,20 @@ def airflow(workdir, metadata_db):
     port = free_port()
     url = f"http://127.0.0.1:{port}"
     record = workdir / "runs.txt"
+    lineage_url = f"http://127.0.0.1:{free_port()}"
+    lineage_file = workdir / "openlineage.ndjson"
+    transport = {
+        "type": "composite",
+        "transports": {
+            "gapless": {
+                "type": "http",
+                "url": lineage_url,
+                "endpoint": "api/v1/lineage",
+                "auth": {"type": "api_key", "apiKey": LINEAGE_TOKEN},
+            },
+            "file": {"type": "file", "log_file_path": str(lineage_file), "append": True},
+        },
+    }
     env = {
         k: v for k, v in os.environ.items() if not k.startswith("AIRFLOW__") and k != "AIRFLOW_HOME"
     }
@@ -179,6 +222,16 @@ def airflow(workdir, metadata_db):
             "AIRFLOW__API_AUTH__JWT_EXPIRATION_TIME": str(JWT_SECONDS),
             "AIRFLOW__API_AUTH__JWT_LEEWAY": "0",
             "GAPLESS_AIRFLOW_RECORD": str(record),
+            "AIRFLOW__OPENLINEAGE__TRANSPORT": json.dumps(transport),
+            "AIRFLOW__OPENLINEAGE__NAMESPACE": "gapless-tests",
+            # Only LINEAGE_DAG sends events: the other tests' DAGs run as
+            # they did without the provider.
+            "AIRFLOW__OPENLINEAGE__EMISSION_POLICY": json.dumps(
+                [
+                    {"scope": {}, "controls": {"emit": False}},
+                    {"scope": {"dag_id": LINEAGE_DAG}, "controls": {"emit": True}},
+                ]
+            ),
             "PYTHONUNBUFFERED": "1",
         }
     )
@@ -219,7 +272,8 @@ def airflow(workdir, metadata_db):
             procs=started,
         )
         af = Airflow(url, home, USER, password, record, timings, httpx.Client(timeout=30),
-                     env=env, bin=airflow_bin)
+                     env=env, bin=airflow_bin, lineage_url=lineage_url,
+                     lineage_file=lineage_file)
 
         def dags_known():
             for d in (ASSET_DAG, TRIGGER_DAG):
