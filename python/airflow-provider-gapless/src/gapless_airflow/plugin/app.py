@@ -12,10 +12,10 @@ forwards GETs, and of the POSTs only the two questions that are POSTs
 from __future__ import annotations
 
 import re
-from html import escape
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import datetime, time, timedelta, timezone
+from html import escape
 from importlib.resources import files
 from typing import Any
 from urllib.parse import quote
@@ -86,7 +86,7 @@ def static(name: str) -> Response:
     types = {"plugin.css": "text/css; charset=utf-8", "icon.svg": "image/svg+xml"}
     if name not in types:
         return _html(render.unavailable(f"no file {name!r}"), 404)
-    body = files(__package__).joinpath("static", name).read_bytes()
+    body = files(__package__).joinpath("static").joinpath(name).read_bytes()
     return Response(body, media_type=types[name], headers=HEADERS)
 
 
@@ -109,7 +109,9 @@ def _run_facts(dag_id: str, run_id: str) -> tuple[Any, dict[str, Any] | None, li
         run = session.scalar(select(DagRun).where(DagRun.dag_id == dag_id, DagRun.run_id == run_id))
         if run is None:
             return None, None, []
-        facts = _RunFacts(run.run_id, run.partition_key, run.data_interval_start, run.data_interval_end)
+        facts = _RunFacts(
+            run.run_id, run.partition_key, run.data_interval_start, run.data_interval_end
+        )
         rules = []
         rule = rule_of_run_id(run.run_id, run.partition_key)
         if rule:
@@ -161,8 +163,14 @@ def _rule_window(up: Upstream, rule: dict[str, Any], run: _RunFacts) -> tuple[st
     return t.text(s), t.text(e), f"key {key!r} on the rule's grid"
 
 
-def _section(up: Upstream, prefix: str, asset: str, source: str, window: tuple[str, str, str],
-             policy: str | None) -> str:
+def _section(
+    up: Upstream,
+    prefix: str,
+    asset: str,
+    source: str,
+    window: tuple[str, str, str],
+    policy: str | None,
+) -> str:
     start, end, where = window
     q = quote(asset, safe="")
     try:
@@ -188,11 +196,21 @@ def dag_run_view(dag_id: str, run_id: str, request: Request) -> HTMLResponse:
     title = f"Coverage of {dag_id} / {run_id}"
     run, data, rules = _run_facts(dag_id, run_id)
     if run is None:
-        return _html(render.page(prefix, title, render.unavailable(f"no run {run_id!r} of DAG {dag_id!r}")), 404)
+        return _html(
+            render.page(prefix, title, render.unavailable(f"no run {run_id!r} of DAG {dag_id!r}")),
+            404,
+        )
     watches = task_watches(data or {})
     if not watches and not rules:
-        return _html(render.page(prefix, title, render.note(
-            f"DAG {dag_id!r} has no gapless sensor or record task, and no gapless rule fired this run.")))
+        return _html(
+            render.page(
+                prefix,
+                title,
+                render.note(
+                    f"DAG {dag_id!r} has no gapless sensor or record task, and no gapless rule fired this run."
+                ),
+            )
+        )
     sections: list[str] = []
     try:
         with Upstream() as up:
@@ -204,7 +222,9 @@ def dag_run_view(dag_id: str, run_id: str, request: Request) -> HTMLResponse:
                     sections.append(_missing_section(name, f"rule {name}", f"rule {name}: {e}"))
                     continue
                 for asset in rule["assets"]:
-                    sections.append(_section(up, prefix, asset, f"rule {name}", window, rule.get("policy")))
+                    sections.append(
+                        _section(up, prefix, asset, f"rule {name}", window, rule.get("policy"))
+                    )
             for w in watches:
                 try:
                     window = _task_window(w, run)
@@ -237,7 +257,10 @@ def _dag_rules(dag_id: str) -> tuple[dict[str, Any] | None, list[str]]:
         serialized = SerializedDagModel.get(dag_id, session=session)
         data = serialized.data if serialized is not None else None
         runs = session.scalars(
-            select(DagRun).where(DagRun.dag_id == dag_id).order_by(DagRun.id.desc()).limit(RECENT_RUNS)
+            select(DagRun)
+            .where(DagRun.dag_id == dag_id)
+            .order_by(DagRun.id.desc())
+            .limit(RECENT_RUNS)
         ).all()
         for run in runs:
             found = [rule_of_run_id(run.run_id, run.partition_key)]
@@ -264,8 +287,15 @@ def dag_view(
         return _html(render.page(prefix, title, render.unavailable(f"no DAG {dag_id!r}")), 404)
     watches = task_watches(data)
     if not watches and not rules:
-        return _html(render.page(prefix, title, render.note(
-            f"DAG {dag_id!r} has no gapless sensor or record task, and no gapless rule fired its runs.")))
+        return _html(
+            render.page(
+                prefix,
+                title,
+                render.note(
+                    f"DAG {dag_id!r} has no gapless sensor or record task, and no gapless rule fired its runs."
+                ),
+            )
+        )
     now = datetime.now(timezone.utc)
     maps: list[str] = []
     try:
@@ -274,23 +304,44 @@ def dag_view(
                 try:
                     rule = up.get(f"/v1/rules/{quote(name, safe='')}")
                     start, end = _days_range(days, rule.get("tz"), now)
-                    answer = up.get(f"/v1/rules/{quote(name, safe='')}/windows", start=start, end=end)
+                    answer = up.get(
+                        f"/v1/rules/{quote(name, safe='')}/windows", start=start, end=end
+                    )
                 except Refused as e:
                     maps.append(_missing_section(name, f"rule {name}", f"rule {name}: {e}"))
                     continue
                 link = answer["assets"][0] if len(answer.get("assets", [])) == 1 else None
-                maps.append(render.heat_map(prefix, f"rule {name} ({', '.join(answer['assets'])})", answer, link))
+                maps.append(
+                    render.heat_map(
+                        prefix, f"rule {name} ({', '.join(answer['assets'])})", answer, link
+                    )
+                )
             for w in watches:
                 if not w.every:
-                    maps.append(_missing_section(w.asset, w.source, (
-                        f"{w.asset}: {w.source} has no every= (a grid), so its windows are not known")))
+                    maps.append(
+                        _missing_section(
+                            w.asset,
+                            w.source,
+                            (
+                                f"{w.asset}: {w.source} has no every= (a grid), so its windows are not known"
+                            ),
+                        )
+                    )
                     continue
                 start, end = _days_range(days, w.tz, now)
                 try:
-                    answer = up.get(f"/v1/assets/{quote(w.asset, safe='')}/windows", start=start, end=end,
-                                    every=w.every, tz=w.tz, policy=w.policy)
+                    answer = up.get(
+                        f"/v1/assets/{quote(w.asset, safe='')}/windows",
+                        start=start,
+                        end=end,
+                        every=w.every,
+                        tz=w.tz,
+                        policy=w.policy,
+                    )
                 except Refused as e:
-                    maps.append(_missing_section(w.asset, w.source, f"{w.asset}: gapless answered: {e}"))
+                    maps.append(
+                        _missing_section(w.asset, w.source, f"{w.asset}: gapless answered: {e}")
+                    )
                     continue
                 maps.append(render.heat_map(prefix, f"{w.asset} ({w.source})", answer, w.asset))
     except Unavailable as e:
@@ -310,7 +361,9 @@ def _page_file(path: str) -> tuple[bytes, str | None]:
     with Upstream() as up:
         r = up.send("GET", path)
         if r.status_code != 200:
-            raise Unavailable(f"gapless is unavailable: {up.url}{path} answered HTTP {r.status_code}")
+            raise Unavailable(
+                f"gapless is unavailable: {up.url}{path} answered HTTP {r.status_code}"
+            )
         return r.content, r.headers.get("content-type")
 
 
@@ -345,12 +398,21 @@ def page_ui(name: str, request: Request) -> Response:
             js = body.decode()
             # The page asks /v1/... of its own origin, without cookies: here
             # it asks the proxy, with Airflow's session cookie.
-            js = _rewrite(js, "fetch(path + query, init)", "fetch(GAPLESS_API + path + query, init)",
-                          "API call")
-            js = _rewrite(js, 'credentials: "omit"', 'credentials: "same-origin"', "API call's credentials")
-            js = _rewrite(js, '"use strict";\n',
-                          f'"use strict";\nconst GAPLESS_API = {_js_string(_prefix(request) + "/api")};\n',
-                          "first line")
+            js = _rewrite(
+                js,
+                "fetch(path + query, init)",
+                "fetch(GAPLESS_API + path + query, init)",
+                "API call",
+            )
+            js = _rewrite(
+                js, 'credentials: "omit"', 'credentials: "same-origin"', "API call's credentials"
+            )
+            js = _rewrite(
+                js,
+                '"use strict";\n',
+                f'"use strict";\nconst GAPLESS_API = {_js_string(_prefix(request) + "/api")};\n',
+                "first line",
+            )
             body = js.encode()
     except Unavailable as e:
         return JSONResponse({"error": str(e)}, 502, headers=HEADERS)
@@ -368,10 +430,14 @@ async def proxy(path: str, request: Request) -> Response:
     """gapless's API, read-only, with the connection's token: GETs under
     ``/v1/``, and the POSTs that only ask."""
     if not path.startswith("v1/"):
-        return JSONResponse({"error": f"/{path}: only gapless's /v1/ API is proxied"}, 404, headers=HEADERS)
+        return JSONResponse(
+            {"error": f"/{path}: only gapless's /v1/ API is proxied"}, 404, headers=HEADERS
+        )
     if request.method == "POST" and path not in READ_POSTS:
         return JSONResponse(
-            {"error": f"POST /{path}: the plugin is read-only (POST only to /v1/buckets and /v1/coverage)"},
+            {
+                "error": f"POST /{path}: the plugin is read-only (POST only to /v1/buckets and /v1/coverage)"
+            },
             405,
             headers={**HEADERS, "Allow": "GET"},
         )
@@ -381,9 +447,13 @@ async def proxy(path: str, request: Request) -> Response:
     def forward() -> Response:
         try:
             with Upstream() as up:
-                r = up.send(request.method, f"/{path}", list(request.query_params.multi_items()), body)
+                r = up.send(
+                    request.method, f"/{path}", list(request.query_params.multi_items()), body
+                )
         except Unavailable as e:
             return JSONResponse({"error": str(e)}, 502, headers=HEADERS)
-        return Response(r.content, r.status_code, media_type=r.headers.get("content-type"), headers=HEADERS)
+        return Response(
+            r.content, r.status_code, media_type=r.headers.get("content-type"), headers=HEADERS
+        )
 
     return await anyio.to_thread.run_sync(forward)

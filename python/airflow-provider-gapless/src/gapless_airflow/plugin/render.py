@@ -35,7 +35,9 @@ def note(line: str) -> str:
 
 def page_link(prefix: str, asset: str, start: str, end: str, text: str) -> str:
     """A link to the range on gapless's own page (proxied by the plugin)."""
-    href = f"{prefix}/page/#/asset/{quote(asset, safe='')}?{urlencode({'start': start, 'end': end})}"
+    href = (
+        f"{prefix}/page/#/asset/{quote(asset, safe='')}?{urlencode({'start': start, 'end': end})}"
+    )
     return f'<a class="full" href="{escape(href)}">{escape(text)}</a>'
 
 
@@ -125,7 +127,7 @@ def timeline(buckets: Mapping[str, Any]) -> str:
         f'data-start="{escape(str(buckets.get("start")))}" data-end="{escape(str(buckets.get("end")))}">'
         f"{''.join(rects)}</svg>"
         f'<p class="axis"><span>{escape(str(buckets.get("start")))}</span>'
-        f'<span>{escape(str(buckets.get("end")))}</span></p>'
+        f"<span>{escape(str(buckets.get('end')))}</span></p>"
     )
 
 
@@ -153,7 +155,9 @@ def heat_map(prefix: str, title: str, answer: Mapping[str, Any], link_asset: str
             f'data-end="{escape(str(w["end"]))}" data-complete="{str(complete).lower()}" '
             f'data-ratio="{ratio!r}" title="{escape(facts)}" aria-label="{escape(facts)}"'
         )
-        inner = f'<span class="label">{escape(label)}</span><span class="mark">{escape(mark)}</span>'
+        inner = (
+            f'<span class="label">{escape(label)}</span><span class="mark">{escape(mark)}</span>'
+        )
         if link_asset is not None:
             href = (
                 f"{prefix}/page/#/asset/{quote(link_asset, safe='')}?"

@@ -4,11 +4,14 @@ failure as one line that says gapless is unavailable and why."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import httpx
 
 from ..hooks.gapless import GaplessHook
+
+if TYPE_CHECKING:
+    from typing_extensions import Self  # typing.Self from Python 3.11
 
 CONN_ID = GaplessHook.default_conn_name
 # How long a view waits for gapless: a view the user looks at, not a batch.
@@ -39,8 +42,8 @@ class Upstream:
     """
 
     def __init__(self, conn_id: str = CONN_ID) -> None:
-        from airflow.exceptions import AirflowNotFoundException
         from airflow.models.connection import Connection
+        from airflow.sdk.exceptions import AirflowNotFoundException
 
         try:
             conn = Connection.get_connection_from_secrets(conn_id)
@@ -63,7 +66,7 @@ class Upstream:
             timeout=float(kwargs.get("timeout") or DEFAULT_TIMEOUT),
         )
 
-    def __enter__(self) -> Upstream:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -84,7 +87,9 @@ class Upstream:
             )
         except httpx.HTTPError as e:
             reason = str(e) or type(e).__name__
-            raise Unavailable(f"gapless is unavailable: cannot reach {self.url}: {reason}") from None
+            raise Unavailable(
+                f"gapless is unavailable: cannot reach {self.url}: {reason}"
+            ) from None
         if r.status_code in (401, 403):
             raise Unavailable(
                 f"gapless is unavailable: {self.url} refused the connection's token "
@@ -115,5 +120,5 @@ def _error(r: httpx.Response) -> str:
     except ValueError:
         return r.text.strip().splitlines()[0] if r.text.strip() else r.reason_phrase
     if isinstance(answer, dict) and isinstance(answer.get("error"), str):
-        return answer["error"]
+        return str(answer["error"])
     return r.reason_phrase
