@@ -5,8 +5,9 @@ installed, a `gapless serve` with tokens, and a real headless Chromium.
   token and an admin token) on a SQLite ledger filled with the command line
   before it starts: `orders` on 2025-06-14 03:00-05:00 less 03:10-03:20,
   `orders_hourly` 03:00-04:00, and `orders` over the last 30 hours less two
-  hours (so the last days' heat map has every state). It can be stopped
-  and started again on its port.
+  hours (so the last days' heat map has every state); then the rule
+  `orders_rule` (orders, 1h, that day). It can be stopped and started
+  again on its port.
 - `airflow`: a fresh PostgreSQL database, `airflow db migrate`, `dags
   reserialize`, then api-server, dag-processor and scheduler (LocalExecutor)
   with the DAGs of `dags/`, the simple auth manager with one admin user,
@@ -52,6 +53,7 @@ from airflow_harness import (
 HERE = Path(__file__).resolve().parent
 USER = "gapless"
 DAG_ID = "plugin_orders"
+RULE = "orders_rule"
 CHROMIUM = os.environ.get("GAPLESS_CHROMIUM", "/usr/bin/chromium")
 
 
@@ -132,6 +134,14 @@ def gapless(workdir) -> Iterator[Gapless]:
                 [exe, "serve", "--db", str(db), "--listen", f"127.0.0.1:{port}", "--tokens-file", str(tokens)],
                 workdir)
     g.start()
+    # A rule on `orders` over that day: its firing of 04:00 is complete, and
+    # a run the `dag_id` target would make for it names it (SPEC §7).
+    rule = subprocess.run(
+        [exe, "rule", "set", RULE, "--assets", "orders", "--every", "1h", "--from", "2025-06-14",
+         "--until", "2025-06-15", "--url", g.url],
+        capture_output=True, text=True, timeout=60, check=False, env=dict(os.environ, GAPLESS_TOKEN=admin),
+    )
+    assert rule.returncode == 0, rule.stderr
     try:
         yield g
     finally:

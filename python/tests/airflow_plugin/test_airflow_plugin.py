@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from conftest import DAG_ID, screenshot
+from conftest import DAG_ID, RULE, screenshot
 from playwright.sync_api import Frame, Page, expect
 
 RUN_ID = "plugin_run_0300"
@@ -124,13 +124,14 @@ def test_the_dag_view_shows_the_heat_map_of_the_last_days(airflow, gapless, dag_
     frame = plugin_frame(page, f"/gapless/dags/{DAG_ID}")
     maps = frame.locator("section.heatmap")
     expect(maps).to_have_count(2)
-    cells = frame.locator("section.heatmap").first.locator(".cell")
+    ours = "section.heatmap[data-title='orders (task wait_orders)']"
+    cells = frame.locator(ours).locator(".cell")
     expect(cells).to_have_count(7 * 24)
     first, last = cells.first, cells.last
     start, end = first.get_attribute("data-start"), last.get_attribute("data-end")
     windows = gapless.json("windows", "orders", "--start", start, "--end", end, "--every", "1h")["windows"]
     drawn = frame.eval_on_selector_all(
-        "section.heatmap:first-of-type .cell",
+        f"{ours} .cell",
         "els => els.map(e => ({key: e.dataset.key, start: e.dataset.start, end: e.dataset.end,"
         " complete: e.dataset.complete === 'true', ratio: Number(e.dataset.ratio)}))")
     assert drawn == [{k: w[k] for k in ("key", "start", "end", "complete")} | {"ratio": w["covered_ratio"]}
@@ -172,3 +173,32 @@ def test_with_gapless_stopped_the_view_says_so_and_airflow_still_works(airflow, 
         assert r.status_code == 502 and r.json()["error"].startswith("gapless is unavailable")
     finally:
         gapless.start()
+
+
+def test_a_run_a_rule_fired_shows_the_rule_window(airflow, gapless, logged_in):
+    """A run named as the deliverer's `dag_id` target names it
+    (`gapless__<rule>__<key>__<generation>`): the view adds the rule's
+    assets over the window of the firing with that key."""
+    key = "2025-06-14T04:00:00"
+    run_id = f"gapless__{RULE}__{key}__1"
+    r = airflow.request("POST", f"/api/v2/dags/{DAG_ID}/dagRuns",
+                        json={"dag_run_id": run_id, "logical_date": None, "partition_key": key})
+    assert r.status_code in (200, 409), r.text
+    firing = next(f for f in gapless.json("firings")["firings"] if f["key"] == key)
+    window = (firing["window"]["start"], firing["window"]["end"])
+    check = gapless.json("check", "orders", "--start", window[0], "--end", window[1])
+    page = logged_in.context.new_page()
+    page.goto(f"{airflow.url}/dags/{DAG_ID}/runs/{run_id}/plugin/gapless-dag-run")
+    frame = plugin_frame(page, f"/gapless/dags/{DAG_ID}/runs/")
+    sections = frame.locator("section.watch")
+    expect(sections).to_have_count(3)
+    rule = sections.first
+    expect(rule.locator(".source")).to_contain_text(f"rule {RULE}")
+    assert (rule.get_attribute("data-asset"), rule.get_attribute("data-start"), rule.get_attribute("data-end")) == (
+        "orders", *window)
+    assert float(rule.get_attribute("data-ratio")) == check["covered_ratio"] == 1.0
+    # The DAG view now has the rule's heat map too.
+    page.goto(f"{airflow.url}/dags/{DAG_ID}/plugin/gapless-dag")
+    frame = plugin_frame(page, f"/gapless/dags/{DAG_ID}")
+    expect(frame.locator(f"section.heatmap[data-title='rule {RULE} (orders)']")).to_have_count(1)
+    only_airflow(logged_in.requests, airflow)

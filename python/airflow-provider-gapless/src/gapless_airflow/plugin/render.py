@@ -122,7 +122,7 @@ def timeline(buckets: Mapping[str, Any]) -> str:
                 )
             y += h
     return (
-        f'<svg class="timeline" role="img" aria-label="timeline of {escape(str(buckets.get("start")))} '
+        f'<svg class="timeline" role="img" shape-rendering="crispEdges" aria-label="timeline of {escape(str(buckets.get("start")))} '
         f'to {escape(str(buckets.get("end")))}" viewBox="0 0 {n} 20" preserveAspectRatio="none" '
         f'data-start="{escape(str(buckets.get("start")))}" data-end="{escape(str(buckets.get("end")))}">'
         f"{''.join(rects)}</svg>"
