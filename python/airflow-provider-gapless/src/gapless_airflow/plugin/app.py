@@ -11,9 +11,11 @@ forwards GETs, and of the POSTs only the two questions that are POSTs
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import datetime, time, timedelta, timezone
 from html import escape
 from importlib.resources import files
@@ -21,6 +23,7 @@ from typing import Any
 from urllib.parse import quote
 from zoneinfo import ZoneInfo
 
+import anyio.to_thread
 from airflow.api_fastapi.auth.managers.models.resource_details import DagAccessEntity
 from airflow.api_fastapi.core_api.security import get_user, requires_access_dag
 from fastapi import Depends, FastAPI, Query, Request
@@ -124,10 +127,16 @@ def _run_facts(dag_id: str, run_id: str) -> tuple[Any, dict[str, Any] | None, li
     return facts, data, rules
 
 
+@dataclass(frozen=True)
 class _RunFacts:
-    def __init__(self, run_id: str, key: str | None, dis: Any, die: Any) -> None:
-        self.run_id, self.partition_key = run_id, key
-        self.data_interval_start, self.data_interval_end = dis, die
+    """What the window of a run needs, read inside the session (the ORM
+    object is not used after it closes); named as a DAG run's attributes,
+    so that ``_window.resolve`` reads it as the ``dag_run`` of a context."""
+
+    run_id: str
+    partition_key: str | None
+    data_interval_start: Any
+    data_interval_end: Any
 
 
 def _task_window(watch: Watch, run: _RunFacts) -> tuple[str, str, str]:
@@ -420,8 +429,6 @@ def page_ui(name: str, request: Request) -> Response:
 
 
 def _js_string(text: str) -> str:
-    import json
-
     return json.dumps(text)
 
 
@@ -442,7 +449,6 @@ async def proxy(path: str, request: Request) -> Response:
             headers={**HEADERS, "Allow": "GET"},
         )
     body = await request.body() if request.method == "POST" else None
-    import anyio.to_thread
 
     def forward() -> Response:
         try:
