@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from conftest import DAG_ID, RULE, screenshot
+from conftest import DAG_ID, RULE, screenshot, wait_for
 from playwright.sync_api import Frame, Page, expect
 
 RUN_ID = "plugin_run_0300"
@@ -201,4 +201,32 @@ def test_a_run_a_rule_fired_shows_the_rule_window(airflow, gapless, logged_in):
     page.goto(f"{airflow.url}/dags/{DAG_ID}/plugin/gapless-dag")
     frame = plugin_frame(page, f"/gapless/dags/{DAG_ID}")
     expect(frame.locator(f"section.heatmap[data-title='rule {RULE} (orders)']")).to_have_count(1)
+    only_airflow(logged_in.requests, airflow)
+
+
+def test_a_run_of_the_asset_a_rule_delivers_to_shows_the_rule_window(airflow, gapless, logged_in):
+    """The `asset_uri` target posts the firing as the asset event's
+    `extra`: a run of a DAG scheduled on that asset shows the rule's assets
+    over the firing's window, though the DAG has no gapless task."""
+    uri, dag_id, key = "gapless://orders/rule", "plugin_rule_asset", "2025-06-14T04:00:00"
+    assets = airflow.request("GET", "/api/v2/assets", params={"uri_pattern": uri}).json()["assets"]
+    asset_id = next(a["id"] for a in assets if a["uri"] == uri)
+    firing = next(f for f in gapless.json("firings")["firings"] if f["key"] == key)
+    r = airflow.request("POST", "/api/v2/assets/events",
+                        json={"asset_id": asset_id, "partition_key": key, "extra": firing})
+    assert r.status_code == 200, r.text
+
+    def the_run():
+        runs = airflow.request("GET", f"/api/v2/dags/{dag_id}/dagRuns").json()["dag_runs"]
+        return next((x["dag_run_id"] for x in runs if x.get("partition_key") == key), None)
+
+    run_id = wait_for(f"the run of {dag_id} for {key}", the_run, 60, 0.5)
+    page = logged_in.context.new_page()
+    page.goto(f"{airflow.url}/dags/{dag_id}/runs/{run_id}/plugin/gapless-dag-run")
+    frame = plugin_frame(page, f"/gapless/dags/{dag_id}/runs/")
+    section = frame.locator("section.watch")
+    expect(section).to_have_count(1)
+    expect(section.locator(".source")).to_contain_text(f"rule {RULE}")
+    assert (section.get_attribute("data-start"), section.get_attribute("data-end")) == (
+        firing["window"]["start"], firing["window"]["end"])
     only_airflow(logged_in.requests, airflow)

@@ -2,12 +2,15 @@
 `orders` and records `orders_hourly`, both on the hourly grid of its
 partition key; triggered only through the REST API (`PartitionedAtRuntime`).
 The sensor gives up at once (soft fail): the test looks at what the plugin
-shows for the run, not at the run."""
+shows for the run, not at the run. `plugin_rule_asset` is scheduled on the
+asset a rule's `asset_uri` target posts to (its runs consume the firing),
+with no gapless task of its own; `plugin_plain` has nothing of gapless."""
 
 from __future__ import annotations
 
 import pendulum
-from airflow.sdk import DAG, PartitionedAtRuntime
+from airflow.providers.standard.operators.empty import EmptyOperator
+from airflow.sdk import DAG, Asset, PartitionedAssetTimetable, PartitionedAtRuntime
 
 from gapless_airflow.operators.record import GaplessRecordOperator
 from gapless_airflow.sensors.coverage import GaplessCoverageSensor
@@ -32,3 +35,11 @@ with DAG(
     catchup=False,
 ):
     pass
+
+with DAG(
+    dag_id="plugin_rule_asset",
+    schedule=PartitionedAssetTimetable(assets=Asset(uri="gapless://orders/rule", name="gapless_orders_rule")),
+    start_date=pendulum.datetime(2025, 1, 1, tz="UTC"),
+    catchup=False,
+):
+    EmptyOperator(task_id="aggregate")
