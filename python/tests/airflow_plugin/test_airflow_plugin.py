@@ -150,6 +150,10 @@ def test_the_coverage_entry_shows_the_gapless_page_through_airflow(airflow, logg
     names = frame.eval_on_selector_all("#view table tbody tr", "rs => rs.map(r => r.innerText)")
     assert {"orders", "orders_hourly"} <= {n.split()[0] for n in names if n.strip()}, names
     assert frame.locator("#token-form").is_hidden()
+    # Each row's history bar is drawn from one POST /v1/buckets, through the proxy too.
+    for row in frame.locator("#view table tbody tr").all():
+        expect(row.locator("[data-field=bar] svg")).to_have_count(1)
+    assert any(u.endswith("/gapless/api/v1/buckets") for u in logged_in.requests)
     screenshot(page, "airflow-coverage.png")
     only_airflow(logged_in.requests, airflow)
 
