@@ -168,7 +168,16 @@ def test_policies_judged_as_the_server_judges_them():
 
 @pytest.mark.parametrize(
     "module",
-    ["_time", "_window", "_answer", "asset_events", "sync", "hooks.gapless", "triggers.coverage"],
+    [
+        "_time",
+        "_window",
+        "_answer",
+        "asset_events",
+        "sync",
+        "hooks.gapless",
+        "triggers.coverage",
+        "plugin.watches",
+    ],
 )
 def test_docstring_examples(module):
     import doctest
