@@ -37,9 +37,10 @@
 //!   an asset declares (`decl.rs`); [`RawEvent`], the JSON object forms and
 //!   their resolution against the declaration (`wire.rs`).
 //! - producers' own records as events (`producer/`): [`convert`] of Spark
-//!   progress (`spark.rs`), Iceberg snapshots (`iceberg.rs`) and Airflow
+//!   progress (`spark.rs`), Iceberg snapshots (`iceberg.rs`), Airflow
 //!   asset events (`airflow.rs`) and OpenLineage run events
-//!   (`openlineage.rs`) in a [`ProducerFormat`].
+//!   (`openlineage.rs`) in a [`ProducerFormat`], and [`convert_delta_log`]
+//!   of a Delta table's commits (`delta.rs`).
 //! - time-unit constants such as [`MICROS_PER_SECOND`] and [`MICROS_PER_DAY`]
 //!   (`units.rs`).
 //! - [`ConfigValue`]: configuration files (tokens, targets) as TOML or JSON

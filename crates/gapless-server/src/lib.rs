@@ -36,7 +36,8 @@
 //!   once durable.
 //! - `routes/`: the handlers, each extracting its `gapless-api` request and
 //!   asking the ledger through [`gapless_api::Ask`]: `events.rs`
-//!   (`POST /v1/events`), `questions.rs` (coverage, windows, segments,
+//!   (`POST /v1/events`), `lineage.rs` (`POST /api/v1/lineage`,
+//!   OpenLineage run events through the same writer), `questions.rs` (coverage, windows, segments,
 //!   events, frontier, `POST /v1/coverage`), `assets.rs` (listing,
 //!   declaring), `retention.rs` (`POST /v1/prune`), `rules.rs` (rules, firings, the long polls `firings?wait=`
 //!   and `wait`, woken by this server's commits), `ops.rs` (`/healthz`,
