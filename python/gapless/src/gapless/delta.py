@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote, urlparse
 
 from . import _errors
+from ._batches import record_batches
 from ._time import InstantLike, TzLike, format_instant, from_micros, to_datetime
 
 if TYPE_CHECKING:
@@ -46,8 +47,6 @@ __all__ = [
 
 START = "interval_start"
 END = "interval_end"
-#: Events go to the server in requests of at most this many.
-BATCH_EVENTS = 5000
 
 #: Operations that write data (the interval lands) and that delete it (the
 #: interval is retracted); any other operation says nothing about data.
@@ -382,20 +381,5 @@ def sync(
         end_property=end_property,
         where=f"delta table {uri}",
     )
-    recorded = duplicates = 0
-    chunk: list[dict[str, Any]] = []
-
-    def send() -> None:
-        nonlocal recorded, duplicates, chunk
-        if chunk:
-            r = client.record_many(chunk)
-            recorded += r.accepted
-            duplicates += r.duplicates
-            chunk = []
-
-    for batch in plan.batches:
-        if len(chunk) + len(batch) > BATCH_EVENTS:
-            send()
-        chunk.extend(batch)
-    send()
+    recorded, duplicates = record_batches(client, plan.batches)
     return Synced(recorded, duplicates, plan.skipped, plan.cursor)

@@ -37,6 +37,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from . import _errors
+from ._batches import record_batches
 from ._time import FIRST, LAST, InstantLike, TzLike, format_instant, from_micros, to_datetime
 
 if TYPE_CHECKING:
@@ -68,8 +69,6 @@ _DATA_OPERATIONS = ("append", "overwrite", "delete")
 # Exactly what Java's Long.toString writes (``int()`` would also take
 # spaces, ``+`` and ``_``, which the Rust mapping refuses).
 _MILLIS = re.compile(r"-?[0-9]+", re.ASCII)
-#: Events go to the server in requests of at most this many (a pair is never split).
-BATCH_EVENTS = 5000
 
 
 def write_properties(
@@ -362,20 +361,5 @@ def sync(
         start_property=start_property,
         end_property=end_property,
     )
-    recorded = duplicates = 0
-    chunk: list[dict[str, Any]] = []
-
-    def send() -> None:
-        nonlocal recorded, duplicates, chunk
-        if chunk:
-            r = client.record_many(chunk)
-            recorded += r.accepted
-            duplicates += r.duplicates
-            chunk = []
-
-    for batch in plan.batches:
-        if len(chunk) + len(batch) > BATCH_EVENTS:
-            send()
-        chunk.extend(batch)
-    send()
+    recorded, duplicates = record_batches(client, plan.batches)
     return Synced(recorded, duplicates, plan.skipped, plan.cursor)
