@@ -28,27 +28,24 @@ impl Text {
     /// The canonical text of `t`.
     pub(super) fn of(t: Instant) -> Text {
         let micros = t.as_micros();
-        let days = micros.div_euclid(MICROS_PER_DAY);
+        let (year, month, day) = civil_from_days(micros.div_euclid(MICROS_PER_DAY));
+        // Below a day, so both fit a u32.
         let of_day = micros.rem_euclid(MICROS_PER_DAY);
-        let (year, month, day) = civil_from_days(days);
-        let seconds = of_day / MICROS_PER_SECOND;
-        let fraction = of_day % MICROS_PER_SECOND;
-        let mut b = [0u8; Text::CAPACITY];
-        put_digits(&mut b[0..4], year);
-        b[4] = b'-';
-        put_digits(&mut b[5..7], month);
-        b[7] = b'-';
-        put_digits(&mut b[8..10], day);
-        b[10] = b'T';
-        put_digits(&mut b[11..13], seconds / SECONDS_PER_HOUR);
-        b[13] = b':';
-        put_digits(&mut b[14..16], seconds / SECONDS_PER_MINUTE % 60);
-        b[16] = b':';
-        put_digits(&mut b[17..19], seconds % 60);
+        let seconds = (of_day / MICROS_PER_SECOND) as u32;
+        let fraction = (of_day % MICROS_PER_SECOND) as u32;
+        let mut b = *b"0000-00-00T00:00:00.000000Z";
+        put_pair(&mut b, 0, year / 100);
+        put_pair(&mut b, 2, year % 100);
+        put_pair(&mut b, 5, month);
+        put_pair(&mut b, 8, day);
+        put_pair(&mut b, 11, seconds / 3_600);
+        put_pair(&mut b, 14, seconds / 60 % 60);
+        put_pair(&mut b, 17, seconds % 60);
         let mut len = 19;
         if fraction != 0 {
-            b[19] = b'.';
-            put_digits(&mut b[20..26], fraction);
+            put_pair(&mut b, 20, fraction / 10_000);
+            put_pair(&mut b, 22, fraction / 100 % 100);
+            put_pair(&mut b, 24, fraction % 100);
             len = 26;
             while b[len - 1] == b'0' {
                 len -= 1;
@@ -111,12 +108,18 @@ pub(super) fn parse_canonical(text: &str) -> Option<Instant> {
     Instant::from_micros(micros).ok()
 }
 
-/// `value`'s last `to.len()` decimal digits, zero-padded.
-fn put_digits(to: &mut [u8], mut value: i64) {
-    for digit in to.iter_mut().rev() {
-        *digit = b'0' + (value % 10) as u8;
-        value /= 10;
-    }
+/// The numbers 00 to 99 in two ASCII digits each.
+const PAIRS: &[u8; 200] = b"\
+    0001020304050607080910111213141516171819\
+    2021222324252627282930313233343536373839\
+    4041424344454647484950515253545556575859\
+    6061626364656667686970717273747576777879\
+    8081828384858687888990919293949596979899";
+
+/// `n` (below 100) in two digits at `b[at..at + 2]`.
+fn put_pair(b: &mut [u8; Text::CAPACITY], at: usize, n: u32) {
+    let i = n as usize * 2;
+    b[at..at + 2].copy_from_slice(&PAIRS[i..i + 2]);
 }
 
 /// The number the ASCII digits `b` spell, `None` when one is not a digit.
@@ -150,8 +153,9 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     era * 146_097 + day_of_era - 719_468
 }
 
-/// The date (year, month, day) `days` after 1970-01-01.
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
+/// The date (year, month, day) `days` after 1970-01-01, in the years
+/// 0001-9999.
+fn civil_from_days(days: i64) -> (u32, u32, u32) {
     let z = days + 719_468;
     let era = z.div_euclid(146_097);
     let day_of_era = z - era * 146_097;
@@ -166,5 +170,6 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
         shifted_month - 9
     };
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
+    // An instant's date is in 0001-9999, its month and day small.
+    (year as u32, month as u32, day as u32)
 }
