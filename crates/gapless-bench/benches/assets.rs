@@ -9,7 +9,9 @@
 //! the target is a page at most 2x the baseline. Also shown: a page of a
 //! prefix (a seek of the name index), of a substring (a scan of the names),
 //! every page of the listing (what one answer of every asset was), the
-//! client's parse of one page's answer alone (part of each page's time), and
+//! client's parse of one page's answer alone (part of each page's time:
+//! into a `serde_json::Value`, as the timed requests read it, and into
+//! `gapless_api::AssetsAnswer`, as gapless-client does), and
 //! `POST /v1/buckets` of a page's rows (100 assets, 100 parts each). Each
 //! time is a whole HTTP round trip on loopback, the median of 101 (21 for
 //! the listing).
@@ -167,6 +169,16 @@ fn bench(backend: &str, db: &str, n: usize) {
         "{backend}: a page's answer ({} bytes) parsed alone by the client: {parse:.2} ms = {:.2}x the baseline",
         body.len(),
         parse / baseline
+    );
+    // The same answer read as the Rust client (gapless-client) reads it:
+    // into its type, the instants and names straight from the text.
+    let typed = median_ms(101, |_| {
+        let page: gapless_api::AssetsAnswer = serde_json::from_slice(body.as_bytes()).unwrap();
+        assert!(!page.assets.is_empty());
+    });
+    println!(
+        "{backend}: ... read into gapless_api::AssetsAnswer, as gapless-client reads it: {typed:.2} ms = {:.2}x the baseline",
+        typed / baseline
     );
     let prefix = median_ms(101, |i| {
         get(

@@ -5,6 +5,10 @@ use std::fmt;
 use crate::error::{Error, Result};
 use crate::units::NANOS_PER_MICROSECOND;
 
+mod text;
+
+use text::Text;
+
 /// A point on the UTC time line at microsecond precision, in the years 0001
 /// to 9999 (the range and precision of PostgreSQL `timestamptz`).
 ///
@@ -91,7 +95,12 @@ impl Instant {
 
 impl fmt::Display for Instant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.to_timestamp(), f)
+        // A precision asks jiff for a fixed number of fractional digits;
+        // everything else is the text `Serialize` writes.
+        if f.precision().is_some() {
+            return fmt::Display::fmt(&self.to_timestamp(), f);
+        }
+        f.write_str(Text::of(*self).as_str())
     }
 }
 
@@ -101,22 +110,47 @@ impl fmt::Debug for Instant {
     }
 }
 
+/// Written as one borrowed string from the stack: no `fmt` machinery, no
+/// allocation.
 impl serde::Serialize for Instant {
     fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
+        s.serialize_str(Text::of(*self).as_str())
     }
 }
 
-/// Reads the RFC 3339 form that `Display` writes (any offset is accepted).
+/// Reads the RFC 3339 form that `Display` writes (any offset is accepted),
+/// from the input's own bytes when it can lend them.
 impl<'de> serde::Deserialize<'de> for Instant {
     fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        let text = <std::borrow::Cow<'de, str>>::deserialize(d)?;
-        let ts: jiff::Timestamp = text
-            .parse()
-            .map_err(|e| serde::de::Error::custom(format!("invalid instant {text:?}: {e}")))?;
-        Instant::from_timestamp(ts).map_err(serde::de::Error::custom)
+        d.deserialize_str(InstantVisitor)
     }
 }
+
+/// The visitor of an instant's text: `visit_str` sees both a borrowed
+/// string and a deserializer's scratch copy, so no string is ever owned.
+struct InstantVisitor;
+
+impl serde::de::Visitor<'_> for InstantVisitor {
+    type Value = Instant;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a string")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, text: &str) -> std::result::Result<Instant, E> {
+        if let Some(t) = text::parse_canonical(text) {
+            return Ok(t);
+        }
+        let ts = PARSER
+            .parse_timestamp(text)
+            .map_err(|e| E::custom(format!("invalid instant {text:?}: {e}")))?;
+        Instant::from_timestamp(ts).map_err(E::custom)
+    }
+}
+
+/// jiff's RFC 3339 / RFC 9557 parser, as `Timestamp::from_str` uses it:
+/// what is not the canonical form is read, or refused, by it.
+static PARSER: jiff::fmt::temporal::DateTimeParser = jiff::fmt::temporal::DateTimeParser::new();
 
 /// A half-open interval `[start, end)` of instants, never empty or reversed.
 ///

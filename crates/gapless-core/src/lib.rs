@@ -8,7 +8,9 @@
 //! # Layout
 //!
 //! - [`Instant`], [`Interval`]: microsecond instants (years 0001–9999) and
-//!   half-open intervals that cannot be empty or reversed (`instant.rs`).
+//!   half-open intervals that cannot be empty or reversed (`instant.rs`);
+//!   an instant's canonical text written and read without jiff's general
+//!   printer and parser, jiff reading every other form (`instant/text.rs`).
 //! - [`IntervalSet`]: sorted, disjoint, non-adjacent runs with union,
 //!   difference, complement, intersection, measure and gap queries
 //!   (`set/mod.rs`), stored in chunks of runs (`set/runs.rs`) with a buffer
