@@ -40,13 +40,48 @@ const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules 
 /// Recorded states of rule ?1's windows starting in [?2, ?3).
 const STATES_IN: &str = "SELECT start_us, complete, generation, late FROM rule_windows \
      WHERE rule_id = ?1 AND start_us >= ?2 AND start_us < ?3";
-const UPSERT_STATE: &str = "INSERT INTO rule_windows \
-     (rule_id, start_us, end_us, complete, generation, late) VALUES (?1, ?2, ?3, ?4, ?5, ?6) \
-     ON CONFLICT (rule_id, start_us) DO UPDATE SET \
-     complete = excluded.complete, generation = excluded.generation, late = excluded.late";
-const INSERT_FIRING: &str = "INSERT INTO firings \
+/// Window records upserted: what comes before and after the rows (6
+/// columns a row) of [`multi_row`].
+const UPSERT_STATES: (&str, &str) = (
+    "INSERT INTO rule_windows \
+     (rule_id, start_us, end_us, complete, generation, late) VALUES ",
+    " ON CONFLICT (rule_id, start_us) DO UPDATE SET \
+     complete = excluded.complete, generation = excluded.generation, late = excluded.late",
+);
+/// Firings inserted, in order (10 columns a row), as [`UPSERT_STATES`].
+const INSERT_FIRINGS: (&str, &str) = (
+    "INSERT INTO firings \
      (rule_id, kind, start_us, end_us, key, generation, covered_ratio, recorded_us, target, state) \
-     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)";
+     VALUES ",
+    "",
+);
+/// The most rows one statement of [`write`] holds: a statement of many rows
+/// costs much less per row than a statement per row when a batch fires
+/// for thousands of windows, and stays far below SQLite's limit of
+/// parameters.
+const ROWS_PER_WRITE: usize = 64;
+
+/// The statement of `sql` (head, tail) for `rows` rows of `cols` columns.
+fn multi_row(sql: (&str, &str), cols: usize, rows: usize) -> String {
+    let mut out = String::with_capacity(sql.0.len() + sql.1.len() + rows * cols * 6);
+    out.push_str(sql.0);
+    for r in 0..rows {
+        if r > 0 {
+            out.push_str(", ");
+        }
+        out.push('(');
+        for c in 0..cols {
+            if c > 0 {
+                out.push_str(", ");
+            }
+            out.push('?');
+            out.push_str(&(r * cols + c + 1).to_string());
+        }
+        out.push(')');
+    }
+    out.push_str(sql.1);
+    out
+}
 
 fn rule_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<(i64, RuleRow)> {
     Ok((
@@ -319,41 +354,46 @@ fn read_states(conn: &Connection, rule: i64, range: Interval, into: &mut States)
     Ok(())
 }
 
-/// Write what judging changed: window records, then firings in order.
+/// Write what judging changed: window records, then firings in order,
+/// many rows a statement.
 fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
     if out.is_empty() {
         return Ok(());
     }
-    let mut upsert = conn.prepare_cached(UPSERT_STATE)?;
-    for (rule, w, rec) in &out.records {
-        upsert.execute(params![
-            rule,
-            w.start().as_micros(),
-            w.end().as_micros(),
-            rec.state.complete,
-            rec.state.generation,
-            rec.late
-        ])?;
+    for chunk in out.records.chunks(ROWS_PER_WRITE) {
+        let mut upsert = conn.prepare_cached(&multi_row(UPSERT_STATES, 6, chunk.len()))?;
+        for (i, (rule, w, rec)) in chunk.iter().enumerate() {
+            let p = i * 6;
+            upsert.raw_bind_parameter(p + 1, rule)?;
+            upsert.raw_bind_parameter(p + 2, w.start().as_micros())?;
+            upsert.raw_bind_parameter(p + 3, w.end().as_micros())?;
+            upsert.raw_bind_parameter(p + 4, rec.state.complete)?;
+            upsert.raw_bind_parameter(p + 5, rec.state.generation)?;
+            upsert.raw_bind_parameter(p + 6, rec.late)?;
+        }
+        upsert.raw_execute()?;
     }
-    let mut insert = conn.prepare_cached(INSERT_FIRING)?;
-    for f in &out.firings {
-        let state = if f.target.is_some() {
-            DeliveryState::Pending
-        } else {
-            DeliveryState::None
-        };
-        insert.execute(params![
-            f.rule_id,
-            firing_kind_code(f.kind),
-            f.window.start().as_micros(),
-            f.window.end().as_micros(),
-            f.key,
-            f.generation,
-            f.covered_ratio,
-            now.as_micros(),
-            f.target,
-            state_code(state)
-        ])?;
+    for chunk in out.firings.chunks(ROWS_PER_WRITE) {
+        let mut insert = conn.prepare_cached(&multi_row(INSERT_FIRINGS, 10, chunk.len()))?;
+        for (i, f) in chunk.iter().enumerate() {
+            let state = if f.target.is_some() {
+                DeliveryState::Pending
+            } else {
+                DeliveryState::None
+            };
+            let p = i * 10;
+            insert.raw_bind_parameter(p + 1, f.rule_id)?;
+            insert.raw_bind_parameter(p + 2, firing_kind_code(f.kind))?;
+            insert.raw_bind_parameter(p + 3, f.window.start().as_micros())?;
+            insert.raw_bind_parameter(p + 4, f.window.end().as_micros())?;
+            insert.raw_bind_parameter(p + 5, &f.key)?;
+            insert.raw_bind_parameter(p + 6, f.generation)?;
+            insert.raw_bind_parameter(p + 7, f.covered_ratio)?;
+            insert.raw_bind_parameter(p + 8, now.as_micros())?;
+            insert.raw_bind_parameter(p + 9, &f.target)?;
+            insert.raw_bind_parameter(p + 10, state_code(state))?;
+        }
+        insert.raw_execute()?;
     }
     Ok(())
 }
