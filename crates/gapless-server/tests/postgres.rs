@@ -30,25 +30,34 @@ impl Drop for Schema {
     }
 }
 
+/// A ledger on a fresh PostgreSQL schema (named from `tag`; dropped with
+/// the returned guard); none when PostgreSQL is not reachable and not
+/// required.
+fn pg_ledger(tag: &str) -> Option<(Schema, Ledger)> {
+    let (url, required) = url();
+    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
+        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
+        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+        return None;
+    }
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    let schema = Schema(format!("{tag}_{}_{nanos}", std::process::id()));
+    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
+    Some((schema, Ledger::new(Arc::new(store))))
+}
+
 fn slot(i: usize) -> String {
     format!("2025-06-01T{:02}:{:02}:00Z", 10 + i / 60, i % 60)
 }
 
 #[test]
 fn group_commit_over_postgres() {
-    let (url, required) = url();
-    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
-        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
-        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+    let Some((_schema, ledger)) = pg_ledger("gs_server") else {
         return;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let schema = Schema(format!("gs_server_{}_{nanos}", std::process::id()));
-    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
-    let ledger = Ledger::new(Arc::new(store));
+    };
     let mut server = TestServer::with_ledger(
         tempfile::tempdir().unwrap(),
         ledger,
@@ -110,21 +119,10 @@ fn group_commit_over_postgres() {
 /// (named from `tag`; dropped with the returned guard); none when
 /// PostgreSQL is not reachable and not required.
 fn servers_on_both_backends(tag: &str) -> Option<(Schema, TestServer, TestServer)> {
-    let (url, required) = url();
-    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
-        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
-        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
-        return None;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let schema = Schema(format!("{tag}_{}_{nanos}", std::process::id()));
-    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
+    let (schema, ledger) = pg_ledger(tag)?;
     let pg = TestServer::with_ledger(
         tempfile::tempdir().unwrap(),
-        Ledger::new(Arc::new(store)),
+        ledger,
         ServerConfig::default(),
     );
     Some((schema, TestServer::start(), pg))
@@ -226,19 +224,9 @@ fn a_question_about_an_impossible_rule_name_is_bad_input_on_both_backends() {
 /// threads; a re-delivered batch is all duplicates.
 #[test]
 fn openlineage_events_over_postgres() {
-    let (url, required) = url();
-    if let Err(e) = postgres::Client::connect(&url, postgres::NoTls) {
-        assert!(!required, "PostgreSQL at {url} is not reachable: {e}");
-        eprintln!("skipped: no PostgreSQL at {url} ({e}); set GAPLESS_TEST_PG");
+    let Some((_schema, ledger)) = pg_ledger("gs_lineage") else {
         return;
-    }
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    let schema = Schema(format!("gs_lineage_{}_{nanos}", std::process::id()));
-    let store = gapless_store::PostgresStore::open_in_schema(&url, &schema.0).unwrap();
-    let ledger = Ledger::new(Arc::new(store));
+    };
     let server = TestServer::with_ledger(
         tempfile::tempdir().unwrap(),
         ledger,
