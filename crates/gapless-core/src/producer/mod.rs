@@ -119,7 +119,9 @@ pub struct Converted {
 }
 
 impl Converted {
-    fn skip(&mut self, reason: impl Into<String>) {
+    /// Count one record left out for `reason` (reasons keep the order they
+    /// were first seen in).
+    pub fn skip(&mut self, reason: impl Into<String>) {
         let reason = reason.into();
         match self.skipped.iter_mut().find(|(r, _)| *r == reason) {
             Some((_, n)) => *n += 1,

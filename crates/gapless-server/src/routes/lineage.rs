@@ -20,27 +20,13 @@ use axum::http::header::CONTENT_ENCODING;
 use axum::http::{HeaderMap, StatusCode};
 use axum::Json;
 use gapless_api::{Error, ErrorKind, LineageAnswer, SkippedReason, Unit};
-use gapless_core::{convert, ProducerFormat, ProducerOptions};
+use gapless_core::{convert, Converted, ProducerFormat, ProducerOptions};
 use gapless_ledger::ingest::Batch;
 use gapless_ledger::Ledger;
 
 use crate::auth::{Caller, Scope};
 use crate::extract::Query;
 use crate::{ApiError, AppState};
-
-/// Reasons and their counts, in the order first seen.
-#[derive(Debug, Default)]
-struct Skipped(Vec<(String, u64)>);
-
-impl Skipped {
-    fn add(&mut self, reason: impl Into<String>, n: u64) {
-        let reason = reason.into();
-        match self.0.iter_mut().find(|(r, _)| *r == reason) {
-            Some((_, count)) => *count += n,
-            None => self.0.push((reason, n)),
-        }
-    }
-}
 
 /// The body as sent, or inflated when `Content-Encoding: gzip` says it is
 /// compressed (what the transport's `compression: gzip` sends), at most
@@ -73,13 +59,13 @@ fn decoded(headers: &HeaderMap, body: Bytes, limit: usize) -> Result<Bytes, ApiE
     }
 }
 
-/// The mapped events of a body (SPEC §2 objects as JSON text) and what the
-/// mapping left out.
+/// The mapped events of a body (SPEC §2 objects as JSON), with what the
+/// mapping left out counted by reason.
 ///
 /// # Errors
 ///
 /// 400 for a body that is empty, not UTF-8 or not JSON, naming what is wrong.
-fn mapped(body: &[u8], skipped: &mut Skipped) -> Result<Vec<serde_json::Value>, ApiError> {
+fn mapped(body: &[u8]) -> Result<Converted, ApiError> {
     let text = std::str::from_utf8(body)
         .map_err(|e| ApiError::bad_request(format!("the body is not UTF-8: {e}")))?;
     if text.trim().is_empty() {
@@ -87,17 +73,13 @@ fn mapped(body: &[u8], skipped: &mut Skipped) -> Result<Vec<serde_json::Value>, 
             "the body is empty: send an OpenLineage run event, an array of them, or NDJSON",
         ));
     }
-    let converted = convert(
+    convert(
         ProducerFormat::OpenLineage,
         text,
         "the body",
         &ProducerOptions::default(),
     )
-    .map_err(|e| ApiError::bad_request(e.to_string()))?;
-    for (reason, n) in converted.skipped {
-        skipped.add(reason, n as u64);
-    }
-    Ok(converted.events)
+    .map_err(|e| ApiError::bad_request(e.to_string()))
 }
 
 /// `items` as one batch; the items the ledger refuses (by index, with the
@@ -164,21 +146,18 @@ pub(crate) async fn post_lineage(
     query?;
     let body = body.map_err(|r| crate::extract::body_error(r, &state))?;
     let limit = state.config().body_limit;
-    let mut skipped = Skipped::default();
     // Inflating and mapping a large body is CPU work: off the runtime's
     // threads, as `POST /v1/events` parses a large body.
-    let (events, mut skipped) = tokio::task::spawn_blocking(move || {
-        let body = decoded(&headers, body, limit)?;
-        let events = mapped(&body, &mut skipped)?;
-        Ok::<_, ApiError>((events, skipped))
-    })
-    .await
-    .map_err(ApiError::internal)??;
+    let mut converted =
+        tokio::task::spawn_blocking(move || mapped(&decoded(&headers, body, limit)?))
+            .await
+            .map_err(ApiError::internal)??;
+    let events = std::mem::take(&mut converted.events);
     let mut items = Vec::with_capacity(events.len());
     for event in events {
         let asset = event["asset"].as_str().unwrap_or_default();
         if caller.require_write(asset).is_err() {
-            skipped.add("an asset outside the token's write prefixes", 1);
+            converted.skip("an asset outside the token's write prefixes");
             continue;
         }
         items.push(event.to_string());
@@ -196,7 +175,7 @@ pub(crate) async fn post_lineage(
             .await?;
         let mut left_out: Vec<usize> = Vec::with_capacity(refused.len());
         for (i, reason) in refused {
-            skipped.add(reason, 1);
+            converted.skip(reason);
             left_out.push(i);
         }
         if batch.is_empty() {
@@ -212,9 +191,8 @@ pub(crate) async fn post_lineage(
                     return Err(e);
                 };
                 tracing::info!(error = e.message(), "OpenLineage event left out: conflict");
-                skipped.add(
+                converted.skip(
                     "a conflict: the run's event of this dataset is recorded with other content",
-                    1,
                 );
                 left_out.push(at as usize);
                 items = owned
@@ -233,11 +211,14 @@ pub(crate) async fn post_lineage(
     Ok(Json(LineageAnswer {
         accepted: answer.accepted,
         duplicates: answer.duplicates,
-        skipped: skipped.0.iter().map(|(_, n)| n).sum(),
-        skipped_reasons: skipped
-            .0
+        skipped: converted.skipped_count() as u64,
+        skipped_reasons: converted
+            .skipped
             .into_iter()
-            .map(|(reason, count)| SkippedReason { reason, count })
+            .map(|(reason, count)| SkippedReason {
+                reason,
+                count: count as u64,
+            })
             .collect(),
     }))
 }
