@@ -115,12 +115,18 @@ pub(crate) fn rule_bytes(bytes: usize) -> usize {
 }
 
 /// The range of names with `prefix` (none: every name) after `after`.
+///
+/// `lo` is the tighter of the two lower bounds (the cursor, once it is past
+/// the prefix): SQLite seeks its index at one lower bound of a column and
+/// filters by the other, so a page far into the listing would otherwise step
+/// through every name before its cursor.
 pub(crate) fn name_range(prefix: Option<&str>, after: Option<&str>) -> NameRange {
-    let lo = prefix.unwrap_or_default().to_string();
+    let prefix = prefix.unwrap_or_default();
+    let after = after.unwrap_or_default();
     NameRange {
-        hi: prefix.and_then(prefix_end),
-        lo,
-        after: after.unwrap_or_default().to_string(),
+        hi: prefix_end(prefix),
+        lo: prefix.max(after).to_string(),
+        after: after.to_string(),
     }
 }
 
@@ -172,6 +178,26 @@ pub(crate) fn page_of<T>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_seek_starts_at_the_tighter_bound_and_keeps_the_same_names() {
+        let names = ["a", "ab", "abc", "ac", "b", "ba", "c"];
+        for prefix in [None, Some("a"), Some("ab"), Some("b")] {
+            for after in [None, Some("a"), Some("abc"), Some("b"), Some("bz"), Some("")] {
+                let r = name_range(prefix, after);
+                assert!(r.lo.as_str() >= prefix.unwrap_or_default());
+                assert!(r.lo.as_str() >= after.unwrap_or_default());
+                for name in names {
+                    let asked = name.starts_with(prefix.unwrap_or_default())
+                        && name > after.unwrap_or_default();
+                    let in_range = name >= r.lo.as_str()
+                        && name > r.after.as_str()
+                        && r.hi.as_deref().is_none_or(|hi| name < hi);
+                    assert_eq!(in_range, asked, "{prefix:?} {after:?} {name}");
+                }
+            }
+        }
+    }
 
     fn with_prefix(prefix: &str, name: &str) -> bool {
         let r = name_range(Some(prefix), None);
