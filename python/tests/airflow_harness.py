@@ -1,16 +1,19 @@
 """What the real-Airflow suites share (python/tests/airflow and
-python/tests/airflow_provider): free ports, bounded waiting, processes in
-their own process groups stopped together, commands run to their end, a
-fresh PostgreSQL database, and the pytest hooks that unwind on SIGTERM and
+python/tests/airflow_provider, python/tests/airflow_plugin): free ports,
+bounded waiting, processes in their own process groups stopped together,
+commands run to their end, a work folder, a fresh PostgreSQL database, and the pytest hooks that unwind on SIGTERM and
 add the processes' logs to a failing test's report.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
+import sys
+import tempfile
 import time
 import uuid
 from contextlib import contextmanager
@@ -115,6 +118,20 @@ def run(argv: list[str], env: dict, cwd: Path, log: Path, timeout: float) -> flo
         pytest.fail(f"{' '.join(argv)} exited with {r.returncode} (see {log})")
     return time.monotonic() - t0
 
+
+
+@contextmanager
+def work_dir(prefix: str):
+    """A fresh temporary folder, removed after unless GAPLESS_AIRFLOW_KEEP
+    is set (then its path is printed, to read the processes' files)."""
+    d = Path(tempfile.mkdtemp(prefix=prefix))
+    try:
+        yield d
+    finally:
+        if os.environ.get("GAPLESS_AIRFLOW_KEEP"):
+            print(f"\nkept {d}", file=sys.stderr)
+        else:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 @contextmanager

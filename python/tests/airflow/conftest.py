@@ -37,7 +37,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from dataclasses import dataclass
@@ -57,6 +56,7 @@ from airflow_harness import (
     run,
     unwind_on_sigterm,
     wait_for,
+    work_dir,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -73,12 +73,8 @@ LINEAGE_DAG = "orders_lineage"
 LINEAGE_TOKEN = "airflow-lineage-0123456789abcdef"
 @pytest.fixture(scope="session")
 def workdir():
-    d = Path(tempfile.mkdtemp(prefix="gapless-airflow-"))
-    yield d
-    if os.environ.get("GAPLESS_AIRFLOW_KEEP"):
-        print(f"\nkept {d}", file=sys.stderr)
-    else:
-        shutil.rmtree(d, ignore_errors=True)
+    with work_dir("gapless-airflow-") as d:
+        yield d
 
 
 @pytest.fixture(scope="session")

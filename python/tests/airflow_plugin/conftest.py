@@ -27,7 +27,6 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -48,6 +47,7 @@ from airflow_harness import (
     run,
     unwind_on_sigterm,
     wait_for,
+    work_dir,
 )
 
 HERE = Path(__file__).resolve().parent
@@ -59,13 +59,9 @@ CHROMIUM = os.environ.get("GAPLESS_CHROMIUM", "/usr/bin/chromium")
 
 @pytest.fixture(scope="session")
 def workdir() -> Iterator[Path]:
-    d = Path(tempfile.mkdtemp(prefix="gapless-airflow-plugin-"))
-    (d / "logs").mkdir()
-    yield d
-    if os.environ.get("GAPLESS_AIRFLOW_KEEP"):
-        print(f"\nkept {d}", file=sys.stderr)
-    else:
-        shutil.rmtree(d, ignore_errors=True)
+    with work_dir("gapless-airflow-plugin-") as d:
+        (d / "logs").mkdir()
+        yield d
 
 
 def _z(d: datetime) -> str:
