@@ -33,29 +33,6 @@ fn hook(url: &str, more: &str) -> String {
     )
 }
 
-/// Declare `assets` and an hourly rule over them with `target`.
-fn rule(g: &Gapless, name: &str, assets: &str, target: &str) {
-    for a in assets.split(',') {
-        ok(&g.run(&["asset", "set", a], None));
-    }
-    ok(&g.run(
-        &[
-            "rule",
-            "set",
-            name,
-            "--assets",
-            assets,
-            "--every",
-            "1h",
-            "--from",
-            "2025-06-14",
-            "--target",
-            target,
-        ],
-        None,
-    ));
-}
-
 /// Land `asset` over hours `[from, to)` of 2025-06-14.
 fn land(g: &Gapless, asset: &str, from: u32, to: u32, extra: &[&str]) {
     let at = |h: u32| format!("2025-06-14T{h:02}:00Z");
@@ -129,7 +106,7 @@ fn deliver_once(g: &Gapless, file: &std::path::Path, extra: &[&str]) -> common::
 fn deliver_once_sends_each_firing_once_signed() {
     let rx = Receiver::start(Some(SECRET), Behaviour::default());
     let g = Gapless::new();
-    rule(&g, "orders_hourly", "orders", "hook");
+    g.hourly_rule("orders_hourly", "orders", "hook");
     land(&g, "orders", 10, 12, &[]);
     ok(&g.run(
         &[
@@ -200,7 +177,7 @@ fn retries_back_off_then_fail_and_retry_failed() {
         },
     );
     let g = Gapless::new();
-    rule(&g, "orders_hourly", "orders", "hook");
+    g.hourly_rule("orders_hourly", "orders", "hook");
     let file = targets(
         &g,
         "targets.toml",
@@ -293,8 +270,8 @@ fn timeouts_are_tried_again_and_unknown_targets_wait() {
         },
     );
     let g = Gapless::new();
-    rule(&g, "orders_hourly", "orders", "hook");
-    rule(&g, "elsewhere", "orders", "nosuch");
+    g.hourly_rule("orders_hourly", "orders", "hook");
+    g.hourly_rule("elsewhere", "orders", "nosuch");
     let file = targets(
         &g,
         "targets.toml",
@@ -361,7 +338,7 @@ fn three_replicas_one_killed_mid_delivery() {
             ..Behaviour::default()
         },
     );
-    rule(&g, "both_hourly", "a,b", "hook");
+    g.hourly_rule("both_hourly", "a,b", "hook");
     let mut servers: Vec<Server> = (0..3)
         .map(|i| {
             let file = targets(
@@ -550,8 +527,8 @@ fn delivery_errors_never_show_a_targets_url_credentials() {
                 url(&closed_port.to_string()),
             ),
         );
-        rule(&g, "to_refusing", "orders", "refusing");
-        rule(&g, "to_closed", "returns", "closed");
+        g.hourly_rule("to_refusing", "orders", "refusing");
+        g.hourly_rule("to_closed", "returns", "closed");
         let server = Server::start_with(&g, |c| {
             c.args(["--targets-file", file.to_str().unwrap()]);
         });

@@ -496,23 +496,7 @@ fn webhook_target_over_https_receives_a_firing() {
             key.display()
         )
     };
-    ok(&g.run(&["asset", "set", "orders"], None));
-    ok(&g.run(
-        &[
-            "rule",
-            "set",
-            "orders_hourly",
-            "--assets",
-            "orders",
-            "--every",
-            "1h",
-            "--from",
-            "2025-06-14",
-            "--target",
-            "hook",
-        ],
-        None,
-    ));
+    g.hourly_rule("orders_hourly", "orders", "hook");
     ok(&g.run(&EMIT, None));
     let mut next_hour = EMIT;
     (next_hour[3], next_hour[5]) = ("2025-06-14T11:00Z", "2025-06-14T12:00Z");

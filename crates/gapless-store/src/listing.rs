@@ -183,7 +183,14 @@ mod tests {
     fn the_seek_starts_at_the_tighter_bound_and_keeps_the_same_names() {
         let names = ["a", "ab", "abc", "ac", "b", "ba", "c"];
         for prefix in [None, Some("a"), Some("ab"), Some("b")] {
-            for after in [None, Some("a"), Some("abc"), Some("b"), Some("bz"), Some("")] {
+            for after in [
+                None,
+                Some("a"),
+                Some("abc"),
+                Some("b"),
+                Some("bz"),
+                Some(""),
+            ] {
                 let r = name_range(prefix, after);
                 assert!(r.lo.as_str() >= prefix.unwrap_or_default());
                 assert!(r.lo.as_str() >= after.unwrap_or_default());

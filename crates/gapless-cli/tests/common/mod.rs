@@ -77,6 +77,32 @@ impl Gapless {
     }
 }
 
+impl Gapless {
+    /// Declare `assets` (comma-separated) and set rule `name` on them: a
+    /// window every hour from 2025-06-14, delivered to `target`.
+    pub fn hourly_rule(&self, name: &str, assets: &str, target: &str) {
+        for a in assets.split(',') {
+            ok(&self.run(&["asset", "set", a], None));
+        }
+        ok(&self.run(
+            &[
+                "rule",
+                "set",
+                name,
+                "--assets",
+                assets,
+                "--every",
+                "1h",
+                "--from",
+                "2025-06-14",
+                "--target",
+                target,
+            ],
+            None,
+        ));
+    }
+}
+
 pub fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     let mut child = cmd
         .stdin(Stdio::piped())
