@@ -115,18 +115,30 @@ fn ingest(bin: &Path, data: &Path, db: impl AsRef<OsStr>) -> Duration {
 /// The median of 11 `gapless check` processes of `asset` over `range`
 /// (its `--start`/`--end` arguments).
 fn median_check(bin: &Path, db: impl AsRef<OsStr>, asset: &str, range: &[&str]) -> Duration {
+    median_run(bin, db, "check", asset, range)
+}
+
+/// The median of 11 runs of `gapless COMMAND ASSET ARGS --json` as whole
+/// processes (exit 0, or 1 for an incomplete `check`).
+fn median_run(
+    bin: &Path,
+    db: impl AsRef<OsStr>,
+    command: &str,
+    asset: &str,
+    args: &[&str],
+) -> Duration {
     let times = (0..11)
         .map(|_| {
             let (took, out) = timed(
                 Command::new(bin)
-                    .args(["check", asset])
-                    .args(range)
+                    .args([command, asset])
+                    .args(args)
                     .arg("--json")
                     .env("GAPLESS_DB", db.as_ref()),
             );
             assert!(
                 out.status.code().is_some_and(|c| c <= 1),
-                "check failed: {}",
+                "{command} failed: {}",
                 String::from_utf8_lossy(&out.stderr)
             );
             took
@@ -410,6 +422,14 @@ fn spread_postgres(bin: &Path, dir: &Path) {
         };
         let day = check(YEAR_START + 86_400, YEAR_START + 2 * 86_400);
         let month = check(YEAR_START, YEAR_START + 30 * 86_400);
+        // The questions that read events rather than coverage runs: a
+        // day's events (a range seek) and segments, and the asset's first
+        // page of events in sequence order.
+        let (s, e) = (ts(YEAR_START + 86_400), ts(YEAR_START + 2 * 86_400));
+        let range = ["--start", s.as_str(), "--end", e.as_str()];
+        let events_day = median_run(bin, &url, "events", "spread-1", &range);
+        let segments_day = median_run(bin, &url, "segments", "spread-1", &range);
+        let events_page = median_run(bin, &url, "events", "spread-1", &["--limit", "1000"]);
         println!(
             "PostgreSQL, many assets: {n} five-minute events over {assets} assets, interleaved, in {files} files: {:.2} s = {rate:.0} events/s; check one day {:.2} ms, one month {:.2} ms (whole process, median of 11)",
             took.as_secs_f64(),
@@ -421,6 +441,12 @@ fn spread_postgres(bin: &Path, dir: &Path) {
             .iter()
             .map(|(name, b)| format!("{name} {:.0}", size.per_event(*b)))
             .collect();
+        println!(
+            "  events of one day {:.2} ms, segments of one day {:.2} ms, a page of 1,000 events in sequence order {:.2} ms (whole process, median of 11)",
+            events_day.as_secs_f64() * 1e3,
+            segments_day.as_secs_f64() * 1e3,
+            events_page.as_secs_f64() * 1e3,
+        );
         let per_event = size.per_event(size.total());
         println!(
             "  events: {:.0} bytes per event (target <= 150: {}): table {:.0}, indexes: {}",

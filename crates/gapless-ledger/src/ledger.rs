@@ -535,7 +535,7 @@ impl Ledger {
             let more = page.next;
             for e in page.events {
                 extra_bytes += e.extra.as_ref().map_or(0, String::len);
-                cursor = Some(e.seq);
+                cursor = Some(e.cursor);
                 found.push(e);
             }
             let full = found.len() == limit || extra_bytes >= PAGE_EXTRA_BYTES;

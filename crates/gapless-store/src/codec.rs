@@ -81,6 +81,8 @@ pub(crate) struct EventRow {
     pub(crate) extra: Option<String>,
     pub(crate) produced_at: Option<i64>,
     pub(crate) received_at: i64,
+    /// The backend's cursor of the event ([`StoredEvent::cursor`]).
+    pub(crate) cursor: i64,
 }
 
 /// A stored instant.
@@ -106,6 +108,7 @@ pub(crate) fn decode(row: EventRow) -> Result<StoredEvent> {
             .map(|p| instant(p, "event produced_at"))
             .transpose()?,
         received_at: instant(row.received_at, "event received_at")?,
+        cursor: row.cursor,
     })
 }
 
@@ -199,6 +202,7 @@ mod tests {
             extra: e.extra.map(str::to_string),
             produced_at: e.produced_at,
             received_at: 30,
+            cursor: 3,
         })
         .unwrap();
         assert_eq!(back.seq, 3);

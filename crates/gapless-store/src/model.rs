@@ -28,6 +28,11 @@ pub struct StoredEvent {
     pub produced_at: Option<Instant>,
     /// When the ledger accepted it.
     pub received_at: Instant,
+    /// Where a page that ends with this event goes on from
+    /// ([`EventQuery::after`]): its place in its asset's sequence order as
+    /// the backend numbers it (SQLite: its sequence number; PostgreSQL:
+    /// its number among the asset's events).
+    pub cursor: i64,
 }
 
 /// Which events to list.
@@ -39,7 +44,8 @@ pub struct EventQuery {
     pub kind: Option<EventKind>,
     /// At most this many (the backend caps it at 10,000).
     pub limit: usize,
-    /// Only events with a sequence above this (the cursor of the previous page).
+    /// Only events after this cursor (the [`StoredEvent::cursor`] of the
+    /// last event of the previous page).
     pub after: Option<i64>,
 }
 
@@ -48,7 +54,8 @@ pub struct EventQuery {
 pub struct EventPage {
     /// The events, in sequence order.
     pub events: Vec<StoredEvent>,
-    /// The cursor for the next page: the last sequence returned, when more may follow.
+    /// The cursor for the next page (the last event's
+    /// [`StoredEvent::cursor`]), when more may follow.
     pub next: Option<i64>,
 }
 

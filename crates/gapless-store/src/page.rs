@@ -79,7 +79,7 @@ impl Plan {
     /// order): a full page may be followed by more.
     pub(crate) fn page(&self, events: Vec<StoredEvent>) -> EventPage {
         let next = if events.len() == self.limit {
-            events.last().map(|e| e.seq)
+            events.last().map(|e| e.cursor)
         } else {
             None
         };
@@ -275,6 +275,7 @@ mod tests {
             extra: None,
             produced_at: None,
             received_at: gapless_core::Instant::from_micros(0).unwrap(),
+            cursor: seq,
         };
         assert_eq!(p.page(vec![ev(8), ev(9)]).next, Some(9));
         assert_eq!(p.page(vec![ev(8)]).next, None);

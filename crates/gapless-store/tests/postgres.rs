@@ -643,7 +643,7 @@ fn concurrent_opens_migrate_once() {
         .unwrap()
         .get(0);
     // One row per migration, each applied once.
-    assert_eq!(versions, 7);
+    assert_eq!(versions, 8);
 }
 
 #[test]
@@ -1455,9 +1455,9 @@ fn version_3_schema_is_migrated() {
     assert_eq!(
         indexes,
         [
+            "events_asset_n",
             "events_asset_start",
             "events_id_hash",
-            "events_pkey",
             "events_retracted"
         ]
     );

@@ -62,11 +62,11 @@ const ENSURE_ASSETS: &str = "INSERT INTO assets (name) \
      ON CONFLICT (name) DO NOTHING RETURNING id";
 /// Assets this transaction created for batches that failed.
 const DROP_UNUSED_ASSETS: &str = "DELETE FROM assets WHERE id = ANY($1::bigint[])";
-const LOCK_ASSETS: &str = "SELECT id, name FROM assets WHERE name = ANY($1::text[]) \
+const LOCK_ASSETS: &str = "SELECT id, name, last_n FROM assets WHERE name = ANY($1::text[]) \
      ORDER BY name COLLATE \"C\" FOR UPDATE";
 const NEXT_SEQS: &str = "SELECT nextval('events_seq') FROM generate_series(1, $1::bigint)";
 const COPY_EVENTS: &str = "COPY events \
-     (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
+     (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at, n) \
      FROM STDIN (FORMAT binary)";
 const DECLARE: &str = "INSERT INTO assets (name, key_span, tz) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO UPDATE SET key_span = EXCLUDED.key_span, tz = EXCLUDED.tz";
@@ -115,12 +115,15 @@ struct Columns<'a> {
     kind: Vec<i16>,
     extra: Vec<Option<&'a str>>,
     produced_at: Vec<Option<i64>>,
+    /// Each event's number among its asset's events.
+    n: Vec<i32>,
 }
 
 impl<'a> Columns<'a> {
-    /// One more event of asset `asset_id`, stored as `c`.
-    fn push(&mut self, asset_id: i64, c: &Encoded<'a>) {
+    /// One more event of asset `asset_id`, its `n`th, stored as `c`.
+    fn push(&mut self, asset_id: i64, n: i32, c: &Encoded<'a>) {
         self.asset_id.push(asset_id);
+        self.n.push(n);
         self.id.push(c.id);
         self.start.push(c.start);
         self.end.push(c.end);
@@ -159,6 +162,8 @@ pub(crate) fn append_many(
 struct Locked {
     /// Their ids by name.
     id_of: HashMap<String, i64>,
+    /// The number of each one's last event (`assets.last_n`) by id.
+    last_n: HashMap<i64, i32>,
     /// The ids of those this transaction created.
     created: Vec<i64>,
     /// The rows of [`super::rules::LOCK_RULES_OF_ASSETS`].
@@ -200,10 +205,15 @@ fn lock_and_read(
         &keys.assets,
         &keys.ids,
     ];
-    let ids = |rows: &[Row]| -> Result<HashMap<String, i64>, Fail> {
-        let mut out = HashMap::with_capacity(rows.len());
+    type Ids = (HashMap<String, i64>, HashMap<i64, i32>);
+    let ids = |rows: &[Row]| -> Result<Ids, Fail> {
+        let mut out = (
+            HashMap::with_capacity(rows.len()),
+            HashMap::with_capacity(rows.len()),
+        );
         for r in rows {
-            out.insert(r.try_get(1)?, r.try_get(0)?);
+            out.0.insert(r.try_get(1)?, r.try_get(0)?);
+            out.1.insert(r.try_get(0)?, r.try_get(2)?);
         }
         Ok(out)
     };
@@ -219,10 +229,11 @@ fn lock_and_read(
         })
     };
     let (locked, rules_rows, stored) = lock_and_read(tx)?;
-    let id_of = ids(&locked)?;
+    let (id_of, last_n) = ids(&locked)?;
     if id_of.len() == names.len() {
         return Ok(Locked {
             id_of,
+            last_n,
             created: Vec::new(),
             rules: rules_rows,
             stored,
@@ -238,8 +249,10 @@ fn lock_and_read(
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()?;
     let (locked, rules_rows, stored) = lock_and_read(tx)?;
+    let (id_of, last_n) = ids(&locked)?;
     Ok(Locked {
-        id_of: ids(&locked)?,
+        id_of,
+        last_n,
         created,
         rules: rules_rows,
         stored,
@@ -290,6 +303,7 @@ fn append_group<'b>(
     let keys = group_keys(batches, &valid);
     let Locked {
         id_of,
+        mut last_n,
         created,
         rules,
         stored,
@@ -338,7 +352,15 @@ fn append_group<'b>(
                     });
                     let c = encode(ev);
                     assets[slot].push(ev.kind, ev.interval, &c);
-                    cols.push(aid, &c);
+                    let n = last_n.entry(aid).or_default();
+                    *n = n.checked_add(1).ok_or_else(|| {
+                        Fail::Store(StoreError::Invalid(format!(
+                            "asset {:?} holds {} events, the most a PostgreSQL ledger numbers",
+                            ev.asset,
+                            i32::MAX
+                        )))
+                    })?;
+                    cols.push(aid, *n, &c);
                 }
                 out[bi] = Ok(p.out);
             }
@@ -521,22 +543,23 @@ const RUNS_AND_STORED: &str = concat!(
      FROM unnest($4::text[], $5::text[]) AS k(name, id) \
      CROSS JOIN LATERAL (SELECT id FROM assets WHERE name = k.name OFFSET 0) AS s \
      CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
-       WHERE asset_id = s.id AND hashtext(id) = hashtext(k.id) AND id = k.id OFFSET 0) AS e"
+       WHERE hashtextextended(id, asset_id) = hashtextextended(k.id, s.id) \
+       AND asset_id = s.id AND id = k.id OFFSET 0) AS e"
 );
 
 /// Everything a group writes, in one statement: the events (sequence
 /// numbers drawn in array order), the coverage runs (deleted, changed and
 /// new ones have distinct keys), the asset statistics; as CTEs over
-/// $1..$21 ([`WRITE`]), which a group that fires extends with judging's
+/// $1..$22 ([`WRITE`]), which a group that fires extends with judging's
 /// ([`judged_write_sql`]).
 macro_rules! write_ctes {
     () => {
         "WITH ev AS ( \
        INSERT INTO events \
-       (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at) \
-       SELECT nextval('events_seq'), a, i, st, en, k, x, p, $8::bigint \
+       (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at, n) \
+       SELECT nextval('events_seq'), a, i, st, en, k, x, p, $8::bigint, nn \
        FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::smallint[], \
-         $6::text[], $7::bigint[]) AS u(a, i, st, en, k, x, p) \
+         $6::text[], $7::bigint[], $22::integer[]) AS u(a, i, st, en, k, x, p, nn) \
      ), del AS ( \
        DELETE FROM coverage_runs c USING unnest($9::bigint[], $10::bigint[]) AS d(a, s) \
        WHERE c.asset_id = d.a AND c.start_us = d.s \
@@ -548,7 +571,7 @@ macro_rules! write_ctes {
        INSERT INTO coverage_runs (asset_id, start_us, end_us) \
        SELECT a, s, e FROM unnest($14::bigint[], $15::bigint[], $16::bigint[]) AS u(a, s, e) \
      ), st AS ( \
-       UPDATE assets SET event_count = event_count + u.n, \
+       UPDATE assets SET event_count = event_count + u.n, last_n = last_n + u.n, \
        max_len_us = greatest(max_len_us, u.l), \
        min_start_us = least(coalesce(min_start_us, u.s), u.s), \
        max_end_us = greatest(coalesce(max_end_us, u.e), u.e), last_received_us = $8::bigint \
@@ -560,7 +583,7 @@ macro_rules! write_ctes {
 }
 const WRITE: &str = concat!(write_ctes!(), " SELECT 1");
 /// How many parameters [`write_ctes`] takes.
-const WRITE_PARAMS: usize = 21;
+const WRITE_PARAMS: usize = 22;
 
 /// [`WRITE`] and judging's writes in one statement: a group that fires
 /// costs no round trip more than one that does not.
@@ -705,6 +728,7 @@ fn write(
         &lens,
         &los,
         &his,
+        &ev.n,
     ];
     let judging_params = judging.as_ref().map(super::rules::JudgingColumns::params);
     let params: Vec<&(dyn ToSql + Sync)> = write_params
@@ -726,7 +750,7 @@ fn write(
 }
 
 fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> Result<(), Fail> {
-    const TYPES: [Type; 9] = [
+    const TYPES: [Type; 10] = [
         Type::INT8,
         Type::INT8,
         Type::TEXT,
@@ -736,6 +760,7 @@ fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> R
         Type::TEXT,
         Type::INT8,
         Type::INT8,
+        Type::INT4,
     ];
     // Grouped by asset (each asset's events in sequence order): every
     // index of `events` leads with the asset, so a group that interleaves
@@ -744,7 +769,7 @@ fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> R
     // asset's rows go to its few leaf pages one after the other.
     let mut order: Vec<usize> = (0..cols.seq.len()).collect();
     order.sort_by_key(|&i| cols.asset_id[i]);
-    let rows = order.into_iter().map(|i| -> [&(dyn ToSql + Sync); 9] {
+    let rows = order.into_iter().map(|i| -> [&(dyn ToSql + Sync); 10] {
         [
             &cols.seq[i],
             &cols.asset_id[i],
@@ -755,6 +780,7 @@ fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> R
             &cols.extra[i],
             &cols.produced_at[i],
             &received,
+            &cols.n[i],
         ]
     });
     tx.copy_in_binary(COPY_EVENTS, &TYPES, rows)?;

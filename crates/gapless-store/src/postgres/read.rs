@@ -39,38 +39,45 @@ pub(super) const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_r
      WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND start_us <= $2 \
      ORDER BY start_us DESC LIMIT 1";
 
-/// A page in sequence order, no range.
+/// A page in sequence order, no range: the asset's events by their number
+/// `n` (the cursor $2), walking the index of `(asset_id, n >> 6)` from the
+/// cursor's group and sorting each group of 64 on the way.
 const EVENTS_BY_SEQ: &str = concat!(
     "SELECT ",
     event_columns!(),
-    " FROM events \
-     WHERE asset_id = $1 AND seq > $2 AND ($3::smallint IS NULL OR kind = $3) \
-     ORDER BY asset_id, seq LIMIT $4"
+    ", n FROM events \
+     WHERE asset_id = $1 AND (n >> 6) >= ($2::bigint >> 6) AND n > $2::bigint \
+     AND ($3::smallint IS NULL OR kind = $3) \
+     ORDER BY asset_id, (n >> 6), n LIMIT $4"
 );
 
-/// A page of a wide range: walk the sequence index, filter by range (`+ 0`
-/// keeps the planner off the start index).
+/// A page of a wide range: walk as [`EVENTS_BY_SEQ`], filter by range
+/// (`+ 0` keeps the planner off the start index).
 const EVENTS_BY_SEQ_IN_RANGE: &str = concat!(
     "SELECT ",
     event_columns!(),
-    " FROM events \
-     WHERE asset_id = $1 AND seq > $2 AND ($3::smallint IS NULL OR kind = $3) \
+    ", n FROM events \
+     WHERE asset_id = $1 AND (n >> 6) >= ($2::bigint >> 6) AND n > $2::bigint \
+     AND ($3::smallint IS NULL OR kind = $3) \
      AND start_us + 0 < $6 AND end_us + 0 > $5 \
-     ORDER BY asset_id, seq LIMIT $4"
+     ORDER BY asset_id, (n >> 6), n LIMIT $4"
 );
 
 /// A page of a narrow range: seek the start index (no event starts earlier
-/// than the range start minus the longest event), then sort by sequence.
+/// than the range start minus the longest event; the index holds each
+/// start's group of 2^32 microseconds, about 72 minutes, and the rows are
+/// checked against the range), then sort by number.
 const EVENTS_BY_START: &str = concat!(
-    "WITH r AS MATERIALIZED ( \
+    "WITH m AS (SELECT $5::bigint - max_len_us AS lo FROM assets WHERE id = $1), \
+     r AS MATERIALIZED ( \
      SELECT ",
     event_columns!(),
-    " FROM events \
+    ", n FROM events, m \
      WHERE asset_id = $1 \
-     AND start_us >= $5 - (SELECT max_len_us FROM assets WHERE id = $1) \
-     AND start_us < $6 AND end_us > $5 AND seq > $2 \
+     AND (start_us >> 32) >= (m.lo >> 32) AND (start_us >> 32) <= (($6::bigint - 1) >> 32) \
+     AND start_us >= m.lo AND start_us < $6 AND end_us > $5 AND n > $2::bigint \
      AND ($3::smallint IS NULL OR kind = $3)) \
-     SELECT * FROM r ORDER BY seq LIMIT $4"
+     SELECT * FROM r ORDER BY n LIMIT $4"
 );
 
 const ASSET_DECL: &str = "SELECT key_span, tz FROM assets WHERE name = $1";
@@ -93,6 +100,7 @@ fn event_of(r: &Row) -> Result<StoredEvent> {
         extra: r.try_get(5)?,
         produced_at: r.try_get(6)?,
         received_at: r.try_get(7)?,
+        cursor: r.try_get::<_, i32>(8)?.into(),
     })
 }
 

@@ -116,8 +116,9 @@ fn asset_stats(conn: &Connection, asset: &str) -> Result<Option<AssetStats>> {
 
 /// The event of a row of [`select_event!`].
 fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
+    let seq = r.get(0)?;
     codec::decode(EventRow {
-        seq: r.get(0)?,
+        seq,
         id: r.get(1)?,
         start: r.get(2)?,
         end: r.get(3)?,
@@ -125,6 +126,8 @@ fn event_of(r: &Row<'_>) -> Result<StoredEvent> {
         extra: r.get(5)?,
         produced_at: r.get(6)?,
         received_at: r.get(7)?,
+        // Pages walk the rowid, which is the sequence number.
+        cursor: seq,
     })
 }
 
