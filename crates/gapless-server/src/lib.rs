@@ -56,6 +56,8 @@
 //!   API's [`gapless_api::Error`] by its kind; a fault's cause rides in the
 //!   response to the logging layer, never in the body (`error.rs`).
 //! - `extract.rs`: axum's extractors with JSON rejections.
+//! - `answer.rs`: `Json`, how every route sends its answer:
+//!   serialized into a plain `Vec<u8>`, sent as `application/json`.
 //! - `request_log.rs`: each request's log span, the values of secret
 //!   query parameters (`access_token=`) redacted.
 //! - `metrics.rs`: Prometheus metrics, one registry per server.
@@ -74,6 +76,7 @@
 //! request or a write names an asset outside its prefixes, both judged
 //! before anything else of the request.
 
+mod answer;
 mod app;
 pub mod auth;
 mod config;

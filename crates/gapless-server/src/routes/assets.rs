@@ -1,11 +1,11 @@
 //! `GET /v1/assets`, `GET` and `PUT /v1/assets/{asset}`.
 
 use axum::extract::State;
-use axum::Json;
 use gapless_api::{
     Ask, AssetAnswer, AssetRequest, AssetsAnswer, AssetsRequest, DeclAnswer, DeclareRequest,
 };
 
+use crate::answer::Json;
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, AssetPath, Query};
 use crate::{ApiError, AppState};

@@ -5,11 +5,11 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::http::{HeaderMap, StatusCode};
-use axum::Json;
 use gapless_api::{BodyFormat, IngestAnswer, Position};
 use gapless_ledger::Ledger;
 use serde_json::json;
 
+use crate::answer::Json;
 use crate::auth::{Caller, Scope};
 use crate::extract::Query;
 use crate::{ApiError, AppState};

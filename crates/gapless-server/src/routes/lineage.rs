@@ -18,12 +18,12 @@ use axum::extract::rejection::BytesRejection;
 use axum::extract::State;
 use axum::http::header::CONTENT_ENCODING;
 use axum::http::{HeaderMap, StatusCode};
-use axum::Json;
 use gapless_api::{Error, ErrorKind, LineageAnswer, SkippedReason, Unit};
 use gapless_core::{convert, Converted, ProducerFormat, ProducerOptions};
 use gapless_ledger::ingest::Batch;
 use gapless_ledger::Ledger;
 
+use crate::answer::Json;
 use crate::auth::{Caller, Scope};
 use crate::extract::Query;
 use crate::{ApiError, AppState};

@@ -5,10 +5,11 @@ use std::sync::Arc;
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
-use axum::{Extension, Json};
+use axum::Extension;
 use serde::Serialize;
 use utoipa::ToSchema;
 
+use crate::answer::Json;
 use crate::auth::{Caller, Scope};
 use crate::{metrics, ApiError, AppState};
 

@@ -3,9 +3,6 @@
 //! type, puts the asset of the path in, and asks the ledger.
 
 use axum::extract::State;
-use axum::http::header::CONTENT_TYPE;
-use axum::http::HeaderValue;
-use axum::response::{IntoResponse, Response};
 use gapless_api::{
     Ask, CheckAnswer, CoverageRequest, EventsAnswer, EventsRequest, FrontierAnswer,
     FrontierRequest, MultiCheckAnswer, MultiCoverageRequest, SegmentsAnswer, SegmentsRequest,
@@ -13,33 +10,10 @@ use gapless_api::{
 };
 use gapless_api::{BucketsAnswer, BucketsRequest, MultiBucketsAnswer, MultiBucketsRequest};
 
+use crate::answer::Json;
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, AssetPath, Query};
 use crate::{ApiError, AppState};
-
-/// How many bytes an answer's buffer starts with: an answer of a few dozen
-/// gaps fits, where axum's `Json` starts at 128 bytes and grows through
-/// `BufMut` writes, copying the answer each time it doubles.
-const ANSWER_CAPACITY: usize = 1024;
-
-/// An answer as its JSON body, as axum's `Json` sends it
-/// (`Content-Type: application/json`), written into one buffer of
-/// [`ANSWER_CAPACITY`].
-pub(crate) struct Json<T>(pub T);
-
-impl<T: serde::Serialize> IntoResponse for Json<T> {
-    fn into_response(self) -> Response {
-        let mut body = Vec::with_capacity(ANSWER_CAPACITY);
-        match serde_json::to_writer(&mut body, &self.0) {
-            Ok(()) => (
-                [(CONTENT_TYPE, HeaderValue::from_static("application/json"))],
-                body,
-            )
-                .into_response(),
-            Err(e) => ApiError::internal(e).into_response(),
-        }
-    }
-}
 
 /// Coverage of a range (as `check`).
 #[utoipa::path(

@@ -2,9 +2,9 @@
 //! (SPEC §3, `prune`).
 
 use axum::extract::State;
-use axum::Json;
 use gapless_api::{Ask, PruneAnswer, PruneRequest};
 
+use crate::answer::Json;
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, Query};
 use crate::{ApiError, AppState};

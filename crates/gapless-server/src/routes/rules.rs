@@ -10,7 +10,6 @@
 use std::time::Duration;
 
 use axum::extract::State;
-use axum::Json;
 use gapless_api::params::{self, MAX_HTTP_WAIT};
 use gapless_api::RulesRequest;
 use gapless_api::{
@@ -18,6 +17,7 @@ use gapless_api::{
     RuleSetAnswer, RuleSetRequest, RuleWindowsAnswer, RuleWindowsRequest, RulesAnswer, WaitRequest,
 };
 
+use crate::answer::Json;
 use crate::auth::{Caller, Scope};
 use crate::extract::{self, AssetPath, NamePath, Query};
 use crate::{ApiError, AppState};
