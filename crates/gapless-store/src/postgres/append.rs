@@ -530,7 +530,9 @@ fn walk<'b>(
 /// (`LATERAL ... OFFSET 0` keeps each subquery a scan parameterised by
 /// it), so that its generic plan ([`Transaction::run_seeks`]) is right for
 /// tables of any size. A stored id is sought by its hash (the index
-/// `events_id_hash`) and compared in full on the row.
+/// `events_id_hash`) and compared in full on the row; `asset_id + 0` keeps
+/// the other indexes, which lead with the asset, out of that seek (a
+/// bitmap of all the asset's events beside the hash's one row).
 const RUNS_AND_STORED: &str = concat!(
     "SELECT u.a, NULL::text, r.start_us, r.end_us, NULL::smallint, NULL::text, NULL::bigint, \
      1::smallint AS part \
@@ -544,7 +546,7 @@ const RUNS_AND_STORED: &str = concat!(
      CROSS JOIN LATERAL (SELECT id FROM assets WHERE name = k.name OFFSET 0) AS s \
      CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
        WHERE hashtextextended(id, asset_id) = hashtextextended(k.id, s.id) \
-       AND asset_id = s.id AND id = k.id OFFSET 0) AS e"
+       AND asset_id + 0 = s.id AND id = k.id OFFSET 0) AS e"
 );
 
 /// Everything a group writes, in one statement: the events (sequence

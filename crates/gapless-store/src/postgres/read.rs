@@ -17,7 +17,7 @@ use crate::overview;
 use crate::page::{self, Path, Shape, Walk};
 use crate::{AssetSummary, EventPage, EventQuery, Result, StoredEvent};
 
-const ASSET_STATS: &str = "SELECT id, event_count, min_start_us, max_end_us \
+const ASSET_STATS: &str = "SELECT id, event_count, min_start_us, max_end_us, last_n \
      FROM assets WHERE name = $1";
 
 pub(super) const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage_runs \
@@ -39,29 +39,26 @@ pub(super) const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_r
      WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND start_us <= $2 \
      ORDER BY start_us DESC LIMIT 1";
 
-/// A page in sequence order, no range: the asset's events by their number
-/// `n` (the cursor $2), walking the index of `(asset_id, n >> 6)` from the
-/// cursor's group and sorting each group of 64 on the way.
-const EVENTS_BY_SEQ: &str = concat!(
+/// Part of a walk in sequence order: the asset's events numbered after the
+/// cursor $2 in the groups of 64 numbers before $7 (the index of
+/// `(asset_id, n >> 6)`), of kind $3 and overlapping [$5, $6) (`+ 0` keeps
+/// the planner off the start index), in number order, at most $4.
+const EVENTS_WALK: &str = concat!(
     "SELECT ",
     event_columns!(),
     ", n FROM events \
-     WHERE asset_id = $1 AND (n >> 6) >= ($2::bigint >> 6) AND n > $2::bigint \
-     AND ($3::smallint IS NULL OR kind = $3) \
-     ORDER BY asset_id, (n >> 6), n LIMIT $4"
-);
-
-/// A page of a wide range: walk as [`EVENTS_BY_SEQ`], filter by range
-/// (`+ 0` keeps the planner off the start index).
-const EVENTS_BY_SEQ_IN_RANGE: &str = concat!(
-    "SELECT ",
-    event_columns!(),
-    ", n FROM events \
-     WHERE asset_id = $1 AND (n >> 6) >= ($2::bigint >> 6) AND n > $2::bigint \
-     AND ($3::smallint IS NULL OR kind = $3) \
+     WHERE asset_id = $1 AND (n >> 6) >= (($2::bigint + 1) >> 6) AND (n >> 6) < $7::bigint \
+     AND n > $2::bigint AND ($3::smallint IS NULL OR kind = $3) \
      AND start_us + 0 < $6 AND end_us + 0 > $5 \
      ORDER BY asset_id, (n >> 6), n LIMIT $4"
 );
+
+/// The most groups of 64 numbers one statement of a walk reads. A walk
+/// whose range or kind leaves few events goes on in further statements, so
+/// that whatever plan PostgreSQL picks (it may gather and sort the matching
+/// rows rather than walk the index in order) none reads more of the asset's
+/// events than this at once.
+const WALK_GROUPS: i64 = 1 << 10;
 
 /// A page of a narrow range: seek the start index (no event starts earlier
 /// than the range start minus the longest event; the index holds each
@@ -158,10 +155,10 @@ pub(super) fn run_at(row: Option<Row>, t: Instant) -> Result<Option<Interval>> {
     }
 }
 
-/// A page: the shared plan (a walk reads only the asset's events, by the
-/// `(asset_id, seq)` key; retractions have no index of their own) as one
-/// statement. The asset's statistics behind the plan come from a statement
-/// of their own: they affect speed, never the answer.
+/// A page: the shared plan (a walk reads only the asset's events, by their
+/// numbers; retractions have no index of their own): a seek in one
+/// statement, a walk in as many as its groups of numbers need. The asset's
+/// statistics behind the plan come from a statement of their own.
 pub(crate) fn events(conn: &mut Conn, asset: &str, query: &EventQuery) -> Result<EventPage, Fail> {
     let s = conn.stmts.get(&mut conn.client, ASSET_STATS)?;
     let Some(stats) = conn.client.query_opt(&s, &[&asset])? else {
@@ -175,23 +172,41 @@ pub(crate) fn events(conn: &mut Conn, asset: &str, query: &EventQuery) -> Result
         hull: lo.zip(hi),
     };
     let plan = page::plan(query, &shape, Walk::Asset, false);
-    let (after, kind, n) = (plan.after, plan.kind, plan.limit_arg());
     let rows = match (plan.path, plan.range) {
-        (_, None) => {
-            let s = conn.stmts.get(&mut conn.client, EVENTS_BY_SEQ)?;
-            conn.client.query(&s, &[&id, &after, &kind, &n])?
-        }
-        (path, Some((start, end))) => {
-            let sql = match path {
-                Path::Seek => EVENTS_BY_START,
-                Path::Walk | Path::Retractions => EVENTS_BY_SEQ_IN_RANGE,
-            };
-            let s = conn.stmts.get(&mut conn.client, sql)?;
+        (Path::Seek, Some((start, end))) => {
+            let (after, kind, n) = (plan.after, plan.kind, plan.limit_arg());
+            let s = conn.stmts.get(&mut conn.client, EVENTS_BY_START)?;
             conn.client
                 .query(&s, &[&id, &after, &kind, &n, &start, &end])?
         }
+        _ => walk(conn, id, stats.get::<_, i32>(4).into(), &plan)?,
     };
     Ok(plan.page(events_of(rows)?))
+}
+
+/// The rows of a walk of `plan` over asset `id`, whose last event is
+/// numbered `last_n`: [`EVENTS_WALK`] over windows of groups, each twice the
+/// one before up to [`WALK_GROUPS`], until the page is full or the numbers
+/// run out. Each window's rows follow the last's in number order.
+fn walk(conn: &mut Conn, id: i64, last_n: i64, plan: &page::Plan) -> Result<Vec<Row>, Fail> {
+    let (start, end) = plan.bounds();
+    let s = conn.stmts.get(&mut conn.client, EVENTS_WALK)?;
+    let mut rows = Vec::new();
+    let mut after = plan.after.max(0);
+    let mut groups = (plan.limit_arg() / 64 + 1).min(WALK_GROUPS);
+    loop {
+        let want = plan.limit_arg() - rows.len() as i64;
+        let until = ((after + 1) >> 6) + groups;
+        rows.extend(
+            conn.client
+                .query(&s, &[&id, &after, &plan.kind, &want, &start, &end, &until])?,
+        );
+        if rows.len() as i64 >= plan.limit_arg() || until << 6 > last_n {
+            return Ok(rows);
+        }
+        after = (until << 6) - 1;
+        groups = (groups * 2).min(WALK_GROUPS);
+    }
 }
 
 pub(crate) fn asset_decl(conn: &mut Conn, asset: &str) -> Result<Option<AssetDecl>, Fail> {
