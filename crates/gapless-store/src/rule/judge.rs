@@ -300,7 +300,8 @@ fn outcome(
 }
 
 /// Judging a group of batches, one after the other, on the coverage
-/// before the group replayed in memory.
+/// before the group replayed in memory ([`Judge::batch`]), or on the
+/// coverage each batch left, kept by the caller ([`Judge::batch_on`]).
 #[derive(Debug)]
 pub(crate) struct Judge<'a> {
     watches: Vec<&'a Watch>,
@@ -355,42 +356,70 @@ impl<'a> Judge<'a> {
         if !any {
             return Ok(());
         }
-        // Each asset's events, found from a watch's assets: a batch may
-        // interleave thousands of assets, each watched by its own rules.
-        let mut of_asset: HashMap<i64, Vec<&[(EventKind, Interval)]>> = HashMap::new();
-        for &(asset, events) in batch {
-            of_asset.entry(asset).or_default().push(events);
-        }
-        let mut picked: Vec<Interval> = Vec::new();
-        for (&watch, planned) in self.watches.iter().zip(&self.windows) {
-            picked.clear();
-            for events in watch
-                .assets
-                .iter()
-                .filter_map(|a| of_asset.get(a))
-                .flatten()
-            {
-                for &(_, iv) in *events {
-                    let first = planned.partition_point(|w| w.end() <= iv.start());
-                    picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
-                }
-            }
-            if picked.len() > 1 {
-                picked.sort_unstable_by_key(|w| w.start());
-                picked.dedup();
-            }
-            for &w in &picked {
-                self.judged
-                    .window(watch, w, &mut InMemory(&self.coverage))?;
-            }
-        }
-        Ok(())
+        touched(
+            &self.watches,
+            &self.windows,
+            &mut self.judged,
+            batch,
+            &mut InMemory(&self.coverage),
+        )
+    }
+
+    /// Judge every window of every watch that `batch` touched, as
+    /// [`Judge::batch`] does, on `src`, the coverage after it (kept by the
+    /// caller: this judge's own replay is left alone).
+    pub(crate) fn batch_on(
+        &mut self,
+        batch: &BatchEvents<'_>,
+        src: &mut dyn Covered,
+    ) -> Result<()> {
+        touched(&self.watches, &self.windows, &mut self.judged, batch, src)
     }
 
     /// The firings and changed records of all the batches.
     pub(crate) fn finish(self) -> Outcome {
         self.judged.finish()
     }
+}
+
+/// Judge every window of `watches` (each with its planned `windows`) that
+/// `batch` touched, rules in the order given, windows in order, on `src`.
+fn touched(
+    watches: &[&Watch],
+    windows: &[Vec<Interval>],
+    judged: &mut Judged,
+    batch: &BatchEvents<'_>,
+    src: &mut dyn Covered,
+) -> Result<()> {
+    // Each asset's events, found from a watch's assets: a batch may
+    // interleave thousands of assets, each watched by its own rules.
+    let mut of_asset: HashMap<i64, Vec<&[(EventKind, Interval)]>> = HashMap::new();
+    for &(asset, events) in batch {
+        of_asset.entry(asset).or_default().push(events);
+    }
+    let mut picked: Vec<Interval> = Vec::new();
+    for (&watch, planned) in watches.iter().zip(windows) {
+        picked.clear();
+        for events in watch
+            .assets
+            .iter()
+            .filter_map(|a| of_asset.get(a))
+            .flatten()
+        {
+            for &(_, iv) in *events {
+                let first = planned.partition_point(|w| w.end() <= iv.start());
+                picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
+            }
+        }
+        if picked.len() > 1 {
+            picked.sort_unstable_by_key(|w| w.start());
+            picked.dedup();
+        }
+        for &w in &picked {
+            judged.window(watch, w, src)?;
+        }
+    }
+    Ok(())
 }
 
 /// The intervals of `touched` on `watch`'s assets.
