@@ -53,7 +53,12 @@ pub(crate) fn rebuild(
 ///
 /// As [`rebuild`].
 pub(crate) fn changes(runs: &[(i64, i64)], events: &[(EventKind, Interval)]) -> Result<RunChanges> {
-    let set = rebuild(runs, events)?;
+    Ok(diff(runs, &rebuild(runs, events)?))
+}
+
+/// The rows to change so that the stored `runs` (`(start, end)` in start
+/// order) become `set`, their [`rebuild`].
+pub(crate) fn diff(runs: &[(i64, i64)], set: &IntervalSet) -> RunChanges {
     let mut out = RunChanges::default();
     // Both in start order: one merge.
     let mut old = runs.iter().copied().peekable();
@@ -74,7 +79,7 @@ pub(crate) fn changes(runs: &[(i64, i64)], events: &[(EventKind, Interval)]) -> 
         }
     }
     out.deleted.extend(old.map(|(s, _)| s));
-    Ok(out)
+    out
 }
 
 #[cfg(test)]

@@ -300,7 +300,8 @@ fn outcome(
 }
 
 /// Judging a group of batches, one after the other, on the coverage
-/// before the group replayed in memory.
+/// before the group replayed in memory ([`Judge::batch`]), or on the
+/// coverage each batch left, kept by the caller ([`Judge::batch_on`]).
 #[derive(Debug)]
 pub(crate) struct Judge<'a> {
     watches: Vec<&'a Watch>,
@@ -308,6 +309,10 @@ pub(crate) struct Judge<'a> {
     /// (from the [`Plan`]), so that a batch's windows are found by search
     /// instead of being worked out on the grid again.
     windows: Vec<Vec<Interval>>,
+    /// Per asset, the indexes of the watches on it, ascending: a batch
+    /// (of a group of thousands) looks up its own assets' watches, not
+    /// every watch of the group.
+    by_asset: HashMap<i64, Vec<usize>>,
     coverage: HashMap<i64, IntervalSet>,
     judged: Judged,
 }
@@ -330,9 +335,20 @@ impl<'a> Judge<'a> {
                 coverage.entry(*a).or_default();
             }
         }
+        let mut by_asset: HashMap<i64, Vec<usize>> = HashMap::new();
+        for (i, w) in watches.iter().enumerate() {
+            for a in &w.assets {
+                let on = by_asset.entry(*a).or_default();
+                // An asset named twice by one rule counts once.
+                if on.last() != Some(&i) {
+                    on.push(i);
+                }
+            }
+        }
         Judge {
             watches,
             windows: plan.windows,
+            by_asset,
             coverage,
             judged: Judged::new(records),
         }
@@ -355,42 +371,94 @@ impl<'a> Judge<'a> {
         if !any {
             return Ok(());
         }
-        // Each asset's events, found from a watch's assets: a batch may
-        // interleave thousands of assets, each watched by its own rules.
-        let mut of_asset: HashMap<i64, Vec<&[(EventKind, Interval)]>> = HashMap::new();
-        for &(asset, events) in batch {
-            of_asset.entry(asset).or_default().push(events);
+        let parts = Parts {
+            watches: &self.watches,
+            windows: &self.windows,
+            by_asset: &self.by_asset,
+            judged: &mut self.judged,
+        };
+        touched(parts, batch, &mut InMemory(&self.coverage))
+    }
+
+    /// Judge every window of every watch that `batch` touched, as
+    /// [`Judge::batch`] does, on `src`, the coverage after it (kept by the
+    /// caller: this judge's own replay is left alone).
+    pub(crate) fn batch_on(
+        &mut self,
+        batch: &BatchEvents<'_>,
+        src: &mut dyn Covered,
+    ) -> Result<()> {
+        touched(self.parts(), batch, src)
+    }
+
+    /// What [`touched`] works with.
+    fn parts(&mut self) -> Parts<'_, 'a> {
+        Parts {
+            watches: &self.watches,
+            windows: &self.windows,
+            by_asset: &self.by_asset,
+            judged: &mut self.judged,
         }
-        let mut picked: Vec<Interval> = Vec::new();
-        for (&watch, planned) in self.watches.iter().zip(&self.windows) {
-            picked.clear();
-            for events in watch
-                .assets
-                .iter()
-                .filter_map(|a| of_asset.get(a))
-                .flatten()
-            {
-                for &(_, iv) in *events {
-                    let first = planned.partition_point(|w| w.end() <= iv.start());
-                    picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
-                }
-            }
-            if picked.len() > 1 {
-                picked.sort_unstable_by_key(|w| w.start());
-                picked.dedup();
-            }
-            for &w in &picked {
-                self.judged
-                    .window(watch, w, &mut InMemory(&self.coverage))?;
-            }
-        }
-        Ok(())
     }
 
     /// The firings and changed records of all the batches.
     pub(crate) fn finish(self) -> Outcome {
         self.judged.finish()
     }
+}
+
+/// A [`Judge`]'s watches (each with its planned windows and found by
+/// asset) and what it judged so far.
+struct Parts<'j, 'a> {
+    watches: &'j [&'a Watch],
+    windows: &'j [Vec<Interval>],
+    by_asset: &'j HashMap<i64, Vec<usize>>,
+    judged: &'j mut Judged,
+}
+
+/// Judge every window of the watches that `batch` touched, rules in the
+/// order given, windows in order, on `src`.
+fn touched(parts: Parts<'_, '_>, batch: &BatchEvents<'_>, src: &mut dyn Covered) -> Result<()> {
+    let Parts {
+        watches,
+        windows,
+        by_asset,
+        judged,
+    } = parts;
+    // Each asset's events, found from a watch's assets: a batch may
+    // interleave thousands of assets, each watched by its own rules.
+    let mut of_asset: HashMap<i64, Vec<&[(EventKind, Interval)]>> = HashMap::new();
+    let mut on: Vec<usize> = Vec::new();
+    for &(asset, events) in batch {
+        of_asset.entry(asset).or_default().push(events);
+        on.extend(by_asset.get(&asset).into_iter().flatten());
+    }
+    on.sort_unstable();
+    on.dedup();
+    let mut picked: Vec<Interval> = Vec::new();
+    for i in on {
+        let (watch, planned) = (watches[i], &windows[i]);
+        picked.clear();
+        for events in watch
+            .assets
+            .iter()
+            .filter_map(|a| of_asset.get(a))
+            .flatten()
+        {
+            for &(_, iv) in *events {
+                let first = planned.partition_point(|w| w.end() <= iv.start());
+                picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
+            }
+        }
+        if picked.len() > 1 {
+            picked.sort_unstable_by_key(|w| w.start());
+            picked.dedup();
+        }
+        for &w in &picked {
+            judged.window(watch, w, src)?;
+        }
+    }
+    Ok(())
 }
 
 /// The intervals of `touched` on `watch`'s assets.

@@ -19,7 +19,7 @@
 
 use std::collections::HashMap;
 
-use gapless_core::{AssetDecl, Instant, NewEvent};
+use gapless_core::{AssetDecl, Instant, IntervalSet, NewEvent};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::rules::WatchCache;
@@ -189,9 +189,9 @@ fn append_all(
     let mut group = super::rules::GroupJudge::start(&tx, watches, batches)?;
     let mut out = Vec::with_capacity(batches.len());
     for batch in batches {
-        let (counts, deltas) = store_batch(&tx, batch, received_at)?;
-        group.batch(&judged_events(&deltas));
-        out.push(Ok(counts));
+        let stored = store_batch(&tx, batch, received_at)?;
+        group.batch(&tx, &judged_events(&stored.deltas), &stored.rebuilt())?;
+        out.push(Ok(stored.counts));
     }
     group.finish(&tx, received_at)?;
     tx.commit()?;
@@ -228,12 +228,15 @@ fn append_each(
             Err(e) => return all(e.into()),
         };
         match store_batch(&sp, batch, received_at) {
-            Ok((counts, deltas)) => {
+            Ok(stored) => {
                 if let Err(e) = sp.commit() {
                     return all(e.into());
                 }
-                group.batch(&judged_events(&deltas));
-                out.push(Ok(counts));
+                if let Err(e) = group.batch(&tx, &judged_events(&stored.deltas), &stored.rebuilt())
+                {
+                    return all(e);
+                }
+                out.push(Ok(stored.counts));
             }
             Err(e) => {
                 // Dropping the savepoint rolls this batch back.
@@ -264,9 +267,9 @@ fn append_in(
     batch: &[NewEvent],
     received_at: Instant,
 ) -> Result<Appended> {
-    let (out, deltas) = store_batch(tx, batch, received_at)?;
-    super::rules::judge_append(tx, watches, &judged_events(&deltas), received_at)?;
-    Ok(out)
+    let stored = store_batch(tx, batch, received_at)?;
+    stored.judge(tx, watches, received_at)?;
+    Ok(stored.counts)
 }
 
 /// Append one atomic batch that arrives in chunks: each chunk is stored as
@@ -293,10 +296,10 @@ pub(crate) fn append_chunks(
                 tx.pragma_update(None, "cache_size", -1024 * BIG_BATCH_CACHE_MIB)?;
             }
         }
-        let (out, deltas) = appender.finish(&tx)?;
-        super::rules::judge_append(&tx, watches, &judged_events(&deltas), received_at)?;
+        let stored = appender.finish(&tx)?;
+        stored.judge(&tx, watches, received_at)?;
         tx.commit()?;
-        Ok(out)
+        Ok(stored.counts)
     })();
     if big {
         conn.pragma_update(None, "cache_size", -1024 * WRITER_CACHE_MIB)?;
@@ -318,12 +321,42 @@ struct Appender {
     seen: usize,
 }
 
+/// What storing a batch did: its counts, and per asset with new events
+/// what they were and the coverage runs they left.
+struct StoredBatch {
+    counts: Appended,
+    deltas: Vec<AssetDelta>,
+    /// Per delta (same order): the asset's runs, as now stored, that touch
+    /// the hull of its new events.
+    after: Vec<IntervalSet>,
+}
+
+impl StoredBatch {
+    /// Judge the rules on the batch's assets (in the batch's transaction),
+    /// their coverage answered from the runs just rebuilt where those
+    /// tell it all.
+    fn judge(&self, tx: &Connection, watches: &mut WatchCache, now: Instant) -> Result<()> {
+        super::rules::judge_append(
+            tx,
+            watches,
+            &judged_events(&self.deltas),
+            &self.rebuilt(),
+            now,
+        )
+    }
+
+    /// Each asset's runs as judging takes them.
+    fn rebuilt(&self) -> Vec<super::rules::Rebuilt<'_>> {
+        self.deltas
+            .iter()
+            .zip(&self.after)
+            .map(|(d, runs)| (d.id, (d.min_start, d.max_end), runs))
+            .collect()
+    }
+}
+
 /// Store `batch` whole in `tx`: its counts, and what it did to each asset.
-fn store_batch(
-    tx: &Connection,
-    batch: &[NewEvent],
-    received_at: Instant,
-) -> Result<(Appended, Vec<AssetDelta>)> {
+fn store_batch(tx: &Connection, batch: &[NewEvent], received_at: Instant) -> Result<StoredBatch> {
     let mut appender = Appender::new(received_at);
     appender.push(tx, batch)?;
     appender.finish(tx)
@@ -485,13 +518,14 @@ impl Appender {
 
     /// Bring each asset's coverage runs and statistics up to date: the
     /// counts, and each asset's new events (for judging rules).
-    fn finish(self, tx: &Connection) -> Result<(Appended, Vec<AssetDelta>)> {
+    fn finish(self, tx: &Connection) -> Result<StoredBatch> {
         let mut deltas = Vec::with_capacity(self.assets.len());
+        let mut after = Vec::with_capacity(self.assets.len());
         for Slot { delta: a, .. } in self.assets {
             if a.is_empty() {
                 continue;
             }
-            update_coverage(tx, &a)?;
+            after.push(update_coverage(tx, &a)?);
             tx.prepare_cached(
                 "UPDATE assets SET event_count = event_count + ?2, \
                  max_len_us = max(max_len_us, ?3), \
@@ -510,7 +544,11 @@ impl Appender {
             ])?;
             deltas.push(a);
         }
-        Ok((self.out, deltas))
+        Ok(StoredBatch {
+            counts: self.out,
+            deltas,
+            after,
+        })
     }
 }
 
@@ -539,8 +577,9 @@ pub(super) fn refresh_overview(conn: &Connection, id: i64) -> rusqlite::Result<(
 
 /// Bring the asset's stored runs that touch the batch's hull up to date
 /// with the batch's new events: only the rows that change are written,
-/// and the asset's overview inputs when any is.
-fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<()> {
+/// and the asset's overview inputs when any is. The runs that touch the
+/// hull now.
+fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<IntervalSet> {
     let (hull_start, hull_end) = (a.min_start, a.max_end);
     // The run with the greatest start at or before the hull (it may reach
     // into or touch the hull), then every run starting up to the hull's end.
@@ -560,7 +599,8 @@ fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<()> {
             }
         }
     }
-    let changes = a.run_changes(&runs)?;
+    let after = crate::runs::rebuild(&runs, &a.events)?;
+    let changes = crate::runs::diff(&runs, &after);
     let changed =
         !(changes.deleted.is_empty() && changes.updated.is_empty() && changes.inserted.is_empty());
     if !changes.deleted.is_empty() {
@@ -584,7 +624,7 @@ fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<()> {
     if changed {
         refresh_overview(conn, a.id)?;
     }
-    Ok(())
+    Ok(after)
 }
 
 pub(crate) fn declare_asset(conn: &mut Connection, asset: &str, decl: &AssetDecl) -> Result<()> {

@@ -6,7 +6,9 @@
 //! transaction sees every other committed append: each change of a
 //! window's state fires once.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use gapless_core::{EventKind, Instant, Interval, IntervalSet, NewEvent, Rule};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
@@ -60,6 +62,28 @@ const INSERT_FIRINGS: (&str, &str) = (
 /// for thousands of windows, and stays far below SQLite's limit of
 /// parameters.
 const ROWS_PER_WRITE: usize = 64;
+
+/// [`UPSERT_STATES`] and [`INSERT_FIRINGS`] for [`ROWS_PER_WRITE`] rows,
+/// written out once: a batch firing for thousands of windows runs
+/// hundreds of them, and writing the text each time cost a tenth of the
+/// writes.
+static FULL_UPSERT: OnceLock<String> = OnceLock::new();
+static FULL_INSERT: OnceLock<String> = OnceLock::new();
+
+/// The statement of `sql` for `rows` rows of `cols` columns, `full` its
+/// text for [`ROWS_PER_WRITE`] rows.
+fn chunk_sql(
+    full: &'static OnceLock<String>,
+    sql: (&str, &str),
+    cols: usize,
+    rows: usize,
+) -> Cow<'static, str> {
+    if rows == ROWS_PER_WRITE {
+        Cow::Borrowed(full.get_or_init(|| multi_row(sql, cols, rows)))
+    } else {
+        Cow::Owned(multi_row(sql, cols, rows))
+    }
+}
 
 /// The statement of `sql` (head, tail) for `rows` rows of `cols` columns.
 fn multi_row(sql: (&str, &str), cols: usize, rows: usize) -> String {
@@ -226,9 +250,10 @@ impl WatchCache {
 type OwnedBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
 
 /// Judging the batches of a group commit: the rules on the group's assets
-/// and the coverage and window states they need are read once, before the
-/// first batch; each batch that is stored is then judged in memory, and
-/// what changed is written once, before the commit.
+/// and the window states they need are read once, before the first batch;
+/// each batch that is stored is then judged on the coverage it left (in
+/// the group's transaction, answered from its rebuilt runs where they tell
+/// it all, [`Fresh`]), and what changed is written once, before the commit.
 pub(crate) struct GroupJudge<'c> {
     judge: Option<Judge<'c>>,
 }
@@ -277,21 +302,27 @@ impl<'c> GroupJudge<'c> {
             .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
             .collect();
         let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
-        let before = read_coverage(conn, &plan.reads)?;
         let mut states = States::new();
         for (i, range) in plan.state_reads() {
             read_states(conn, watches[i].id, range, &mut states)?;
         }
+        // No coverage is read ahead: each batch is judged on what it left.
         Ok(GroupJudge {
-            judge: Some(Judge::new(watches, plan, before, states)),
+            judge: Some(Judge::new(watches, plan, HashMap::new(), states)),
         })
     }
 
-    /// Judge one stored batch, by its new events.
-    pub(crate) fn batch(&mut self, events: &BatchEvents<'_>) {
-        if let Some(j) = &mut self.judge {
-            // Judging in memory cannot fail.
-            let _ = j.batch(events);
+    /// Judge one stored batch, by its new events, on the coverage it left
+    /// (`conn`, the group's transaction, and `rebuilt`, its runs).
+    pub(crate) fn batch(
+        &mut self,
+        conn: &Connection,
+        events: &BatchEvents<'_>,
+        rebuilt: &[Rebuilt<'_>],
+    ) -> Result<()> {
+        match &mut self.judge {
+            Some(j) => j.batch_on(events, &mut Fresh::new(conn, rebuilt)),
+            None => Ok(()),
         }
     }
 
@@ -361,7 +392,8 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
         return Ok(());
     }
     for chunk in out.records.chunks(ROWS_PER_WRITE) {
-        let mut upsert = conn.prepare_cached(&multi_row(UPSERT_STATES, 6, chunk.len()))?;
+        let sql = chunk_sql(&FULL_UPSERT, UPSERT_STATES, 6, chunk.len());
+        let mut upsert = conn.prepare_cached(&sql)?;
         for (i, (rule, w, rec)) in chunk.iter().enumerate() {
             let p = i * 6;
             upsert.raw_bind_parameter(p + 1, rule)?;
@@ -374,7 +406,8 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
         upsert.raw_execute()?;
     }
     for chunk in out.firings.chunks(ROWS_PER_WRITE) {
-        let mut insert = conn.prepare_cached(&multi_row(INSERT_FIRINGS, 10, chunk.len()))?;
+        let sql = chunk_sql(&FULL_INSERT, INSERT_FIRINGS, 10, chunk.len());
+        let mut insert = conn.prepare_cached(&sql)?;
         for (i, f) in chunk.iter().enumerate() {
             let state = if f.target.is_some() {
                 DeliveryState::Pending
@@ -418,15 +451,67 @@ impl Covered for Stored<'_> {
     }
 }
 
+/// An asset's coverage as an append just rebuilt it: `(asset, (lo, hi),
+/// runs)`, `[lo, hi]` the hull of the append's new events on it, `runs`
+/// every run that touches that hull, as now stored.
+pub(crate) type Rebuilt<'a> = (i64, (i64, i64), &'a IntervalSet);
+
+/// The ledger's coverage in the caller's transaction, answered from the
+/// runs an append just rebuilt where they tell it all, else read.
+///
+/// They tell whether a window that touches the hull is covered: a run
+/// covering it would touch the hull, so it is among them. They hold every
+/// run overlapping a window inside the hull, for the same reason. Most
+/// windows an append judges touch its hull: an append over thousands of
+/// assets then probes none.
+struct Fresh<'a, 'c> {
+    rebuilt: HashMap<i64, ((i64, i64), &'a IntervalSet)>,
+    stored: Stored<'c>,
+}
+
+impl<'a, 'c> Fresh<'a, 'c> {
+    fn new(conn: &'c Connection, rebuilt: &[Rebuilt<'a>]) -> Fresh<'a, 'c> {
+        Fresh {
+            rebuilt: rebuilt
+                .iter()
+                .map(|&(a, hull, runs)| (a, (hull, runs)))
+                .collect(),
+            stored: Stored(conn),
+        }
+    }
+}
+
+impl Covered for Fresh<'_, '_> {
+    fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
+        match self.rebuilt.get(&asset) {
+            Some(&((lo, hi), runs)) if w.start().as_micros() <= hi && w.end().as_micros() >= lo => {
+                Ok(runs.covers(w))
+            }
+            _ => self.stored.covers(asset, w),
+        }
+    }
+
+    fn runs(&mut self, asset: i64, w: Interval) -> Result<IntervalSet> {
+        match self.rebuilt.get(&asset) {
+            Some(&((lo, hi), runs)) if w.start().as_micros() >= lo && w.end().as_micros() <= hi => {
+                Ok(runs.runs_overlapping(w).collect())
+            }
+            _ => self.stored.runs(asset, w),
+        }
+    }
+}
+
 /// Judge the rules on an append's assets: called in the append's
 /// transaction (or savepoint) after its events are stored and its coverage
-/// runs updated, with each asset's new events. The windows the batch
-/// touches are judged on the stored coverage: a probe per window and asset
-/// under a "no gap" policy, the window's runs otherwise.
+/// runs updated, with each asset's new events and the runs they left
+/// (`rebuilt`). The windows the batch touches are judged on the coverage
+/// now stored ([`Fresh`]): a probe per window and asset under a "no gap"
+/// policy, the window's runs otherwise.
 pub(crate) fn judge_append(
     conn: &Connection,
     cache: &mut WatchCache,
     batch: &BatchEvents<'_>,
+    rebuilt: &[Rebuilt<'_>],
     now: Instant,
 ) -> Result<()> {
     cache.refresh(conn)?;
@@ -454,7 +539,7 @@ pub(crate) fn judge_append(
         }
     }
     let mut judged = Judged::new(states);
-    let mut src = Stored(conn);
+    let mut src = Fresh::new(conn, rebuilt);
     for (w, ws) in watches.iter().zip(&windows) {
         for &window in ws {
             judged.window(w, window, &mut src)?;
