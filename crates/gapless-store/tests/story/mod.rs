@@ -355,26 +355,7 @@ pub fn check_invariants(store: &dyn Store) {
 
 /// Every event of `asset` of `kind`, following the cursor.
 fn events_of_kind(store: &dyn Store, asset: &str, kind: EventKind) -> Vec<StoredEvent> {
-    let mut out = Vec::new();
-    let mut after = None;
-    loop {
-        let page = store
-            .events(
-                asset,
-                &EventQuery {
-                    kind: Some(kind),
-                    limit: 100,
-                    after,
-                    ..EventQuery::default()
-                },
-            )
-            .unwrap();
-        out.extend(page.events);
-        match page.next {
-            Some(next) => after = Some(next),
-            None => return out,
-        }
-    }
+    pages(store, asset, Some(kind), None, 100)
 }
 
 // ----- helpers -----
@@ -427,7 +408,16 @@ pub fn all_time() -> Interval {
 }
 
 /// Every event of `asset`, following the cursor with pages of `limit`.
-pub fn all_events(store: &dyn Store, asset: &str, limit: usize) -> Vec<StoredEvent> {
+/// Every page of `asset`'s events of `kind` overlapping `range`, `limit`
+/// at a time, following the cursors: the events, each page within the
+/// limit (a pagination that does not end fails the test).
+pub fn pages(
+    store: &dyn Store,
+    asset: &str,
+    kind: Option<EventKind>,
+    range: Option<Interval>,
+    limit: usize,
+) -> Vec<StoredEvent> {
     let mut out = Vec::new();
     let mut after = None;
     for _ in 0..1_000_000 {
@@ -435,20 +425,39 @@ pub fn all_events(store: &dyn Store, asset: &str, limit: usize) -> Vec<StoredEve
             .events(
                 asset,
                 &EventQuery {
+                    range,
+                    kind,
                     limit,
                     after,
-                    ..EventQuery::default()
                 },
             )
             .unwrap();
         assert!(page.events.len() <= limit, "page longer than the limit");
         out.extend(page.events);
         match page.next {
-            Some(next) => after = Some(next),
+            Some(n) => after = Some(n),
             None => return out,
         }
     }
     panic!("pagination does not end");
+}
+
+/// The events of `log` of `kind` overlapping `range` (either: any), in
+/// its order: what a filtered listing of it answers.
+pub fn matching(
+    log: &[StoredEvent],
+    kind: Option<EventKind>,
+    range: Option<Interval>,
+) -> Vec<StoredEvent> {
+    log.iter()
+        .filter(|e| kind.is_none_or(|k| e.kind == k))
+        .filter(|e| range.is_none_or(|r| e.interval.overlaps(r)))
+        .cloned()
+        .collect()
+}
+
+pub fn all_events(store: &dyn Store, asset: &str, limit: usize) -> Vec<StoredEvent> {
+    pages(store, asset, None, None, limit)
 }
 
 /// The coverage a replay of the stored event log gives.
@@ -1211,62 +1220,27 @@ pub fn kind_and_range_filters(store: &dyn Store) {
     store.append(&batch, received()).unwrap();
 
     let range = iv(100, 200);
-    let collect = |kind: Option<EventKind>, range: Option<Interval>, limit: usize| {
-        let mut out = Vec::new();
-        let mut after = None;
-        loop {
-            let page = store
-                .events(
-                    "A",
-                    &EventQuery {
-                        range,
-                        kind,
-                        limit,
-                        after,
-                    },
-                )
-                .unwrap();
-            assert!(page.events.len() <= limit);
-            out.extend(page.events);
-            match page.next {
-                Some(n) => after = Some(n),
-                None => return out,
-            }
-        }
-    };
+    let collect = |kind, range, limit| pages(store, "A", kind, range, limit);
     let log = collect(None, None, 1000);
     assert_eq!(log.len(), 43);
+    let (landed, retracted) = (Some(EventKind::Landed), Some(EventKind::Retracted));
     for limit in [1, 4, 1000] {
-        let got = collect(None, Some(range), limit);
-        let exp: Vec<_> = log
-            .iter()
-            .filter(|e| e.interval.overlaps(range))
-            .cloned()
-            .collect();
-        assert_eq!(got, exp, "range, limit {limit}");
-        assert_eq!(got.len(), 11); // 10 windows + the long one
-        let got = collect(Some(EventKind::Retracted), None, limit);
-        let exp: Vec<_> = log
-            .iter()
-            .filter(|e| e.kind == EventKind::Retracted)
-            .cloned()
-            .collect();
-        assert_eq!(got, exp, "kind, limit {limit}");
-        let got = collect(Some(EventKind::Landed), Some(range), limit);
-        let exp: Vec<_> = log
-            .iter()
-            .filter(|e| e.kind == EventKind::Landed && e.interval.overlaps(range))
-            .cloned()
-            .collect();
-        assert_eq!(got, exp, "kind and range, limit {limit}");
-        let got = collect(Some(EventKind::Retracted), Some(range), limit);
-        let exp: Vec<_> = log
-            .iter()
-            .filter(|e| e.kind == EventKind::Retracted && e.interval.overlaps(range))
-            .cloned()
-            .collect();
-        assert_eq!(got, exp, "retracted in range, limit {limit}");
-        assert!(!got.is_empty());
+        let in_range = collect(None, Some(range), limit);
+        assert_eq!(in_range.len(), 11, "limit {limit}"); // 10 windows + the long one
+        assert!(!collect(retracted, Some(range), limit).is_empty());
+        for (kind, range) in [
+            (None, Some(range)),
+            (retracted, None),
+            (landed, Some(range)),
+            (retracted, Some(range)),
+        ] {
+            let got = collect(kind, range, limit);
+            assert_eq!(
+                got,
+                matching(&log, kind, range),
+                "{kind:?} {range:?} {limit}"
+            );
+        }
     }
     // A range no event reaches.
     assert!(collect(None, Some(iv(5_000, 6_000)), 10).is_empty());
@@ -1326,46 +1300,18 @@ pub fn sparse_pages_walk_every_event_in_order(store: &dyn Store) {
     }
     let log = all_events(store, "A", 1_000);
     assert_eq!(log.len(), 3_000);
-    let pages = |kind: Option<EventKind>, range: Option<Interval>, limit: usize| {
-        let mut out: Vec<StoredEvent> = Vec::new();
-        let mut after = None;
-        loop {
-            let page = store
-                .events(
-                    "A",
-                    &EventQuery {
-                        range,
-                        kind,
-                        limit,
-                        after,
-                    },
-                )
-                .unwrap();
-            assert!(page.events.len() <= limit);
-            out.extend(page.events);
-            match page.next {
-                Some(n) => after = Some(n),
-                None => return out,
-            }
-        }
-    };
+    let pages = |kind, range, limit| pages(store, "A", kind, range, limit);
+    // Most of the time line: a walk with a range that drops a few.
+    let range = Some(iv(300, 44_000));
     for limit in [1, 2, 7, 1_000] {
-        let got = pages(Some(EventKind::Retracted), None, limit);
-        let exp: Vec<_> = log
-            .iter()
-            .filter(|e| e.kind == EventKind::Retracted)
-            .cloned()
-            .collect();
-        assert_eq!(got, exp, "retractions, limit {limit}");
-        // Most of the time line: a walk with a range that drops a few.
-        let range = iv(300, 44_000);
-        let got = pages(None, Some(range), limit);
-        let exp: Vec<_> = log
-            .iter()
-            .filter(|e| e.interval.overlaps(range))
-            .cloned()
-            .collect();
-        assert_eq!(got, exp, "range, limit {limit}");
+        for (kind, range) in [(Some(EventKind::Retracted), None), (None, range)] {
+            let got = pages(kind, range, limit);
+            assert_eq!(
+                got,
+                matching(&log, kind, range),
+                "{kind:?} {range:?} {limit}"
+            );
+        }
     }
 }
 
