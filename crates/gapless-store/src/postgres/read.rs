@@ -60,6 +60,10 @@ const EVENTS_WALK: &str = concat!(
 /// events than this at once.
 const WALK_GROUPS: i64 = 1 << 10;
 
+/// The bits of an event's number below its group: the index of `events`
+/// holds `n >> 6` (schema.rs), which the statements above write out.
+const GROUP_BITS: u32 = 6;
+
 /// A page of a narrow range: seek the start index (no event starts earlier
 /// than the range start minus the longest event; the index holds each
 /// start's group of 2^32 microseconds, about 72 minutes, and the rows are
@@ -193,18 +197,18 @@ fn walk(conn: &mut Conn, id: i64, last_n: i64, plan: &page::Plan) -> Result<Vec<
     let s = conn.stmts.get(&mut conn.client, EVENTS_WALK)?;
     let mut rows = Vec::new();
     let mut after = plan.after.max(0);
-    let mut groups = (plan.limit_arg() / 64 + 1).min(WALK_GROUPS);
+    let mut groups = ((plan.limit_arg() >> GROUP_BITS) + 1).min(WALK_GROUPS);
     loop {
         let want = plan.limit_arg() - rows.len() as i64;
-        let until = ((after + 1) >> 6) + groups;
+        let until = ((after + 1) >> GROUP_BITS) + groups;
         rows.extend(
             conn.client
                 .query(&s, &[&id, &after, &plan.kind, &want, &start, &end, &until])?,
         );
-        if rows.len() as i64 >= plan.limit_arg() || until << 6 > last_n {
+        if rows.len() as i64 >= plan.limit_arg() || until << GROUP_BITS > last_n {
             return Ok(rows);
         }
-        after = (until << 6) - 1;
+        after = (until << GROUP_BITS) - 1;
         groups = (groups * 2).min(WALK_GROUPS);
     }
 }
