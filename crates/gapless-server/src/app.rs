@@ -1,13 +1,11 @@
 //! The router: every route, its OpenAPI entry, and the layers around them.
 
-use std::sync::Arc;
-
 use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header::{AUTHORIZATION, CONTENT_LENGTH};
 use axum::http::{Method, StatusCode, Uri};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::{Extension, Router};
+use axum::Router;
 use tower::ServiceBuilder;
 use tower_http::sensitive_headers::SetSensitiveRequestHeadersLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
@@ -58,8 +56,7 @@ pub fn openapi() -> utoipa::openapi::OpenApi {
 /// (the header, and secret query values: `request_log.rs`), tracing, then [`guard`] (the declared size, the request timeout,
 /// per-route metrics, faults logged with their cause), and the body limit.
 pub fn app(state: AppState) -> Router {
-    let (router, doc) = documented().split_for_parts();
-    let doc = doc.to_json().expect("the OpenAPI document serializes");
+    let (router, _) = documented().split_for_parts();
     // One stack, applied once: each `Router::layer` call wraps every route
     // in a boxed service of its own, which a request then clones and calls
     // once per layer. The first layer listed is the outermost.
@@ -71,8 +68,7 @@ pub fn app(state: AppState) -> Router {
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
         .layer(middleware::from_fn_with_state(state.clone(), guard))
-        .layer(DefaultBodyLimit::max(state.config().body_limit))
-        .layer(Extension(ops::OpenApiJson(Arc::from(doc))));
+        .layer(DefaultBodyLimit::max(state.config().body_limit));
     router
         .merge(page::router())
         .fallback(not_found)

@@ -1,11 +1,10 @@
 //! `/healthz`, `/metrics`, `/openapi.json`.
 
-use std::sync::Arc;
+use std::sync::OnceLock;
 
 use axum::extract::State;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::IntoResponse;
-use axum::Extension;
 use serde::Serialize;
 use utoipa::ToSchema;
 
@@ -71,14 +70,19 @@ pub(crate) async fn metrics(
     ),
     security(("bearer" = []))
 )]
-pub(crate) async fn openapi(
-    caller: Caller,
-    Extension(doc): Extension<OpenApiJson>,
-) -> Result<impl IntoResponse, ApiError> {
+pub(crate) async fn openapi(caller: Caller) -> Result<impl IntoResponse, ApiError> {
     caller.require(Scope::Read)?;
-    Ok(([(CONTENT_TYPE, "application/json")], doc.0.to_string()))
+    Ok(([(CONTENT_TYPE, "application/json")], document()))
 }
 
-/// The document, rendered once when the app is built.
-#[derive(Debug, Clone)]
-pub(crate) struct OpenApiJson(pub(crate) Arc<str>);
+/// The document, rendered on its first request: it is the same for every
+/// server of this build, and a request that does not ask for it carries
+/// nothing of it (an extension would be inserted into every request).
+fn document() -> &'static str {
+    static DOCUMENT: OnceLock<String> = OnceLock::new();
+    DOCUMENT.get_or_init(|| {
+        crate::app::openapi()
+            .to_json()
+            .expect("the OpenAPI document serializes")
+    })
+}
