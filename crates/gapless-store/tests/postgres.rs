@@ -643,7 +643,7 @@ fn concurrent_opens_migrate_once() {
         .unwrap()
         .get(0);
     // One row per migration, each applied once.
-    assert_eq!(versions, 8);
+    assert_eq!(versions, 9);
 }
 
 #[test]
@@ -1508,4 +1508,66 @@ fn version_6_schema_is_migrated() {
         .unwrap();
     let store = schema.open();
     assert_eq!(story::listing::overview_pages(&store), before);
+}
+
+/// A schema of version 8 (recent runs kept as JSON text) is brought to the
+/// current version when opened, each asset's recent runs kept again as
+/// bytes: its pages answer as before, as of any instant, also for an asset
+/// covered before 1970; an asset created afterwards keeps no runs as bytes.
+#[test]
+fn version_8_schema_is_migrated() {
+    let schema = Schema::new("v8");
+    let before = {
+        let store = schema.open();
+        story::listing::overview_fixture(&store);
+        story::listing::overview_pages(&store)
+    };
+    let mut admin = admin();
+    let mut tx = admin.transaction().unwrap();
+    tx.batch_execute(&format!("SET LOCAL search_path TO \"{}\"", schema.name))
+        .unwrap();
+    // What version 8 kept: `[[start, end], ...]`, '[]' for none.
+    let kept: Vec<(i64, Option<String>)> = tx
+        .query("SELECT id, recent_runs FROM assets", &[])
+        .unwrap()
+        .iter()
+        .map(|r| {
+            let bytes: Option<Vec<u8>> = r.get(1);
+            let json = bytes.as_deref().map(story::listing::kept_runs_as_json);
+            (r.get(0), json)
+        })
+        .collect();
+    assert!(kept.iter().any(|(_, j)| j.as_deref() == Some("[]")));
+    assert!(kept.iter().any(|(_, j)| j.is_none()));
+    assert!(kept
+        .iter()
+        .any(|(_, j)| j.as_deref().is_some_and(|j| j.contains("[-"))));
+    tx.batch_execute(
+        "ALTER TABLE assets ALTER COLUMN recent_runs DROP DEFAULT, \
+         ALTER COLUMN recent_runs TYPE text USING NULL, \
+         ALTER COLUMN recent_runs SET DEFAULT '[]'; \
+         DELETE FROM gapless_version WHERE version >= 9",
+    )
+    .unwrap();
+    for (id, json) in &kept {
+        tx.execute(
+            "UPDATE assets SET recent_runs = $2 WHERE id = $1",
+            &[id, json],
+        )
+        .unwrap();
+    }
+    tx.commit().unwrap();
+    let store = schema.open();
+    assert_eq!(story::listing::overview_pages(&store), before);
+    let decl = AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    store.declare_asset("new", &decl).unwrap();
+    let q = format!(
+        "SELECT recent_runs FROM \"{}\".assets WHERE name = 'new'",
+        schema.name
+    );
+    let new: Vec<u8> = admin.query_one(&q, &[]).unwrap().get(0);
+    assert!(new.is_empty());
 }

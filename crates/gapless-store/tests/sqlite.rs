@@ -292,7 +292,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "5");
+    assert_eq!(store.pragma("user_version").unwrap(), "6");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -595,12 +595,16 @@ fn verify_finds_a_damaged_overview() {
     for sql in [
         "UPDATE assets SET first_end_us = first_end_us + 1",
         "UPDATE assets SET last_end_us = NULL",
-        "UPDATE assets SET recent_runs = '[]'",
+        "UPDATE assets SET recent_runs = X''",
         "UPDATE assets SET recent_runs = NULL",
-        "UPDATE assets SET recent_runs = 'not json'",
+        // Not a whole number of runs.
+        "UPDATE assets SET recent_runs = substr(recent_runs, 2)",
+        // The runs in reverse: their starts after their ends.
+        "UPDATE assets SET recent_runs = unhex(printf('%016x%016x%016x%016x', \
+         last_end_us, last_end_us - 600000000, first_end_us, first_start_us))",
     ] {
         let c = rusqlite::Connection::open(&path).unwrap();
-        let saved: (Option<i64>, Option<i64>, Option<String>) = c
+        let saved: (Option<i64>, Option<i64>, Option<Vec<u8>>) = c
             .query_row(
                 "SELECT first_end_us, last_end_us, recent_runs FROM assets",
                 [],
@@ -642,7 +646,7 @@ fn version_1_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "5");
+    assert_eq!(store.pragma("user_version").unwrap(), "6");
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
@@ -681,7 +685,7 @@ fn version_2_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "5");
+    assert_eq!(store.pragma("user_version").unwrap(), "6");
     assert_eq!(
         store.asset("a").unwrap().unwrap().last_received,
         Some(later)
@@ -712,7 +716,7 @@ fn version_3_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "5");
+    assert_eq!(store.pragma("user_version").unwrap(), "6");
     let a = store.asset("a").unwrap().unwrap();
     assert_eq!((a.events, a.pruned_before), (1, None));
     store.verify().unwrap();
@@ -724,7 +728,7 @@ const DROP_OVERVIEW_COLUMNS: &str = "ALTER TABLE assets DROP COLUMN first_start_
      ALTER TABLE assets DROP COLUMN recent_runs;";
 
 /// A ledger of schema version 4 (before the overview's inputs) is brought
-/// to version 5 when opened, each asset's inputs filled from its coverage
+/// to the current version when opened, each asset's inputs filled from its coverage
 /// runs: its pages answer as before, as of any instant.
 #[test]
 fn version_4_ledger_is_migrated() {
@@ -741,7 +745,82 @@ fn version_4_ledger_is_migrated() {
         c.execute_batch("PRAGMA user_version = 4;").unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "5");
+    assert_eq!(store.pragma("user_version").unwrap(), "6");
     assert_eq!(story::listing::overview_pages(&store), before);
     store.verify().unwrap();
+}
+
+/// A ledger of schema version 5 (recent runs kept as JSON text) is brought
+/// to version 6 when opened, each asset's recent runs kept again as bytes:
+/// its pages answer as before, as of any instant, also for an asset
+/// covered before 1970; an asset created afterwards keeps no runs as bytes.
+#[test]
+fn version_5_ledger_is_migrated() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let before = {
+        let store = SqliteStore::open(&path).unwrap();
+        story::listing::overview_fixture(&store);
+        story::listing::overview_pages(&store)
+    };
+    {
+        // What version 5 kept: `[[start, end], ...]`, '[]' for none.
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let kept: Vec<(i64, Option<String>)> = c
+            .prepare("SELECT id, recent_runs FROM assets")
+            .unwrap()
+            .query_map([], |r| {
+                let bytes: Option<Vec<u8>> = r.get(1)?;
+                let json = bytes.as_deref().map(story::listing::kept_runs_as_json);
+                Ok((r.get(0)?, json))
+            })
+            .unwrap()
+            .collect::<rusqlite::Result<_>>()
+            .unwrap();
+        assert!(kept.iter().any(|(_, j)| j.as_deref() == Some("[]")));
+        assert!(kept.iter().any(|(_, j)| j.is_none()));
+        assert!(kept
+            .iter()
+            .any(|(_, j)| j.as_deref().is_some_and(|j| j.contains("[-"))));
+        c.execute_batch(
+            "ALTER TABLE assets DROP COLUMN recent_runs; \
+             ALTER TABLE assets ADD COLUMN recent_runs TEXT DEFAULT '[]'; \
+             PRAGMA user_version = 5;",
+        )
+        .unwrap();
+        for (id, json) in kept {
+            c.execute(
+                "UPDATE assets SET recent_runs = ?2 WHERE id = ?1",
+                rusqlite::params![id, json],
+            )
+            .unwrap();
+        }
+    }
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "6");
+    assert_eq!(story::listing::overview_pages(&store), before);
+    store.verify().unwrap();
+    let decl = AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    store.declare_asset("new", &decl).unwrap();
+    store.verify().unwrap();
+    let c = rusqlite::Connection::open(&path).unwrap();
+    let kinds: Vec<String> = c
+        .prepare("SELECT DISTINCT typeof(recent_runs) FROM assets ORDER BY 1")
+        .unwrap()
+        .query_map([], |r| r.get(0))
+        .unwrap()
+        .collect::<rusqlite::Result<_>>()
+        .unwrap();
+    assert_eq!(kinds, ["blob", "null"]);
+    let new: Vec<u8> = c
+        .query_row(
+            "SELECT recent_runs FROM assets WHERE name = 'new'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(new.is_empty());
 }

@@ -1,6 +1,6 @@
 //! Keeping each asset's overview inputs (`overview.rs`) equal to its
 //! coverage runs: after every append that changes them, and for every
-//! asset when a schema is migrated to [`OVERVIEW_VERSION`].
+//! asset when a schema older than [`FILLED_VERSION`] is migrated.
 
 use tokio_postgres::types::ToSql;
 
@@ -8,13 +8,16 @@ use super::client::Transaction;
 use crate::overview::RECENT_RUNS;
 use crate::WEEK_US;
 
-/// The schema version whose migration adds the overview's columns.
-pub(super) const OVERVIEW_VERSION: i32 = 7;
+/// A schema older than this has its overview inputs filled after its
+/// migrations: version 7 added them, version 9 changed how the recent runs
+/// are kept.
+pub(super) const FILLED_VERSION: i32 = 9;
 
 /// The overview inputs of the assets of $1 (ids) from their coverage runs:
 /// the first run, the end of the last run, and the runs ending after the
 /// week ($2 microseconds) before that end, at most $3 of them (else NULL),
-/// found from the run starting at or before that instant (one seek).
+/// found from the run starting at or before that instant (one seek); each
+/// run its start and end as `int8send` writes them, big-endian.
 pub(super) const REFRESH: &str = "UPDATE assets a SET \
      first_start_us = f.start_us, first_end_us = f.end_us, last_end_us = l.end_us, \
      recent_runs = t.runs \
@@ -24,7 +27,8 @@ pub(super) const REFRESH: &str = "UPDATE assets a SET \
      LEFT JOIN LATERAL (SELECT end_us, end_us - $2::bigint AS since FROM coverage_runs \
        WHERE asset_id = u.id ORDER BY start_us DESC LIMIT 1) l ON true \
      CROSS JOIN LATERAL (SELECT CASE WHEN count(*) <= $3::bigint \
-         THEN coalesce(json_agg(json_build_array(r.start_us, r.end_us)), '[]'::json)::text \
+         THEN coalesce(string_agg(int8send(r.start_us) || int8send(r.end_us), ''::bytea \
+           ORDER BY r.start_us), ''::bytea) \
          END AS runs \
        FROM (SELECT start_us, end_us FROM coverage_runs WHERE asset_id = u.id \
          AND end_us > l.since AND start_us >= coalesce((SELECT start_us FROM coverage_runs \
@@ -37,8 +41,8 @@ pub(super) const REFRESH: &str = "UPDATE assets a SET \
 /// runs kept.
 pub(super) const REFRESH_AFTER_IDS: [&(dyn ToSql + Sync); 2] = [&WEEK_US, &RECENT_RUNS];
 
-/// Fill the overview inputs of every asset (a schema migrated to
-/// [`OVERVIEW_VERSION`]).
+/// Fill the overview inputs of every asset (a schema migrated from before
+/// [`FILLED_VERSION`]).
 pub(super) fn fill(tx: &mut Transaction<'_>) -> Result<(), tokio_postgres::Error> {
     let ids: Vec<i64> = tx
         .query("SELECT id FROM assets", &[])?

@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 8)
+//! # Schema (version 9)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -85,6 +85,10 @@
 //!     ADD COLUMN last_end_us bigint,                     -- the end of its last run
 //!     ADD COLUMN recent_runs text DEFAULT '[]';          -- JSON [[start, end], ...]: its
 //!     -- runs ending within a week before last_end_us (NULL: more than RECENT_RUNS)
+//! -- version 9: the recent runs as bytes, each (start, end) as two big-endian
+//! -- 8-byte integers (int8send), refilled from the coverage runs
+//! ALTER TABLE assets ALTER COLUMN recent_runs TYPE bytea, ALTER COLUMN recent_runs
+//!     SET DEFAULT ''::bytea;
 //! ```
 //!
 //! Version 6 made events smaller: the columns in an order that wastes no
@@ -108,6 +112,11 @@
 //! idempotency index drops its `asset_id` column for an 8-byte hash seeded
 //! with it. The rows are rewritten in `(asset_id, seq)` order, numbered.
 //!
+//! Version 9 keeps the recent runs of version 7 as bytes, which a page of
+//! assets reads without parsing JSON. Like version 7, its migration fills
+//! every asset's overview inputs from its coverage runs (`overview::fill`,
+//! once, after the last migration, in the migrations' transaction).
+//!
 //! Instants are microseconds since the Unix epoch, as in the SQLite backend.
 //! `coverage_runs` holds the sorted, disjoint, non-adjacent covered runs of
 //! each asset, kept up to date in the transaction of every append.
@@ -124,7 +133,7 @@ use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 8;
+pub(crate) const SCHEMA_VERSION: i32 = 9;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -141,7 +150,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 8] = [
+const MIGRATIONS: [&str; 9] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -272,7 +281,7 @@ CREATE INDEX events_asset_start ON events (asset_id, start_us);
 CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
 CREATE INDEX events_id_hash ON events (asset_id, hashtext(id)) WHERE id IS NOT NULL;
 ",
-    // Filled by `overview::fill` in the same transaction.
+    // Filled by `overview::fill` in the same transaction (after version 9).
     "
 ALTER TABLE assets ADD COLUMN IF NOT EXISTS first_start_us bigint,
     ADD COLUMN IF NOT EXISTS first_end_us bigint,
@@ -305,6 +314,12 @@ CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
 CREATE INDEX events_id_hash ON events (hashtextextended(id, asset_id)) WHERE id IS NOT NULL;
 ALTER TABLE assets ADD COLUMN IF NOT EXISTS last_n integer NOT NULL DEFAULT 0;
 UPDATE assets SET last_n = coalesce((SELECT max(n) FROM events e WHERE e.asset_id = assets.id), 0);
+",
+    // Refilled by `overview::fill` in the same transaction.
+    "
+ALTER TABLE assets ALTER COLUMN recent_runs DROP DEFAULT,
+    ALTER COLUMN recent_runs TYPE bytea USING NULL,
+    ALTER COLUMN recent_runs SET DEFAULT ''::bytea;
 ",
 ];
 
@@ -403,14 +418,14 @@ pub(crate) fn migrate(
             .map_err(fail)?;
         for (from, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
             tx.batch_execute(sql).map_err(fail)?;
-            if from as i32 + 1 == super::overview::OVERVIEW_VERSION {
-                super::overview::fill(&mut tx).map_err(fail)?;
-            }
             tx.execute(
                 "INSERT INTO gapless_version (version) VALUES ($1)",
                 &[&(from as i32 + 1)],
             )
             .map_err(fail)?;
+        }
+        if version < super::overview::FILLED_VERSION {
+            super::overview::fill(&mut tx).map_err(fail)?;
         }
     } else {
         for table in TABLES {

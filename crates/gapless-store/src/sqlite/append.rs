@@ -63,7 +63,10 @@ const INSERT_RUN: &str =
 /// Asset ?1's overview inputs (`overview.rs`) from its coverage runs: its
 /// first run, the end of its last run, and its runs ending after the week
 /// (?2 microseconds) before that end, at most ?3 of them (else NULL), found
-/// from the run starting at or before that instant (one seek).
+/// from the run starting at or before that instant (one seek). SQLite has
+/// no function from an integer to its bytes: each run is written as 32 hex
+/// digits (`printf`'s `%x` takes a negative integer as its 64-bit two's
+/// complement, its big-endian bytes) and the text turned into bytes.
 pub(super) const REFRESH_OVERVIEW: &str = "UPDATE assets SET \
      first_start_us = (SELECT start_us FROM coverage_runs WHERE asset_id = ?1 \
        ORDER BY start_us LIMIT 1), \
@@ -72,7 +75,8 @@ pub(super) const REFRESH_OVERVIEW: &str = "UPDATE assets SET \
      last_end_us = (SELECT end_us FROM coverage_runs WHERE asset_id = ?1 \
        ORDER BY start_us DESC LIMIT 1), \
      recent_runs = (SELECT CASE WHEN count(*) <= ?3 \
-         THEN json_group_array(json_array(start_us, end_us)) END \
+         THEN coalesce(unhex(group_concat(printf('%016x%016x', start_us, end_us), '' \
+           ORDER BY start_us)), X'') END \
        FROM (SELECT r.start_us, r.end_us FROM (SELECT end_us - ?2 AS since \
            FROM coverage_runs WHERE asset_id = ?1 ORDER BY start_us DESC LIMIT 1) t \
          JOIN coverage_runs r ON r.asset_id = ?1 AND r.end_us > t.since \

@@ -408,7 +408,7 @@ pub(crate) fn verify(conn: &mut Connection) -> Result<()> {
     /// before; the overview's inputs: first run, last run's end, recent runs.
     type Row = (
         (i64, String, i64, i64, Option<i64>, Option<i64>, Option<i64>),
-        ((Option<i64>, Option<i64>), Option<i64>, Option<String>),
+        ((Option<i64>, Option<i64>), Option<i64>, Option<Vec<u8>>),
     );
     let assets: Vec<Row> = {
         let mut stmt = tx.prepare(

@@ -1,10 +1,10 @@
 //! Opening a SQLite file as a ledger: recognising it, creating the schema,
 //! and the connection settings.
 //!
-//! # Schema (version 5)
+//! # Schema (version 6)
 //!
 //! ```sql
-//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 5
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 6
 //! CREATE TABLE assets (
 //!     id           INTEGER PRIMARY KEY,
 //!     name         TEXT NOT NULL UNIQUE,
@@ -22,8 +22,10 @@
 //!     first_start_us INTEGER,           -- its first run (NULL: nothing covered)
 //!     first_end_us INTEGER,
 //!     last_end_us  INTEGER,             -- the end of its last run
-//!     recent_runs  TEXT DEFAULT '[]'    -- JSON [[start, end], ...]: its runs ending
-//!                                       -- within a week before last_end_us
+//!     recent_runs  BLOB DEFAULT X''     -- version 6: its runs ending within a week
+//!                                       -- before last_end_us, each (start, end) as
+//!                                       -- two big-endian 8-byte integers (version
+//!                                       -- 5: TEXT, JSON [[start, end], ...])
 //!                                       -- (NULL: more than overview::RECENT_RUNS)
 //! );
 //! CREATE TABLE events (
@@ -90,11 +92,14 @@
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
 //!
-//! An older ledger is brought to version 5 when it is opened: version 1 (no
+//! An older ledger is brought to version 6 when it is opened: version 1 (no
 //! rules) gets the rules' tables, version 2 the assets' `last_received_us`
 //! (from their events' `received_at`), version 3 the assets'
 //! `pruned_before_us` (NULL: nothing was pruned before it existed), version
-//! 4 the assets' overview inputs (from their coverage runs).
+//! 4 the assets' overview inputs (from their coverage runs), version 5 the
+//! recent runs as bytes instead of JSON text (refilled from the coverage
+//! runs). Each asset's overview inputs are filled once, after the last
+//! migration, in the migrations' transaction.
 //!
 //! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
 //! sorted, disjoint, non-adjacent covered runs of each asset, kept up to date
@@ -110,7 +115,7 @@ use crate::{Result, StoreError};
 /// `GPLS` in the SQLite header's application id field.
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
-pub(crate) const SCHEMA_VERSION: i32 = 5;
+pub(crate) const SCHEMA_VERSION: i32 = 6;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of new ledgers: the fastest for bulk appends in the `ledger`
@@ -227,14 +232,25 @@ ALTER TABLE assets ADD COLUMN last_end_us INTEGER;
 ALTER TABLE assets ADD COLUMN recent_runs TEXT DEFAULT '[]';
 ";
 
+/// From version 5 to 6: the recent runs as bytes instead of JSON text
+/// (`overview.rs`), refilled by [`fill_overviews`]. A column's type and
+/// default cannot be altered in SQLite: the column is made again.
+const RECENT_BYTES: &str = "
+ALTER TABLE assets DROP COLUMN recent_runs;
+ALTER TABLE assets ADD COLUMN recent_runs BLOB DEFAULT X'';
+";
+
 /// Migration `i` brings a ledger from version `i + 1` to `i + 2`.
-const MIGRATIONS: [&str; 4] = [RULES, LAST_RECEIVED, PRUNED_BEFORE, OVERVIEW];
+const MIGRATIONS: [&str; 5] = [RULES, LAST_RECEIVED, PRUNED_BEFORE, OVERVIEW, RECENT_BYTES];
 
-/// The version whose migration adds the overview's columns.
-const OVERVIEW_VERSION: i32 = 5;
+/// A ledger older than this has its overview inputs filled after its
+/// migrations: version 5 added them, version 6 changed how the recent runs
+/// are kept.
+const OVERVIEW_FILLED_VERSION: i32 = 6;
 
-/// The overview inputs of every asset of a ledger migrated to
-/// [`OVERVIEW_VERSION`], from its coverage runs, as appends keep them.
+/// The overview inputs of every asset of a ledger migrated from before
+/// [`OVERVIEW_FILLED_VERSION`], from its coverage runs, as appends keep
+/// them.
 fn fill_overviews(tx: &Connection) -> rusqlite::Result<()> {
     let ids: Vec<i64> = tx
         .prepare("SELECT id FROM assets")?
@@ -369,7 +385,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
                 for sql in &MIGRATIONS[version as usize - 1..] {
                     tx.execute_batch(sql).map_err(fail)?;
                 }
-                if version < OVERVIEW_VERSION {
+                if version < OVERVIEW_FILLED_VERSION {
                     fill_overviews(&tx).map_err(fail)?;
                 }
                 tx.pragma_update(None, "user_version", SCHEMA_VERSION)

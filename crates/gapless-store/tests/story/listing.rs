@@ -447,6 +447,15 @@ pub fn overviews_follow_appends_retractions_and_prunes(store: &dyn Store) {
         )
         .unwrap();
     let mut models: HashMap<String, Coverage> = HashMap::new();
+    // An asset covered before 1970 (negative microseconds), never pruned.
+    let old = before_1970();
+    store.append(&old, t(0)).unwrap();
+    for e in &old {
+        models
+            .entry(e.asset.clone())
+            .or_default()
+            .apply(e.kind, e.interval);
+    }
     for step in 0..24 {
         let mut batch = Vec::new();
         for _ in 0..1 + rng.below(6) {
@@ -521,12 +530,29 @@ pub fn overviews_follow_appends_retractions_and_prunes(store: &dyn Store) {
     );
 }
 
+/// The end of [`before_1970`]'s events, in minutes after the base: in
+/// 1968, negative microseconds since the epoch.
+const BEFORE_1970_END: i64 = -30_000_000;
+
+/// The events of an asset covered in 1968, runs in its last day and week
+/// and before: its kept recent runs hold negative microseconds.
+fn before_1970() -> Vec<gapless_core::NewEvent> {
+    let (end, day) = (BEFORE_1970_END, 24 * 60);
+    vec![
+        landed("before-1970", end - 3 * day, end - 2 * day),
+        landed("before-1970", end - day - 60, end - day),
+        landed("before-1970", end - 30, end),
+        retracted("before-1970", end - 20, end - 10),
+    ]
+}
+
 /// Assets whose overviews take each way of reading them: one of few runs,
 /// one of more runs in its last week than an asset keeps, one covered far
-/// past the instants it is read as of, one only declared (for the
-/// migration tests: their pages before and after).
+/// past the instants it is read as of, one covered before 1970, one only
+/// declared (for the migration tests: their pages before and after).
 pub fn overview_fixture(store: &dyn Store) {
     let week_min = WEEK_US / 60_000_000;
+    store.append(&before_1970(), t(0)).unwrap();
     store
         .append(
             &[
@@ -555,19 +581,37 @@ pub fn overview_fixture(store: &dyn Store) {
         .unwrap();
 }
 
+/// An asset's recent runs as kept (`(start, end)` pairs of big-endian
+/// 8-byte integers) as the schemas before them kept them, as JSON text
+/// `[[start, end], ...]` (for the migration tests).
+pub fn kept_runs_as_json(bytes: &[u8]) -> String {
+    assert_eq!(bytes.len() % 16, 0, "{bytes:?}");
+    let runs: Vec<[i64; 2]> = bytes
+        .chunks_exact(16)
+        .map(|p| {
+            let (start, end) = p.split_at(8);
+            [start, end].map(|x| i64::from_be_bytes(x.try_into().unwrap()))
+        })
+        .collect();
+    serde_json::to_string(&runs).unwrap()
+}
+
 /// The whole listing as of instants across and past [`overview_fixture`]'s
-/// events.
+/// events, and across the end of those before 1970.
 pub fn overview_pages(store: &dyn Store) -> Vec<Vec<AssetOverview>> {
     let week_min = WEEK_US / 60_000_000;
+    let end = BEFORE_1970_END;
     (0..12)
-        .map(|k| {
+        .map(|k| k * week_min / 3)
+        .chain([end - 25, end, end + 60, end + 2 * 24 * 60, end + week_min])
+        .map(|m| {
             every_page(
                 store,
                 &AssetQuery {
                     limit: 2,
                     ..AssetQuery::default()
                 },
-                t(k * week_min / 3),
+                t(m),
             )
         })
         .collect()
