@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use gapless_core::{AssetDecl, Duration, Instant};
-use gapless_store::{EventQuery, SqliteStore, Store, StoreError};
+use gapless_store::{AssetOverview, EventQuery, SqliteStore, Store, StoreError};
 use story::{all_events, all_time, iv, landed, replay, retracted, t, with_id};
 
 fn fresh(dir: &tempfile::TempDir, name: &str) -> PathBuf {
@@ -727,18 +727,22 @@ const DROP_OVERVIEW_COLUMNS: &str = "ALTER TABLE assets DROP COLUMN first_start_
      ALTER TABLE assets DROP COLUMN first_end_us; ALTER TABLE assets DROP COLUMN last_end_us; \
      ALTER TABLE assets DROP COLUMN recent_runs;";
 
+/// A current ledger holding the overview story's fixture, and its pages.
+fn overview_ledger(dir: &tempfile::TempDir) -> (PathBuf, Vec<Vec<AssetOverview>>) {
+    let path = fresh(dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    story::listing::overview_fixture(&store);
+    let pages = story::listing::overview_pages(&store);
+    (path, pages)
+}
+
 /// A ledger of schema version 4 (before the overview's inputs) is brought
 /// to the current version when opened, each asset's inputs filled from its coverage
 /// runs: its pages answer as before, as of any instant.
 #[test]
 fn version_4_ledger_is_migrated() {
     let dir = tempfile::tempdir().unwrap();
-    let path = fresh(&dir, "ledger.db");
-    let before = {
-        let store = SqliteStore::open(&path).unwrap();
-        story::listing::overview_fixture(&store);
-        story::listing::overview_pages(&store)
-    };
+    let (path, before) = overview_ledger(&dir);
     {
         let c = rusqlite::Connection::open(&path).unwrap();
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
@@ -757,12 +761,7 @@ fn version_4_ledger_is_migrated() {
 #[test]
 fn version_5_ledger_is_migrated() {
     let dir = tempfile::tempdir().unwrap();
-    let path = fresh(&dir, "ledger.db");
-    let before = {
-        let store = SqliteStore::open(&path).unwrap();
-        story::listing::overview_fixture(&store);
-        story::listing::overview_pages(&store)
-    };
+    let (path, before) = overview_ledger(&dir);
     {
         // What version 5 kept: `[[start, end], ...]`, '[]' for none.
         let c = rusqlite::Connection::open(&path).unwrap();
