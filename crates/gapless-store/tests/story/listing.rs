@@ -596,6 +596,23 @@ pub fn kept_runs_as_json(bytes: &[u8]) -> String {
     serde_json::to_string(&runs).unwrap()
 }
 
+/// Each asset's kept recent runs (`(id, bytes)` rows, as [`kept_runs_as_json`]
+/// takes them) as JSON text; the fixture's rows hold every case a
+/// migration must carry over: no runs, too many (NULL), and runs before
+/// 1970.
+pub fn kept_rows_as_json(rows: Vec<(i64, Option<Vec<u8>>)>) -> Vec<(i64, Option<String>)> {
+    let kept: Vec<(i64, Option<String>)> = rows
+        .into_iter()
+        .map(|(id, bytes)| (id, bytes.as_deref().map(kept_runs_as_json)))
+        .collect();
+    assert!(kept.iter().any(|(_, j)| j.as_deref() == Some("[]")));
+    assert!(kept.iter().any(|(_, j)| j.is_none()));
+    assert!(kept
+        .iter()
+        .any(|(_, j)| j.as_deref().is_some_and(|j| j.contains("[-"))));
+    kept
+}
+
 /// The whole listing as of instants across and past [`overview_fixture`]'s
 /// events, and across the end of those before 1970.
 pub fn overview_pages(store: &dyn Store) -> Vec<Vec<AssetOverview>> {
