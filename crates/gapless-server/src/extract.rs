@@ -117,52 +117,63 @@ impl<S: Send + Sync, T: DeserializeOwned + IntoParams + 'static> FromRequestPart
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, ApiError> {
-        let raw = parts.uri.query().unwrap_or_default();
-        // Checked on the pairs as decoded, each borrowed from the URI unless
-        // percent-encoded: a question's checks allocate nothing, and its
-        // parameters are decoded into `T` once.
-        let pairs: Vec<_> = form_urlencoded::parse(raw.as_bytes()).collect();
-        let shape = QueryShape::of::<T>();
-        for (i, (name, value)) in pairs.iter().enumerate() {
-            if !shape.names.iter().any(|n| n == name) {
-                let takes = if shape.names.is_empty() {
-                    "no query parameters".to_string()
-                } else {
-                    shape.names.join(", ")
-                };
-                return Err(ApiError::bad_request(format!(
-                    "unknown query parameter {name:?}: this question takes {takes}"
-                )));
-            }
-            if pairs[..i].iter().any(|(n, _)| n == name) {
-                return Err(ApiError::bad_request(format!(
-                    "query parameter {name:?} is given more than once"
-                )));
-            }
-            if shape.booleans.iter().any(|n| n == name) && value != "true" && value != "false" {
-                return Err(ApiError::bad_request(format!(
-                    "query parameter {name:?}: give true or false, not {value:?}"
-                )));
-            }
-        }
-        for (name, hint) in &shape.required {
-            if !pairs.iter().any(|(n, _)| n == name) {
-                return Err(ApiError::bad_request(format!(
-                    "missing query parameter {name:?}: {hint}"
-                )));
-            }
-        }
-        T::deserialize(serde_urlencoded::Deserializer::new(form_urlencoded::parse(
-            raw.as_bytes(),
-        )))
-        .map(Query)
-        .map_err(|e| ApiError::bad_request(format!("invalid query: {e}")))
+        query(parts.uri.query().unwrap_or_default()).map(Query)
     }
+}
+
+/// The query string `raw` as `T`.
+fn query<T: DeserializeOwned + IntoParams + 'static>(raw: &str) -> Result<T, ApiError> {
+    // Every request type refuses unknown and repeated fields and needs its
+    // required ones, so a query serde reads is one the checks of
+    // [`refusal`] pass: they run only to word a refusal, and a question's
+    // query is decoded once.
+    T::deserialize(serde_urlencoded::Deserializer::new(form_urlencoded::parse(
+        raw.as_bytes(),
+    )))
+    .map_err(|e| {
+        refusal::<T>(raw).unwrap_or_else(|| ApiError::bad_request(format!("invalid query: {e}")))
+    })
+}
+
+/// Why the query string `raw` does not fit `T`'s parameters, in the
+/// command line's words: an unknown or repeated parameter, a boolean that
+/// is neither true nor false, a required one missing; `None` when it fits
+/// them (a value serde could not read is then what is wrong).
+fn refusal<T: IntoParams + 'static>(raw: &str) -> Option<ApiError> {
+    let pairs: Vec<_> = form_urlencoded::parse(raw.as_bytes()).collect();
+    let shape = QueryShape::of::<T>();
+    for (i, (name, value)) in pairs.iter().enumerate() {
+        if !shape.names.iter().any(|n| n == name) {
+            let takes = if shape.names.is_empty() {
+                "no query parameters".to_string()
+            } else {
+                shape.names.join(", ")
+            };
+            return Some(ApiError::bad_request(format!(
+                "unknown query parameter {name:?}: this question takes {takes}"
+            )));
+        }
+        if pairs[..i].iter().any(|(n, _)| n == name) {
+            return Some(ApiError::bad_request(format!(
+                "query parameter {name:?} is given more than once"
+            )));
+        }
+        if shape.booleans.iter().any(|n| n == name) && value != "true" && value != "false" {
+            return Some(ApiError::bad_request(format!(
+                "query parameter {name:?}: give true or false, not {value:?}"
+            )));
+        }
+    }
+    shape.required.iter().find_map(|(name, hint)| {
+        (!pairs.iter().any(|(n, _)| n == name))
+            .then(|| ApiError::bad_request(format!("missing query parameter {name:?}: {hint}")))
+    })
 }
 
 /// The query of a route that takes no parameters: with `Query`, any
 /// parameter is refused as unknown (SPEC §4), not ignored.
 #[derive(Debug, serde::Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub(crate) struct NoParams {}
 
@@ -329,5 +340,94 @@ fn first_sentence(text: &str) -> String {
     match one_line.find(". ") {
         Some(i) => one_line[..i].to_string(),
         None => one_line.trim_end_matches('.').to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gapless_api::*;
+
+    use super::*;
+
+    /// `T`'s parameters as a query serde reads: the required ones, a
+    /// boolean `true`, any other `x`.
+    fn fitting<T: IntoParams + 'static>() -> String {
+        let shape = QueryShape::of::<T>();
+        shape
+            .required
+            .iter()
+            .map(|(name, _)| {
+                let value = if shape.booleans.contains(name) {
+                    "true"
+                } else {
+                    "x"
+                };
+                format!("{name}={value}")
+            })
+            .collect::<Vec<_>>()
+            .join("&")
+    }
+
+    fn refused<T: DeserializeOwned + IntoParams + 'static>(raw: &str) -> String {
+        match query::<T>(raw) {
+            Ok(_) => panic!("{raw:?} was read as {}", std::any::type_name::<T>()),
+            Err(e) => e.message().to_string(),
+        }
+    }
+
+    /// What the checks would refuse, serde refuses too, so a query read
+    /// without them never skips one; and the refusal is the checks'.
+    fn refuses_what_the_checks_do<T: DeserializeOwned + IntoParams + 'static>() {
+        let shape = QueryShape::of::<T>();
+        let ok = fitting::<T>();
+        assert!(query::<T>(&ok).is_ok(), "{ok:?}");
+        let and = if ok.is_empty() { "" } else { "&" };
+        let unknown = refused::<T>(&format!("{ok}{and}zzz=1"));
+        assert!(
+            unknown.starts_with("unknown query parameter \"zzz\""),
+            "{unknown}"
+        );
+        for name in &shape.names {
+            let value = if shape.booleans.contains(name) {
+                "true"
+            } else {
+                "x"
+            };
+            let twice = format!("{ok}{and}{name}={value}&{name}={value}");
+            let message = refused::<T>(&twice);
+            assert!(message.contains("more than once"), "{twice}: {message}");
+            if shape.booleans.contains(name) {
+                let message = refused::<T>(&format!("{ok}{and}{name}=yes"));
+                assert!(message.contains("give true or false"), "{message}");
+            }
+        }
+        for (name, _) in &shape.required {
+            let without: Vec<_> = ok
+                .split('&')
+                .filter(|p| !p.starts_with(&format!("{name}=")))
+                .collect();
+            let message = refused::<T>(&without.join("&"));
+            assert!(
+                message.starts_with(&format!("missing query parameter {name:?}")),
+                "{message}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_query_type_refuses_what_the_checks_do() {
+        refuses_what_the_checks_do::<NoParams>();
+        refuses_what_the_checks_do::<AssetRequest>();
+        refuses_what_the_checks_do::<AssetsRequest>();
+        refuses_what_the_checks_do::<BucketsRequest>();
+        refuses_what_the_checks_do::<CoverageRequest>();
+        refuses_what_the_checks_do::<EventsRequest>();
+        refuses_what_the_checks_do::<FiringsRequest>();
+        refuses_what_the_checks_do::<FrontierRequest>();
+        refuses_what_the_checks_do::<RuleWindowsRequest>();
+        refuses_what_the_checks_do::<RulesRequest>();
+        refuses_what_the_checks_do::<SegmentsRequest>();
+        refuses_what_the_checks_do::<WaitRequest>();
+        refuses_what_the_checks_do::<WindowsRequest>();
     }
 }
