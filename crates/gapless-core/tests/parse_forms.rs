@@ -776,6 +776,39 @@ proptest! {
         }
     }
 
+    /// Every fraction length and offset form reads as jiff reads the same
+    /// civil time at the same offset.
+    #[test]
+    fn fractions_and_offsets_read_as_jiff_does(
+        secs in -2_208_988_800i64..4_102_444_800, // 1900 to 2100
+        digits in 1u32..=6,
+        fraction in 0u32..1_000_000,
+        offset_minutes in -(23 * 60 + 59)..=(23i32 * 60 + 59),
+        form in 0u8..3,
+    ) {
+        let fraction = fraction % 10u32.pow(digits);
+        let micros = secs * 1_000_000 + i64::from(fraction * 10u32.pow(6 - digits));
+        let want = gapless_core::Instant::from_micros(micros).unwrap();
+        let offset = jiff::tz::Offset::from_seconds(offset_minutes * 60).unwrap();
+        let civil = offset.to_datetime(want.to_timestamp());
+        let (sign, m) = (if offset_minutes < 0 { '-' } else { '+' }, offset_minutes.abs());
+        let offset_text = match form {
+            0 => format!("{sign}{:02}:{:02}", m / 60, m % 60),
+            1 => format!("{sign}{:02}{:02}", m / 60, m % 60),
+            _ if offset_minutes == 0 => "Z".to_string(),
+            _ => format!("{sign}{:02}:{:02}", m / 60, m % 60),
+        };
+        let text = format!(
+            "{}T{:02}:{:02}:{:02}.{fraction:0width$}{offset_text}",
+            civil.date(),
+            civil.hour(),
+            civil.minute(),
+            civil.second(),
+            width = digits as usize,
+        );
+        prop_assert_eq!(parse_instant(&text, None).unwrap(), want, "{}", text);
+    }
+
     #[test]
     fn rfc3339_round_trips(micros in -62_135_596_800_000_000i64..253_402_207_200_000_000) {
         let t = gapless_core::Instant::from_micros(micros).unwrap();
