@@ -225,6 +225,27 @@ impl Server {
         });
         Server { child, base }
     }
+
+    /// Freeze the server's process (`SIGSTOP`), every thread of it, until
+    /// [`Server::resume`]: while another server is measured, nothing of
+    /// this one (its deliverer, its deadline passes) runs beside it.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Let a paused server run again (`SIGCONT`).
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
+        let pid = self.child.id().to_string();
+        let status = Command::new("kill")
+            .args([signal, &pid])
+            .status()
+            .expect("run kill");
+        assert!(status.success(), "kill {signal} {pid}: {status}");
+    }
 }
 
 impl Drop for Server {

@@ -13,11 +13,13 @@
 //!
 //! - single-event POSTs: 64 producers, the `j`-th event of the run on
 //!   asset `j mod N`, each asset's events 15-minute slots one after the
-//!   other; then the median latency of `check` questions over HTTP (one
+//!   other; both servers run, taking turns of a tenth of the phase (the
+//!   one waiting is paused with `SIGSTOP`, so nothing of it runs beside the
+//!   other); then the median latency of `check` questions over HTTP (one
 //!   day of one asset, one client, one after another);
 //! - interleaved ingest: `gapless ingest` of one file (one atomic batch)
 //!   holding `K` five-minute events of every asset, interleaved in time as
-//!   a shared pipeline writes them.
+//!   a shared pipeline writes them; the rounds alternate which goes first.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -53,6 +55,34 @@ pub struct Ratios {
     pub posts: f64,
     pub ingest: f64,
     pub check: (f64, f64),
+}
+
+/// How many turns each server takes in a round of POSTs, the two taking
+/// them in the order A B B A A B ...: the machine's speed changes by
+/// spells of seconds (other work, its cores' modes), and turns of a second
+/// let such a spell weigh on both alike instead of on whichever ran in it.
+const TURNS: u64 = 10;
+
+/// One server of a POST comparison: its producers' next event number, and
+/// what they did in all its turns.
+struct Side {
+    server: Server,
+    rules: bool,
+    next: Arc<AtomicUsize>,
+    lat: Lat,
+    secs: f64,
+}
+
+impl Side {
+    fn new(server: Server, rules: bool) -> Side {
+        Side {
+            server,
+            rules,
+            next: Arc::new(AtomicUsize::new(0)),
+            lat: Lat::default(),
+            secs: 0.0,
+        }
+    }
 }
 
 /// `n` jobs over 16 threads.
@@ -128,18 +158,17 @@ impl Many<'_> {
         server
     }
 
-    /// Single-event POSTs for `secs` from 64 producers spread over the
-    /// assets: events/s; then the median latency of a day's check (µs).
-    fn post_rate(&self, db: &str, rules: bool) -> (f64, f64) {
-        let server = self.server(db, rules);
-        let deadline = Instant::now() + Duration::from_secs(self.secs);
-        let next = Arc::new(AtomicUsize::new(0));
+    /// 64 producers POST single events to `side`'s server for `secs`, the
+    /// `j`-th event of its run on asset `j mod N`.
+    fn post_turn(&self, side: &mut Side, secs: f64) {
+        side.server.resume();
+        let deadline = Instant::now() + Duration::from_secs_f64(secs);
         let n = self.assets;
         let t = Instant::now();
         let handles = (0..64)
             .map(|_| {
-                let url = format!("{}/v1/events", server.base);
-                let next = next.clone();
+                let url = format!("{}/v1/events", side.server.base);
+                let next = side.next.clone();
                 std::thread::spawn(move || {
                     let agent = agent();
                     let mut lat = Lat::default();
@@ -158,28 +187,62 @@ impl Many<'_> {
                 })
             })
             .collect();
-        let mut lat = Lat::default();
         for l in join(handles) {
-            lat.merge(l);
+            side.lat.merge(l);
         }
-        let took = t.elapsed().as_secs_f64();
-        let label = if rules {
-            format!("with {n} rules")
-        } else {
-            "without rules".to_string()
-        };
-        println!("{}", lat.line(&label, took));
+        side.secs += t.elapsed().as_secs_f64();
+        side.server.pause();
+    }
+
+    /// The median latency of a day's check over HTTP on `side`'s server
+    /// (µs), one client asking one question after another.
+    fn check_latency(&self, side: &Side) -> f64 {
+        side.server.resume();
         let agent = agent();
         let mut micros: Vec<f64> = (0..500)
             .map(|q| {
                 let t0 = Instant::now();
-                coverage(&agent, &server.base, &format!("a{}", q % n), T0, T0 + DAY);
+                let asset = format!("a{}", q % self.assets);
+                coverage(&agent, &side.server.base, &asset, T0, T0 + DAY);
                 t0.elapsed().as_secs_f64() * 1e6
             })
             .collect();
-        let check = median(&mut micros);
-        println!("    check of a day over HTTP: median {check:.0} µs");
-        (lat.events as f64 / took, check)
+        side.server.pause();
+        median(&mut micros)
+    }
+
+    /// Single-event POSTs without rules (on `without`) and with (on
+    /// `with`) for `secs` each, the two servers taking [`TURNS`] turns in
+    /// the order A B B A A B ..., the other one paused: events/s and the
+    /// check's median latency (µs) of each.
+    fn post_rates(&self, without: &str, with: &str) -> [(f64, f64); 2] {
+        let mut sides = [false, true].map(|rules| {
+            let side = Side::new(
+                self.server(if rules { with } else { without }, rules),
+                rules,
+            );
+            side.server.pause();
+            side
+        });
+        let turn = self.secs as f64 / TURNS as f64;
+        for t in 0..TURNS {
+            let order = if t % 2 == 0 { [0, 1] } else { [1, 0] };
+            for i in order {
+                self.post_turn(&mut sides[i], turn);
+            }
+        }
+        let n = self.assets;
+        sides.each_mut().map(|side| {
+            let label = if side.rules {
+                format!("with {n} rules")
+            } else {
+                "without rules".to_string()
+            };
+            println!("{}", side.lat.line(&label, side.secs));
+            let check = self.check_latency(side);
+            println!("    check of a day over HTTP: median {check:.0} µs");
+            (side.lat.events as f64 / side.secs, check)
+        })
     }
 
     /// The ingest file: `per_asset` five-minute events of every asset,
@@ -240,8 +303,8 @@ impl Many<'_> {
             db(fresh)
         };
         for round in 0..if self.posts { self.rounds } else { 0 } {
-            let (a, ca) = self.post_rate(&next_db(), false);
-            let (b, cb) = self.post_rate(&next_db(), true);
+            let (without, with) = (next_db(), next_db());
+            let [(a, ca), (b, cb)] = self.post_rates(&without, &with);
             println!("  round {}: ratio {:.3}", round + 1, b / a);
             ratios.push(b / a);
             checks_without.push(ca);
@@ -265,8 +328,14 @@ impl Many<'_> {
         };
         let mut ratios = Vec::new();
         for round in 0..if self.ingest { self.rounds } else { 0 } {
-            let a = self.ingest_rate(&next_db(), &file, false);
-            let b = self.ingest_rate(&next_db(), &file, true);
+            // A B, B A, A B, ...: a slow spell weighs on both alike.
+            let (a, b) = if round % 2 == 0 {
+                let a = self.ingest_rate(&next_db(), &file, false);
+                (a, self.ingest_rate(&next_db(), &file, true))
+            } else {
+                let b = self.ingest_rate(&next_db(), &file, true);
+                (self.ingest_rate(&next_db(), &file, false), b)
+            };
             println!("  round {}: ratio {:.3}", round + 1, b / a);
             ratios.push(b / a);
         }
