@@ -349,21 +349,23 @@ mod tests {
 
     use super::*;
 
-    /// `T`'s parameters as a query serde reads: the required ones, a
-    /// boolean `true`, any other `x`.
+    /// A value serde reads for parameter `name`: `true` for a boolean,
+    /// `x` for any other.
+    fn value(shape: &QueryShape, name: &String) -> &'static str {
+        if shape.booleans.contains(name) {
+            "true"
+        } else {
+            "x"
+        }
+    }
+
+    /// `T`'s required parameters as a query serde reads.
     fn fitting<T: IntoParams + 'static>() -> String {
         let shape = QueryShape::of::<T>();
         shape
             .required
             .iter()
-            .map(|(name, _)| {
-                let value = if shape.booleans.contains(name) {
-                    "true"
-                } else {
-                    "x"
-                };
-                format!("{name}={value}")
-            })
+            .map(|(name, _)| format!("{name}={}", value(&shape, name)))
             .collect::<Vec<_>>()
             .join("&")
     }
@@ -388,11 +390,7 @@ mod tests {
             "{unknown}"
         );
         for name in &shape.names {
-            let value = if shape.booleans.contains(name) {
-                "true"
-            } else {
-                "x"
-            };
+            let value = value(&shape, name);
             let twice = format!("{ok}{and}{name}={value}&{name}={value}");
             let message = refused::<T>(&twice);
             assert!(message.contains("more than once"), "{twice}: {message}");
