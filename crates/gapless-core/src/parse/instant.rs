@@ -183,8 +183,8 @@ fn two_digits(c: &mut Cursor<'_>, name: &str) -> Result<i8> {
 }
 
 /// The value of a short run of ASCII digits (at most 9): the lexer's
-/// numbers, without `str::parse`'s checks for signs and overflow, which
-/// cost more than the rest of an instant's lexing.
+/// numbers, whose digits and lengths it has already checked, so without
+/// `str::parse`'s checks for a sign and overflow.
 fn number(digits: &str) -> i32 {
     debug_assert!(digits.len() <= 9 && digits.bytes().all(|b| b.is_ascii_digit()));
     digits.bytes().fold(0, |n, b| n * 10 + i32::from(b - b'0'))
