@@ -60,30 +60,16 @@ pub(super) const UPDATE_RUN: &str =
     "UPDATE coverage_runs SET end_us = ?3 WHERE asset_id = ?1 AND start_us = ?2";
 const INSERT_RUN: &str =
     "INSERT INTO coverage_runs (asset_id, start_us, end_us) VALUES (?1, ?2, ?3)";
-/// Asset ?1's overview inputs (`overview.rs`) from its coverage runs: its
-/// first run, the end of its last run, and its runs ending after the week
-/// (?2 microseconds) before that end, at most ?3 of them (else NULL), found
-/// from the run starting at or before that instant (one seek). SQLite has
-/// no function from an integer to its bytes: each run is written as 32 hex
-/// digits (`printf`'s `%x` takes a negative integer as its 64-bit two's
-/// complement, its big-endian bytes) and the text turned into bytes.
-pub(super) const REFRESH_OVERVIEW: &str = "UPDATE assets SET \
-     first_start_us = (SELECT start_us FROM coverage_runs WHERE asset_id = ?1 \
-       ORDER BY start_us LIMIT 1), \
-     first_end_us = (SELECT end_us FROM coverage_runs WHERE asset_id = ?1 \
-       ORDER BY start_us LIMIT 1), \
-     last_end_us = (SELECT end_us FROM coverage_runs WHERE asset_id = ?1 \
-       ORDER BY start_us DESC LIMIT 1), \
-     recent_runs = (SELECT CASE WHEN count(*) <= ?3 \
-         THEN coalesce(unhex(group_concat(printf('%016x%016x', start_us, end_us), '' \
-           ORDER BY start_us)), X'') END \
-       FROM (SELECT r.start_us, r.end_us FROM (SELECT end_us - ?2 AS since \
-           FROM coverage_runs WHERE asset_id = ?1 ORDER BY start_us DESC LIMIT 1) t \
-         JOIN coverage_runs r ON r.asset_id = ?1 AND r.end_us > t.since \
-           AND r.start_us >= coalesce((SELECT start_us FROM coverage_runs \
-             WHERE asset_id = ?1 AND start_us <= t.since ORDER BY start_us DESC LIMIT 1), t.since) \
-         ORDER BY r.start_us DESC LIMIT ?3 + 1)) \
-     WHERE id = ?1";
+/// Asset ?1's first run.
+pub(super) const FIRST_RUN: &str = "SELECT start_us, end_us FROM coverage_runs \
+     WHERE asset_id = ?1 ORDER BY start_us LIMIT 1";
+/// Asset ?1's runs from the last back, at most ?2 of them.
+pub(super) const LAST_RUNS: &str = "SELECT start_us, end_us FROM coverage_runs \
+     WHERE asset_id = ?1 ORDER BY start_us DESC LIMIT ?2";
+/// Set asset ?1's overview inputs: its first run (?2, ?3), the end of its
+/// last (?4), its recent runs (?5).
+const SET_OVERVIEW: &str = "UPDATE assets SET first_start_us = ?2, first_end_us = ?3, \
+     last_end_us = ?4, recent_runs = ?5 WHERE id = ?1";
 pub(super) const STORED_BY_ID: &str = "SELECT start_us, end_us, kind, extra, produced_at \
      FROM events WHERE asset_id = ?1 AND id = ?2";
 
@@ -569,12 +555,53 @@ fn judged_events(deltas: &[AssetDelta]) -> Vec<crate::rule::judge::AssetEvents<'
 }
 
 /// Keep asset `id`'s overview inputs equal to what its coverage runs now
-/// say ([`REFRESH_OVERVIEW`]).
+/// say (`overview.rs`): its first run, the end of its last, and its runs
+/// ending after the week before that end (NULL past
+/// [`RECENT_RUNS`](crate::overview::RECENT_RUNS)).
+///
+/// Read by two seeks and written by plain values: the same inputs made in
+/// one SQL statement (an ordered `group_concat`, a join) opened a
+/// temporary B-tree on every call, about half of a single-event append.
 pub(super) fn refresh_overview(conn: &Connection, id: i64) -> rusqlite::Result<()> {
-    conn.prepare_cached(REFRESH_OVERVIEW)?.execute(params![
+    use crate::overview::RECENT_RUNS;
+    let first: Option<(i64, i64)> = conn
+        .prepare_cached(FIRST_RUN)?
+        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
+        .optional()?;
+    // Runs are disjoint and in start order, so their ends rise too: the
+    // recent ones are the last ones, read back until one ends too early.
+    let mut recent: Vec<(i64, i64)> = Vec::new();
+    let mut last_end = None;
+    let mut too_many = false;
+    {
+        let mut stmt = conn.prepare_cached(LAST_RUNS)?;
+        let mut rows = stmt.query(params![id, RECENT_RUNS + 1])?;
+        while let Some(r) = rows.next()? {
+            let (s, e): (i64, i64) = (r.get(0)?, r.get(1)?);
+            let since = *last_end.get_or_insert(e) - crate::WEEK_US;
+            if e <= since {
+                break;
+            }
+            if recent.len() as i64 == RECENT_RUNS {
+                too_many = true;
+                break;
+            }
+            recent.push((s, e));
+        }
+    }
+    let bytes: Option<Vec<u8>> = (!too_many).then(|| {
+        recent
+            .iter()
+            .rev()
+            .flat_map(|&(s, e)| s.to_be_bytes().into_iter().chain(e.to_be_bytes()))
+            .collect()
+    });
+    conn.prepare_cached(SET_OVERVIEW)?.execute(params![
         id,
-        crate::WEEK_US,
-        crate::overview::RECENT_RUNS
+        first.map(|f| f.0),
+        first.map(|f| f.1),
+        last_end,
+        bytes
     ])?;
     Ok(())
 }
