@@ -7,6 +7,7 @@
 //! judging after each the windows that batch touched. Rule creation and
 //! deadlines judge from what is stored ([`initial`], [`late`]).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use gapless_core::{
@@ -425,27 +426,28 @@ fn touched(parts: Parts<'_, '_>, batch: &BatchEvents<'_>, src: &mut dyn Covered)
         by_asset,
         judged,
     } = parts;
-    // Each asset's events, found from a watch's assets: a batch may
-    // interleave thousands of assets, each watched by its own rules.
-    let mut of_asset: HashMap<i64, Vec<&[(EventKind, Interval)]>> = HashMap::new();
+    // Each asset's events, found from a watch's assets by search: a batch
+    // may interleave thousands of assets, each watched by its own rules,
+    // and most (a single event) hold one. The sort is stable: an asset's
+    // events stay in batch order.
+    let mut of_asset: Vec<AssetEvents<'_>> = batch.to_vec();
+    of_asset.sort_by_key(|e| e.0);
     let mut on: Vec<usize> = Vec::new();
-    for &(asset, events) in batch {
-        of_asset.entry(asset).or_default().push(events);
+    for &(asset, _) in batch {
         on.extend(by_asset.get(&asset).into_iter().flatten());
     }
     on.sort_unstable();
     on.dedup();
+    let events_of = |a: i64| {
+        let first = of_asset.partition_point(|e| e.0 < a);
+        of_asset[first..].iter().take_while(move |e| e.0 == a)
+    };
     let mut picked: Vec<Interval> = Vec::new();
     for i in on {
         let (watch, planned) = (watches[i], &windows[i]);
         picked.clear();
-        for events in watch
-            .assets
-            .iter()
-            .filter_map(|a| of_asset.get(a))
-            .flatten()
-        {
-            for &(_, iv) in *events {
+        for &(_, events) in watch.assets.iter().flat_map(|&a| events_of(a)) {
+            for &(_, iv) in events {
                 let first = planned.partition_point(|w| w.end() <= iv.start());
                 picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
             }
@@ -461,15 +463,25 @@ fn touched(parts: Parts<'_, '_>, batch: &BatchEvents<'_>, src: &mut dyn Covered)
     Ok(())
 }
 
-/// The intervals of `touched` on `watch`'s assets.
-pub(crate) fn touched_by(watch: &Watch, touched: &HashMap<i64, IntervalSet>) -> IntervalSet {
+/// The intervals of `touched` on `watch`'s assets: a single asset's own
+/// set, borrowed (most rules watch one asset, and a group touches
+/// thousands of them).
+pub(crate) fn touched_by<'t>(
+    watch: &Watch,
+    touched: &'t HashMap<i64, IntervalSet>,
+) -> Cow<'t, IntervalSet> {
+    if let [asset] = watch.assets[..] {
+        if let Some(set) = touched.get(&asset) {
+            return Cow::Borrowed(set);
+        }
+    }
     let mut on = IntervalSet::new();
     for a in &watch.assets {
         if let Some(set) = touched.get(a) {
             on.extend(set.runs());
         }
     }
-    on
+    Cow::Owned(on)
 }
 
 /// A new rule's first judging: a `complete` firing for each of its windows

@@ -6,7 +6,6 @@
 //! transaction sees every other committed append: each change of a
 //! window's state fires once.
 
-use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -62,27 +61,43 @@ const INSERT_FIRINGS: (&str, &str) = (
 /// for thousands of windows, and stays far below SQLite's limit of
 /// parameters.
 const ROWS_PER_WRITE: usize = 64;
+/// The row counts a statement of [`write`] has: [`ROWS_PER_WRITE`] and the
+/// powers of two below it, so that writing `n` rows takes at most
+/// `n / 64 + 7` statements of seven texts, each prepared once by the
+/// connection's statement cache. A text for every count from 1 to 64
+/// missed that cache on most group commits (each fires for a different
+/// number of windows), and preparing them cost more than executing them.
+const WRITE_SIZES: usize = ROWS_PER_WRITE.trailing_zeros() as usize + 1;
 
-/// [`UPSERT_STATES`] and [`INSERT_FIRINGS`] for [`ROWS_PER_WRITE`] rows,
-/// written out once: a batch firing for thousands of windows runs
-/// hundreds of them, and writing the text each time cost a tenth of the
-/// writes.
-static FULL_UPSERT: OnceLock<String> = OnceLock::new();
-static FULL_INSERT: OnceLock<String> = OnceLock::new();
+/// [`UPSERT_STATES`] and [`INSERT_FIRINGS`] for each of the
+/// [`WRITE_SIZES`], written out once.
+static UPSERTS: [OnceLock<String>; WRITE_SIZES] = [const { OnceLock::new() }; WRITE_SIZES];
+static INSERTS: [OnceLock<String>; WRITE_SIZES] = [const { OnceLock::new() }; WRITE_SIZES];
 
-/// The statement of `sql` for `rows` rows of `cols` columns, `full` its
-/// text for [`ROWS_PER_WRITE`] rows.
+/// `rows` split into the chunks [`write`] writes: whole chunks of
+/// [`ROWS_PER_WRITE`], then the rest by falling powers of two.
+fn write_chunks<T>(mut rows: &[T]) -> impl Iterator<Item = &[T]> {
+    std::iter::from_fn(move || {
+        if rows.is_empty() {
+            return None;
+        }
+        let n = ROWS_PER_WRITE.min(1 << rows.len().ilog2());
+        let (chunk, rest) = rows.split_at(n);
+        rows = rest;
+        Some(chunk)
+    })
+}
+
+/// The statement of `sql` for `rows` rows (one of the [`WRITE_SIZES`]) of
+/// `cols` columns, `texts` its texts by size.
 fn chunk_sql(
-    full: &'static OnceLock<String>,
+    texts: &'static [OnceLock<String>; WRITE_SIZES],
     sql: (&str, &str),
     cols: usize,
     rows: usize,
-) -> Cow<'static, str> {
-    if rows == ROWS_PER_WRITE {
-        Cow::Borrowed(full.get_or_init(|| multi_row(sql, cols, rows)))
-    } else {
-        Cow::Owned(multi_row(sql, cols, rows))
-    }
+) -> &'static str {
+    debug_assert!(rows.is_power_of_two() && rows <= ROWS_PER_WRITE);
+    texts[rows.trailing_zeros() as usize].get_or_init(|| multi_row(sql, cols, rows))
 }
 
 /// The statement of `sql` (head, tail) for `rows` rows of `cols` columns.
@@ -391,9 +406,9 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
     if out.is_empty() {
         return Ok(());
     }
-    for chunk in out.records.chunks(ROWS_PER_WRITE) {
-        let sql = chunk_sql(&FULL_UPSERT, UPSERT_STATES, 6, chunk.len());
-        let mut upsert = conn.prepare_cached(&sql)?;
+    for chunk in write_chunks(&out.records) {
+        let sql = chunk_sql(&UPSERTS, UPSERT_STATES, 6, chunk.len());
+        let mut upsert = conn.prepare_cached(sql)?;
         for (i, (rule, w, rec)) in chunk.iter().enumerate() {
             let p = i * 6;
             upsert.raw_bind_parameter(p + 1, rule)?;
@@ -405,9 +420,9 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
         }
         upsert.raw_execute()?;
     }
-    for chunk in out.firings.chunks(ROWS_PER_WRITE) {
-        let sql = chunk_sql(&FULL_INSERT, INSERT_FIRINGS, 10, chunk.len());
-        let mut insert = conn.prepare_cached(&sql)?;
+    for chunk in write_chunks(&out.firings) {
+        let sql = chunk_sql(&INSERTS, INSERT_FIRINGS, 10, chunk.len());
+        let mut insert = conn.prepare_cached(sql)?;
         for (i, f) in chunk.iter().enumerate() {
             let state = if f.target.is_some() {
                 DeliveryState::Pending
@@ -998,4 +1013,26 @@ pub(crate) fn retry_failed(conn: &mut Connection, rule: Option<&str>) -> Result<
         )?
         .execute(params![rule])?;
     Ok(n as u64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every count of rows is written whole, in order, by statements of
+    /// the few prepared sizes.
+    #[test]
+    fn write_chunks_cover_every_row_with_few_sizes() {
+        for n in 0..=300usize {
+            let rows: Vec<usize> = (0..n).collect();
+            let chunks: Vec<&[usize]> = write_chunks(&rows).collect();
+            assert_eq!(chunks.concat(), rows, "{n} rows");
+            for c in &chunks {
+                assert!(c.len().is_power_of_two() && c.len() <= ROWS_PER_WRITE);
+            }
+            assert!(chunks.len() <= n / ROWS_PER_WRITE + WRITE_SIZES, "{n} rows");
+        }
+        let sql = chunk_sql(&INSERTS, INSERT_FIRINGS, 10, 4);
+        assert!(sql.ends_with("(?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)"));
+    }
 }

@@ -116,6 +116,8 @@ use crate::{Result, StoreError};
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
 pub(crate) const SCHEMA_VERSION: i32 = 6;
+/// How many prepared statements a connection keeps.
+const STATEMENT_CACHE: usize = 96;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of new ledgers: the fastest for bulk appends in the `ledger`
@@ -338,7 +340,11 @@ fn configure(conn: &Connection, path: &Path, cache_mib: i64) -> Result<()> {
         conn.pragma_update(None, "cache_size", -1024 * cache_mib)?;
         // Reads map the file instead of copying pages.
         conn.pragma_update(None, "mmap_size", 268_435_456_i64)?;
-        conn.set_prepared_statement_cache_capacity(32);
+        // Room for every statement the store prepares (some seventy, the
+        // rules' writes in seven sizes each among them): a statement
+        // evicted is parsed and planned again, which costs more than
+        // running it.
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
         // The query planner's stability guarantee: plans never depend on
         // bound values. Without it this build of SQLite (with STAT4) marks
         // statements whose range or LIMIT parameters it looked at to be
