@@ -38,9 +38,15 @@ const SELECT_RULE: &str = concat!(
     " FROM rules WHERE name = ?1"
 );
 const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules ORDER BY name");
-/// Recorded states of rule ?1's windows starting in [?2, ?3).
-const STATES_IN: &str = "SELECT start_us, complete, generation, late FROM rule_windows \
-     WHERE rule_id = ?1 AND start_us >= ?2 AND start_us < ?3";
+/// Recorded states of the windows of rules `r` starting in `[lo, hi)`, for
+/// each `(r, lo, hi)` of the rows (3 columns a row) of [`multi_row`]
+/// between the head and the tail: each an index seek.
+const STATES_OF: (&str, &str) = (
+    "WITH v(r, lo, hi) AS (VALUES ",
+    ") SELECT w.rule_id, w.start_us, w.complete, w.generation, w.late \
+     FROM v CROSS JOIN rule_windows w \
+     ON w.rule_id = v.r AND w.start_us >= v.lo AND w.start_us < v.hi",
+);
 /// Window records upserted: what comes before and after the rows (6
 /// columns a row) of [`multi_row`].
 const UPSERT_STATES: (&str, &str) = (
@@ -73,6 +79,8 @@ const WRITE_SIZES: usize = ROWS_PER_WRITE.trailing_zeros() as usize + 1;
 /// [`WRITE_SIZES`], written out once.
 static UPSERTS: [OnceLock<String>; WRITE_SIZES] = [const { OnceLock::new() }; WRITE_SIZES];
 static INSERTS: [OnceLock<String>; WRITE_SIZES] = [const { OnceLock::new() }; WRITE_SIZES];
+/// [`STATES_OF`] for each of the [`WRITE_SIZES`].
+static STATE_READS: [OnceLock<String>; WRITE_SIZES] = [const { OnceLock::new() }; WRITE_SIZES];
 
 /// `rows` split into the chunks [`write`] writes: whole chunks of
 /// [`ROWS_PER_WRITE`], then the rest by falling powers of two.
@@ -317,10 +325,12 @@ impl<'c> GroupJudge<'c> {
             .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
             .collect();
         let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
+        let reads: Vec<(i64, Interval)> = plan
+            .state_reads()
+            .map(|(i, range)| (watches[i].id, range))
+            .collect();
         let mut states = States::new();
-        for (i, range) in plan.state_reads() {
-            read_states(conn, watches[i].id, range, &mut states)?;
-        }
+        read_states(conn, &reads, &mut states)?;
         // No coverage is read ahead: each batch is judged on what it left.
         Ok(GroupJudge {
             judge: Some(Judge::new(watches, plan, HashMap::new(), states)),
@@ -375,29 +385,43 @@ fn read_coverage(
     Ok(out)
 }
 
-/// The recorded states of rule `rule`'s windows starting in `range`.
-fn read_states(conn: &Connection, rule: i64, range: Interval, into: &mut States) -> Result<()> {
-    let mut stmt = conn.prepare_cached(STATES_IN)?;
-    let mut rows = stmt.query(params![
-        rule,
-        range.start().as_micros(),
-        range.end().as_micros()
-    ])?;
-    while let Some(r) = rows.next()? {
-        let generation: i64 = r.get(2)?;
-        into.insert(
-            (rule, r.get(0)?),
-            WindowRecord {
-                state: gapless_core::WindowState {
-                    complete: r.get(1)?,
-                    generation: u32::try_from(generation)
-                        .map_err(|_| crate::error::corrupt("window generation"))?,
+/// The recorded states of each `(rule, range)` of `reads`: the rule's
+/// windows starting in the range. Many rules a statement ([`STATES_OF`], in
+/// the sizes of [`write_chunks`]): a group commit over thousands of assets
+/// reads a range for each of their rules.
+fn read_states(conn: &Connection, reads: &[(i64, Interval)], into: &mut States) -> Result<()> {
+    for chunk in write_chunks(reads) {
+        let sql = chunk_sql(&STATE_READS, STATES_OF, 3, chunk.len());
+        let mut stmt = conn.prepare_cached(sql)?;
+        for (i, (rule, range)) in chunk.iter().enumerate() {
+            let p = i * 3;
+            stmt.raw_bind_parameter(p + 1, rule)?;
+            stmt.raw_bind_parameter(p + 2, range.start().as_micros())?;
+            stmt.raw_bind_parameter(p + 3, range.end().as_micros())?;
+        }
+        let mut rows = stmt.raw_query();
+        while let Some(r) = rows.next()? {
+            let generation: i64 = r.get(3)?;
+            into.insert(
+                (r.get(0)?, r.get(1)?),
+                WindowRecord {
+                    state: gapless_core::WindowState {
+                        complete: r.get(2)?,
+                        generation: u32::try_from(generation)
+                            .map_err(|_| crate::error::corrupt("window generation"))?,
+                    },
+                    late: r.get(4)?,
                 },
-                late: r.get(3)?,
-            },
-        );
+            );
+        }
     }
     Ok(())
+}
+
+/// [`STATES_OF`] for `rows` reads, for the test of its plan.
+#[cfg(test)]
+pub(crate) fn states_of(rows: usize) -> &'static str {
+    chunk_sql(&STATE_READS, STATES_OF, 3, rows)
 }
 
 /// Write what judging changed: window records, then firings in order,
@@ -546,13 +570,17 @@ pub(crate) fn judge_append(
         .iter()
         .map(|w| w.rule.def.windows_touched(&judge::touched_by(w, &touched)))
         .collect();
-    let mut states = States::new();
-    for (w, ws) in watches.iter().zip(&windows) {
-        if let (Some(first), Some(last)) = (ws.first(), ws.last()) {
+    let reads: Vec<(i64, Interval)> = watches
+        .iter()
+        .zip(&windows)
+        .filter_map(|(w, ws)| {
+            let (first, last) = (ws.first()?, ws.last()?);
             let hull = Interval::new(first.start(), last.end()).expect("windows are not empty");
-            read_states(conn, w.id, hull, &mut states)?;
-        }
-    }
+            Some((w.id, hull))
+        })
+        .collect();
+    let mut states = States::new();
+    read_states(conn, &reads, &mut states)?;
     let mut judged = Judged::new(states);
     let mut src = Fresh::new(conn, rebuilt);
     for (w, ws) in watches.iter().zip(&windows) {
@@ -836,7 +864,7 @@ pub(crate) fn judge_deadlines(
                 &w.assets.iter().map(|&a| (a, range)).collect::<Vec<_>>(),
             )?;
             let mut states = States::new();
-            read_states(&tx, id, range, &mut states)?;
+            read_states(&tx, &[(id, range)], &mut states)?;
             let out = judge::late(&w, &step.windows, &coverage, &states)?;
             fired += out.firings.len() as u64;
             write(&tx, &out, now)?;
