@@ -9,9 +9,9 @@
 //! run its start and end microseconds, two big-endian 8-byte signed
 //! integers, one run after another in start order (empty for none; NULL
 //! when there are more than [`RECENT_RUNS`]). The store alone writes them,
-//! in SQL, and a page of assets reads them with no text to check or parse.
-//! For any `now` at or after the end of the last run
-//! (the usual case: coverage ends in the past) every run that reaches into
+//! in each append's transaction, and a page of assets reads them with no
+//! text to check or parse. For any `now` at or after the end of the last
+//! run (the usual case: coverage ends in the past) every run that reaches into
 //! `[now - 7d, now)` is among them, so the day's and week's covered
 //! microseconds are a sum over them. When `now` is before the end of the
 //! last run, or the recent runs were too many to keep, the page statement
