@@ -125,6 +125,11 @@ impl Plan {
         Plan { windows, reads }
     }
 
+    /// The windows watch `i` touches, in order.
+    pub(crate) fn windows(&self, i: usize) -> &[Interval] {
+        &self.windows[i]
+    }
+
     /// Whether no window is touched: nothing to read or judge.
     pub(crate) fn is_empty(&self) -> bool {
         self.reads.is_empty()

@@ -559,32 +559,17 @@ pub(crate) fn judge_append(
     if watches.is_empty() {
         return Ok(());
     }
-    let mut touched: HashMap<i64, IntervalSet> = HashMap::new();
-    for &(asset, events) in batch {
-        touched
-            .entry(asset)
-            .or_default()
-            .extend(events.iter().map(|e| e.1));
-    }
-    let windows: Vec<Vec<Interval>> = watches
-        .iter()
-        .map(|w| w.rule.def.windows_touched(&judge::touched_by(w, &touched)))
-        .collect();
-    let reads: Vec<(i64, Interval)> = watches
-        .iter()
-        .zip(&windows)
-        .filter_map(|(w, ws)| {
-            let (first, last) = (ws.first()?, ws.last()?);
-            let hull = Interval::new(first.start(), last.end()).expect("windows are not empty");
-            Some((w.id, hull))
-        })
+    let plan = Plan::new(&watches, [batch]);
+    let reads: Vec<(i64, Interval)> = plan
+        .state_reads()
+        .map(|(i, range)| (watches[i].id, range))
         .collect();
     let mut states = States::new();
     read_states(conn, &reads, &mut states)?;
     let mut judged = Judged::new(states);
     let mut src = Fresh::new(conn, rebuilt);
-    for (w, ws) in watches.iter().zip(&windows) {
-        for &window in ws {
+    for (i, w) in watches.iter().enumerate() {
+        for &window in plan.windows(i) {
             judged.window(w, window, &mut src)?;
         }
     }
