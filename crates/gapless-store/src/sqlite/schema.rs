@@ -116,8 +116,14 @@ use crate::{Result, StoreError};
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
 pub(crate) const SCHEMA_VERSION: i32 = 6;
-/// How many prepared statements a connection keeps.
-const STATEMENT_CACHE: usize = 96;
+/// How many prepared statements a reading connection keeps: each one held
+/// is memory a server has once per connection.
+const READER_STATEMENTS: usize = 32;
+/// How many the write connection keeps: room for every statement an append
+/// and its rules' judging prepare (the rules' writes and state reads in
+/// seven sizes each among them), since a statement evicted is parsed and
+/// planned again, which costs more than running it.
+const WRITER_STATEMENTS: usize = 96;
 /// How long a connection waits for another process's write lock.
 pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_secs(30);
 /// Page size of new ledgers: the fastest for bulk appends in the `ledger`
@@ -340,11 +346,7 @@ fn configure(conn: &Connection, path: &Path, cache_mib: i64) -> Result<()> {
         conn.pragma_update(None, "cache_size", -1024 * cache_mib)?;
         // Reads map the file instead of copying pages.
         conn.pragma_update(None, "mmap_size", 268_435_456_i64)?;
-        // Room for every statement the store prepares (some seventy, the
-        // rules' writes in seven sizes each among them): a statement
-        // evicted is parsed and planned again, which costs more than
-        // running it.
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE);
+        conn.set_prepared_statement_cache_capacity(READER_STATEMENTS);
         // The query planner's stability guarantee: plans never depend on
         // bound values. Without it this build of SQLite (with STAT4) marks
         // statements whose range or LIMIT parameters it looked at to be
@@ -371,6 +373,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
         | OpenFlags::SQLITE_OPEN_NO_MUTEX;
     let mut conn = Connection::open_with_flags(path, flags).map_err(|e| open_failed(path, e))?;
     configure(&conn, path, super::append::WRITER_CACHE_MIB)?;
+    conn.set_prepared_statement_cache_capacity(WRITER_STATEMENTS);
     let fail = |e: rusqlite::Error| open_failed(path, e);
     // SQLite quietly opens a write-protected file read-only.
     if conn.is_readonly(rusqlite::MAIN_DB).unwrap_or(false) {
