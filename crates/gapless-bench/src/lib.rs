@@ -238,6 +238,16 @@ impl Server {
         self.signal("-CONT");
     }
 
+    /// Stop the server as an operator does (`SIGTERM`) and wait for it to
+    /// exit: it finishes what is in flight and closes its ledger, so that
+    /// the next process opens a ledger with nothing left to recover (a
+    /// killed SQLite server leaves its write-ahead log for the next one).
+    pub fn stop(mut self) {
+        self.signal("-TERM");
+        let status = self.child.wait().expect("wait for gapless serve");
+        assert!(status.success(), "gapless serve stopped with {status}");
+    }
+
     fn signal(&self, signal: &str) {
         let pid = self.child.id().to_string();
         let status = Command::new("kill")

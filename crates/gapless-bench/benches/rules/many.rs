@@ -270,7 +270,7 @@ impl Many<'_> {
     /// `gapless ingest` of `file` into `db` (assets declared, rules on
     /// each or none): events/s.
     fn ingest_rate(&self, db: &str, file: &Path, rules: bool) -> f64 {
-        drop(self.server(db, rules));
+        self.server(db, rules).stop();
         let t = Instant::now();
         run_gapless(db, &["ingest", file.to_str().unwrap()]);
         let took = t.elapsed().as_secs_f64();
