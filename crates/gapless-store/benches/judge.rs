@@ -1,9 +1,20 @@
 //! What rules cost an append, in-process (`cargo bench -p gapless-store
-//! --bench judge [-- EVENTS]`): single-event batches in groups of 64 (as a
-//! busy server commits them) into a fresh SQLite ledger, without rules and
-//! with the ten rules of the HTTP bench on the asset, alternating, twice
-//! each: the CPU time per event of each and their ratio. Set
-//! `GAPLESS_TEST_PG` (a PostgreSQL URL) to run it on PostgreSQL too.
+//! --bench judge [-- EVENTS]`):
+//!
+//! 1. single-event batches in groups of 64 (as a busy server commits them)
+//!    into a fresh SQLite ledger, without rules and with the ten rules of
+//!    the HTTP bench on the asset, alternating, twice each: the CPU time per
+//!    event of each and their ratio;
+//! 2. many assets (`GAPLESS_JUDGE_ASSETS`, default 10,000; 0 skips it), one
+//!    hourly rule with a deadline and a target on each, against the same
+//!    assets without rules: single 15-minute events in groups of 32, the
+//!    `j`-th on asset `j mod N`, as the HTTP bench's 64 producers send
+//!    them (every fourth event of an asset completes an hour), four rounds
+//!    alternating: wall time and CPU time per event and the ratio of the
+//!    rates. One connection and no HTTP, so that what is left is the
+//!    store's own work and, on PostgreSQL, the database's.
+//!
+//! Set `GAPLESS_TEST_PG` (a PostgreSQL URL) to run both on PostgreSQL too.
 
 use gapless_core::{
     parse_instant, AssetDecl, EventKind, Grid, Instant, Interval, NewEvent, Policy, Rule, RuleDef,
@@ -97,6 +108,112 @@ fn run(store: &dyn Store, rules: bool, n: usize) -> (f64, f64, usize) {
     (c / n as f64, t / n as f64, fired)
 }
 
+/// How many events part 2's groups hold: about what a group of the HTTP
+/// bench's 64 producers holds.
+const MANY_GROUP: usize = 32;
+const FIFTEEN_MIN_US: i64 = 900_000_000;
+
+/// Declare `n` assets `a0`.. and, with `rules`, an hourly rule on each with
+/// a deadline and a target, as the HTTP bench's part 3 does.
+fn many_setup(store: &dyn Store, n: usize, rules: bool) {
+    let base = parse_instant("2025-06-01", None).unwrap();
+    let utc = AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    for i in 0..n {
+        store.declare_asset(&format!("a{i}"), &utc).unwrap();
+        if rules {
+            let rule = Rule {
+                name: format!("r{i}"),
+                def: RuleDef::new(
+                    vec![format!("a{i}")],
+                    Grid::parse("1h").unwrap(),
+                    "UTC",
+                    Policy::parse("full").unwrap(),
+                    base,
+                    None,
+                )
+                .unwrap(),
+                settings: RuleSettings {
+                    deadline: Some(gapless_core::Duration::parse("1h").unwrap()),
+                    target: Some("hook".into()),
+                    ..RuleSettings::default()
+                },
+            };
+            store.put_rule(&rule, base).unwrap();
+        }
+    }
+}
+
+/// Events `from..from + count` of part 2 on `n` assets: wall and CPU
+/// seconds per event.
+fn many_run(store: &dyn Store, n: usize, from: usize, count: usize) -> (f64, f64) {
+    let base = parse_instant("2025-06-01", None).unwrap().as_micros();
+    let events: Vec<NewEvent> = (from..from + count)
+        .map(|j| {
+            let s = base + (j / n) as i64 * FIFTEEN_MIN_US;
+            NewEvent {
+                asset: format!("a{}", j % n),
+                id: Some(format!("p{j}")),
+                interval: Interval::from_micros(s, s + FIFTEEN_MIN_US).unwrap(),
+                kind: EventKind::Landed,
+                extra: None,
+                produced_at: None,
+            }
+        })
+        .collect();
+    let now = Instant::from_micros(base + 400 * 86_400_000_000).unwrap();
+    let (c0, t0) = (cpu(), std::time::Instant::now());
+    for group in events.chunks(MANY_GROUP) {
+        let batches: Vec<&[NewEvent]> = group.chunks(1).collect();
+        for r in store.append_many(&batches, now) {
+            r.unwrap();
+        }
+    }
+    let (c, t) = (cpu() - c0, t0.elapsed().as_secs_f64());
+    (t / count as f64, c / count as f64)
+}
+
+/// Part 2 on two fresh ledgers, `fresh(0)` without rules and `fresh(1)`
+/// with.
+fn compare_many(label: &str, fresh: &dyn Fn(usize) -> Box<dyn Store>, n: usize) {
+    let stores = [fresh(0), fresh(1)];
+    for (i, store) in stores.iter().enumerate() {
+        many_setup(store.as_ref(), n, i == 1);
+        // Every asset's first event: the rules' windows and the caches
+        // warm before anything is timed.
+        many_run(store.as_ref(), n, 0, n);
+    }
+    const ROUNDS: usize = 4;
+    let (mut from, mut sums) = (n, [(0.0, 0.0); 2]);
+    for round in 0..ROUNDS {
+        let order = if round % 2 == 0 { [0, 1] } else { [1, 0] };
+        for i in order {
+            let (wall, cpu) = many_run(stores[i].as_ref(), n, from, n);
+            sums[i].0 += wall;
+            sums[i].1 += cpu;
+        }
+        from += n;
+    }
+    for (i, (wall, cpu)) in sums.iter().enumerate() {
+        println!(
+            "  {label}, {n} assets, {}: {:.1} µs wall, {:.1} µs CPU per event",
+            if i == 0 {
+                "without rules".to_string()
+            } else {
+                format!("with {n} rules")
+            },
+            wall / ROUNDS as f64 * 1e6,
+            cpu / ROUNDS as f64 * 1e6
+        );
+    }
+    println!(
+        "  {label}, {n} assets: rate with {n} rules / without: {:.3}",
+        sums[0].0 / sums[1].0
+    );
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.partial_cmp(b).unwrap());
     (v[v.len() / 2] + v[(v.len() - 1) / 2]) / 2.0
@@ -131,6 +248,10 @@ fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(20_000);
+    let assets: usize = std::env::var("GAPLESS_JUDGE_ASSETS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(10_000);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_path_buf();
     compare(
@@ -138,6 +259,13 @@ fn main() {
         &|i| Box::new(SqliteStore::open(path.join(format!("j{i}.db"))).unwrap()),
         n,
     );
+    if assets > 0 {
+        compare_many(
+            "SQLite",
+            &|i| Box::new(SqliteStore::open(path.join(format!("m{i}.db"))).unwrap()),
+            assets,
+        );
+    }
     if let Ok(url) = std::env::var("GAPLESS_TEST_PG") {
         let tag = std::process::id();
         compare(
@@ -149,8 +277,23 @@ fn main() {
             },
             n / 4,
         );
+        if assets > 0 {
+            compare_many(
+                "PostgreSQL",
+                &|i| {
+                    Box::new(
+                        PostgresStore::open_in_schema(
+                            &url,
+                            &format!("judge_bench_{tag}_{}", 4 + i),
+                        )
+                        .unwrap(),
+                    )
+                },
+                assets,
+            );
+        }
         if let Ok(mut c) = postgres::Client::connect(&url, postgres::NoTls) {
-            for i in 0..4 {
+            for i in 0..6 {
                 let _ = c.batch_execute(&format!(
                     "DROP SCHEMA IF EXISTS judge_bench_{tag}_{i} CASCADE"
                 ));
