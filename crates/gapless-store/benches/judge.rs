@@ -44,6 +44,17 @@ fn cpu() -> f64 {
     ticks / 100.0
 }
 
+/// Append `events` as single-event batches, `group` batches a commit (as a
+/// busy server's group commit does).
+fn append_singles(store: &dyn Store, events: &[NewEvent], group: usize, now: Instant) {
+    for g in events.chunks(group) {
+        let batches: Vec<&[NewEvent]> = g.chunks(1).collect();
+        for r in store.append_many(&batches, now) {
+            r.unwrap();
+        }
+    }
+}
+
 /// Seconds of CPU and of wall time per event for `n` single events, with
 /// the rules or none.
 fn run(store: &dyn Store, rules: bool, n: usize) -> (f64, f64, usize) {
@@ -90,12 +101,7 @@ fn run(store: &dyn Store, rules: bool, n: usize) -> (f64, f64, usize) {
         .collect();
     let now = Instant::from_micros(base.as_micros() + 400 * 86_400_000_000).unwrap();
     let (c0, t0) = (cpu(), std::time::Instant::now());
-    for group in events.chunks(64) {
-        let batches: Vec<&[NewEvent]> = group.chunks(1).collect();
-        for r in store.append_many(&batches, now) {
-            r.unwrap();
-        }
-    }
+    append_singles(store, &events, 64, now);
     let (c, t) = (cpu() - c0, t0.elapsed().as_secs_f64());
     let fired = store
         .firings(&FiringQuery {
@@ -165,12 +171,7 @@ fn many_run(store: &dyn Store, n: usize, from: usize, count: usize) -> (f64, f64
         .collect();
     let now = Instant::from_micros(base + 400 * 86_400_000_000).unwrap();
     let (c0, t0) = (cpu(), std::time::Instant::now());
-    for group in events.chunks(MANY_GROUP) {
-        let batches: Vec<&[NewEvent]> = group.chunks(1).collect();
-        for r in store.append_many(&batches, now) {
-            r.unwrap();
-        }
-    }
+    append_singles(store, &events, MANY_GROUP, now);
     let (c, t) = (cpu() - c0, t0.elapsed().as_secs_f64());
     (t / count as f64, c / count as f64)
 }
