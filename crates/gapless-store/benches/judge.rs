@@ -44,6 +44,18 @@ fn cpu() -> f64 {
     ticks / 100.0
 }
 
+/// A landed event of `asset` with `id`, `len` microseconds from `start`.
+fn landed(asset: String, id: String, start: i64, len: i64) -> NewEvent {
+    NewEvent {
+        asset,
+        id: Some(id),
+        interval: Interval::from_micros(start, start + len).unwrap(),
+        kind: EventKind::Landed,
+        extra: None,
+        produced_at: None,
+    }
+}
+
 /// Append `events` as single-event batches, `group` batches a commit (as a
 /// busy server's group commit does).
 fn append_singles(store: &dyn Store, events: &[NewEvent], group: usize, now: Instant) {
@@ -88,15 +100,12 @@ fn run(store: &dyn Store, rules: bool, n: usize) -> (f64, f64, usize) {
     }
     let events: Vec<NewEvent> = (0..n as i64)
         .map(|i| {
-            let s = base.as_micros() + i * FIVE_MIN_US;
-            NewEvent {
-                asset: "orders".into(),
-                id: Some(format!("e{i}")),
-                interval: Interval::from_micros(s, s + FIVE_MIN_US).unwrap(),
-                kind: EventKind::Landed,
-                extra: None,
-                produced_at: None,
-            }
+            landed(
+                "orders".into(),
+                format!("e{i}"),
+                base.as_micros() + i * FIVE_MIN_US,
+                FIVE_MIN_US,
+            )
         })
         .collect();
     let now = Instant::from_micros(base.as_micros() + 400 * 86_400_000_000).unwrap();
@@ -158,15 +167,12 @@ fn many_run(store: &dyn Store, n: usize, from: usize, count: usize) -> (f64, f64
     let base = parse_instant("2025-06-01", None).unwrap().as_micros();
     let events: Vec<NewEvent> = (from..from + count)
         .map(|j| {
-            let s = base + (j / n) as i64 * FIFTEEN_MIN_US;
-            NewEvent {
-                asset: format!("a{}", j % n),
-                id: Some(format!("p{j}")),
-                interval: Interval::from_micros(s, s + FIFTEEN_MIN_US).unwrap(),
-                kind: EventKind::Landed,
-                extra: None,
-                produced_at: None,
-            }
+            landed(
+                format!("a{}", j % n),
+                format!("p{j}"),
+                base + (j / n) as i64 * FIFTEEN_MIN_US,
+                FIFTEEN_MIN_US,
+            )
         })
         .collect();
     let now = Instant::from_micros(base + 400 * 86_400_000_000).unwrap();
