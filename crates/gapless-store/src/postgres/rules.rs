@@ -380,10 +380,7 @@ pub(crate) fn read_and_judge(
         .map(|(a, (lo, hi))| (a, lo, hi))
         .collect();
     reads.sort_unstable();
-    let state_reads: Vec<(i64, Interval)> = plan
-        .state_reads()
-        .map(|(i, range)| (watches[i].id, range))
-        .collect();
+    let state_reads = plan.state_reads();
     let (runs, states) = read_for_judging(tx, stmts, &reads, &state_reads)?;
     let mut stored: StoredRuns = HashMap::new();
     for &(asset, lo, hi) in hulls {

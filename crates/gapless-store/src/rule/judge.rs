@@ -80,6 +80,8 @@ pub(crate) type AssetEvents<'e> = (i64, &'e [(EventKind, Interval)]);
 /// What a backend must read before judging a group of batches.
 #[derive(Debug)]
 pub(crate) struct Plan {
+    /// Per watch (same order): its rule's id.
+    ids: Vec<i64>,
     /// Per watch (same order): every window some batch touches.
     windows: Vec<Vec<Interval>>,
     /// Per asset: the hull of the windows of every watch on it; read the
@@ -122,7 +124,11 @@ impl Plan {
             .map(|(a, (s, e))| (a, Interval::new(s, e).expect("windows are not empty")))
             .collect();
         reads.sort_unstable_by_key(|r| r.0);
-        Plan { windows, reads }
+        Plan {
+            ids: watches.iter().map(|w| w.id).collect(),
+            windows,
+            reads,
+        }
     }
 
     /// The windows watch `i` touches, in order.
@@ -135,16 +141,20 @@ impl Plan {
         self.reads.is_empty()
     }
 
-    /// The windows of watch `i` to read states for, as `(start, end)` hulls
-    /// per watch: `(watch index, hull)`.
-    pub(crate) fn state_reads(&self) -> impl Iterator<Item = (usize, Interval)> + '_ {
-        self.windows.iter().enumerate().filter_map(|(i, ws)| {
-            let (first, last) = (ws.first()?, ws.last()?);
-            Some((
-                i,
-                Interval::new(first.start(), last.end()).expect("windows are not empty"),
-            ))
-        })
+    /// The recorded window states to read: `(rule id, hull of the windows
+    /// its watch touches)`, for every watch that touches one.
+    pub(crate) fn state_reads(&self) -> Vec<(i64, Interval)> {
+        self.ids
+            .iter()
+            .zip(&self.windows)
+            .filter_map(|(id, ws)| {
+                let (first, last) = (ws.first()?, ws.last()?);
+                Some((
+                    *id,
+                    Interval::new(first.start(), last.end()).expect("windows are not empty"),
+                ))
+            })
+            .collect()
     }
 }
 

@@ -325,10 +325,7 @@ impl<'c> GroupJudge<'c> {
             .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
             .collect();
         let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
-        let reads: Vec<(i64, Interval)> = plan
-            .state_reads()
-            .map(|(i, range)| (watches[i].id, range))
-            .collect();
+        let reads = plan.state_reads();
         let mut states = States::new();
         read_states(conn, &reads, &mut states)?;
         // No coverage is read ahead: each batch is judged on what it left.
@@ -560,10 +557,7 @@ pub(crate) fn judge_append(
         return Ok(());
     }
     let plan = Plan::new(&watches, [batch]);
-    let reads: Vec<(i64, Interval)> = plan
-        .state_reads()
-        .map(|(i, range)| (watches[i].id, range))
-        .collect();
+    let reads = plan.state_reads();
     let mut states = States::new();
     read_states(conn, &reads, &mut states)?;
     let mut judged = Judged::new(states);
