@@ -14,7 +14,9 @@
 //!    rates. One connection and no HTTP, so that what is left is the
 //!    store's own work and, on PostgreSQL, the database's.
 //!
-//! Set `GAPLESS_TEST_PG` (a PostgreSQL URL) to run both on PostgreSQL too.
+//! Set `GAPLESS_TEST_PG` (a PostgreSQL URL) to run both on PostgreSQL too;
+//! `EVENTS` 0 skips part 1, `GAPLESS_JUDGE_SQLITE=off` skips SQLite (to
+//! try a change of one backend's judging in a minute).
 
 use gapless_core::{
     parse_instant, AssetDecl, EventKind, Grid, Instant, Interval, NewEvent, Policy, Rule, RuleDef,
@@ -259,14 +261,17 @@ fn main() {
         .ok()
         .and_then(|s| s.parse().ok())
         .unwrap_or(10_000);
+    let sqlite = std::env::var("GAPLESS_JUDGE_SQLITE").map_or(true, |v| v != "off");
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().to_path_buf();
-    compare(
-        "SQLite",
-        &|i| Box::new(SqliteStore::open(path.join(format!("j{i}.db"))).unwrap()),
-        n,
-    );
-    if assets > 0 {
+    if sqlite && n > 0 {
+        compare(
+            "SQLite",
+            &|i| Box::new(SqliteStore::open(path.join(format!("j{i}.db"))).unwrap()),
+            n,
+        );
+    }
+    if sqlite && assets > 0 {
         compare_many(
             "SQLite",
             &|i| Box::new(SqliteStore::open(path.join(format!("m{i}.db"))).unwrap()),
@@ -275,15 +280,18 @@ fn main() {
     }
     if let Ok(url) = std::env::var("GAPLESS_TEST_PG") {
         let tag = std::process::id();
-        compare(
-            "PostgreSQL",
-            &|i| {
-                Box::new(
-                    PostgresStore::open_in_schema(&url, &format!("judge_bench_{tag}_{i}")).unwrap(),
-                )
-            },
-            n / 4,
-        );
+        if n > 0 {
+            compare(
+                "PostgreSQL",
+                &|i| {
+                    Box::new(
+                        PostgresStore::open_in_schema(&url, &format!("judge_bench_{tag}_{i}"))
+                            .unwrap(),
+                    )
+                },
+                n / 4,
+            );
+        }
         if assets > 0 {
             compare_many(
                 "PostgreSQL",
