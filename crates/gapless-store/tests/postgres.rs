@@ -1361,6 +1361,184 @@ fn two_replicas_judging_deadlines_fire_late_once() {
     );
 }
 
+/// An hourly rule `name` on `assets` from t(0), with `settings`.
+fn hourly_rule(
+    name: &str,
+    assets: &[&str],
+    settings: gapless_core::RuleSettings,
+) -> gapless_core::Rule {
+    gapless_core::Rule {
+        name: name.into(),
+        def: gapless_core::RuleDef::new(
+            assets.iter().map(|a| a.to_string()).collect(),
+            gapless_core::Grid::parse("1h").unwrap(),
+            "UTC",
+            gapless_core::Policy::Full,
+            t(0),
+            None,
+        )
+        .unwrap(),
+        settings,
+    }
+}
+
+/// A replica keeps the rules it read; another changes them between its
+/// appends (a new target, a new rule, a deletion): each append judges the
+/// rules as the ledger has them when it commits, and a deleted rule leaves
+/// no window behind.
+#[test]
+fn appends_judge_the_rules_another_replica_changed() {
+    use gapless_core::RuleSettings;
+    let schema = Schema::new("rulestale");
+    let (one, two) = (schema.open(), schema.open());
+    let decl = AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    one.declare_asset("a", &decl).unwrap();
+    let target = |t: &str| RuleSettings {
+        target: Some(t.into()),
+        ..RuleSettings::default()
+    };
+    let hour = |h: i64| landed("a", h * 60, h * 60 + 60);
+    two.put_rule(&hourly_rule("r", &["a"], target("t1")), received())
+        .unwrap();
+    one.append(&[hour(0)], received()).unwrap();
+    two.put_rule(&hourly_rule("r", &["a"], target("t2")), received())
+        .unwrap();
+    one.append(&[hour(1)], received()).unwrap();
+    // A new rule judges the two hours there are when it is created.
+    two.put_rule(
+        &hourly_rule("s", &["a"], RuleSettings::default()),
+        received(),
+    )
+    .unwrap();
+    one.append(&[hour(2)], received()).unwrap();
+    assert!(two.delete_rule("r").unwrap());
+    one.append(&[hour(3)], received()).unwrap();
+    let fired: Vec<(String, i64, Option<String>)> = story::rules::firings_after(&one, None)
+        .iter()
+        .map(|f| {
+            (
+                f.rule.clone(),
+                (f.window.start().as_micros() - t(0).as_micros()) / 3_600_000_000,
+                f.delivery.target.clone(),
+            )
+        })
+        .collect();
+    let f = |r: &str, h: i64, t: Option<&str>| (r.to_string(), h, t.map(String::from));
+    assert_eq!(
+        fired,
+        [
+            f("s", 0, None),
+            f("s", 1, None),
+            f("s", 2, None),
+            f("s", 3, None),
+        ]
+        .into_iter()
+        .collect::<Vec<_>>(),
+        "r's firings went with it; s fired each hour once"
+    );
+    let mut admin = admin();
+    let rows = admin
+        .query(
+            &format!("SELECT count(*) FROM \"{}\".rule_windows", schema.name),
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        rows[0].get::<_, i64>(0),
+        4,
+        "only s's four windows are recorded"
+    );
+    // Before the deletion, r fired with the target it had at each append.
+    let schema2 = Schema::new("rulestale2");
+    let (one, two) = (schema2.open(), schema2.open());
+    one.declare_asset("a", &decl).unwrap();
+    two.put_rule(&hourly_rule("r", &["a"], target("t1")), received())
+        .unwrap();
+    one.append(&[hour(0)], received()).unwrap();
+    two.put_rule(&hourly_rule("r", &["a"], target("t2")), received())
+        .unwrap();
+    one.append(&[hour(1)], received()).unwrap();
+    let targets: Vec<Option<String>> = story::rules::firings_after(&one, None)
+        .iter()
+        .map(|f| f.delivery.target.clone())
+        .collect();
+    assert_eq!(targets, [Some("t1".to_string()), Some("t2".to_string())]);
+}
+
+/// A rule of one asset, whose windows appends judge under the asset's lock
+/// alone, while another replica judges its deadlines window by window at
+/// the same moments: every window fires `complete` once, `late` at most
+/// once and only before it, and ends recorded complete (no judging wrote
+/// over another's record).
+#[test]
+fn deadline_passes_racing_appends_keep_each_window_s_record() {
+    use gapless_core::{FiringKind, RuleSettings};
+    let schema = Schema::new("deadappend");
+    let (one, two) = (schema.open(), schema.open());
+    let decl = AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    };
+    one.declare_asset("a", &decl).unwrap();
+    let settings = RuleSettings {
+        deadline: Some(Duration::parse("PT1M").unwrap()),
+        ..RuleSettings::default()
+    };
+    one.put_rule(&hourly_rule("r", &["a"], settings), t(0))
+        .unwrap();
+    let hours = 60_i64;
+    let barrier = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        let barrier = &barrier;
+        let one = &one;
+        let two = &two;
+        s.spawn(move || {
+            for h in 0..hours {
+                barrier.wait();
+                one.append(&[landed("a", h * 60, h * 60 + 60)], received())
+                    .unwrap();
+            }
+        });
+        s.spawn(move || {
+            for h in 0..hours {
+                barrier.wait();
+                // Window h is late from h * 60 + 61 on.
+                two.judge_deadlines(t(h * 60 + 61)).unwrap();
+            }
+        });
+    });
+    let fired = story::rules::firings_after(&one, None);
+    for h in 0..hours {
+        let of: Vec<FiringKind> = fired
+            .iter()
+            .filter(|f| f.window.start() == t(h * 60))
+            .map(|f| f.kind)
+            .collect();
+        assert!(
+            of == [FiringKind::Complete] || of == [FiringKind::Late, FiringKind::Complete],
+            "window {h}: {of:?}"
+        );
+    }
+    let mut admin = admin();
+    let rows = admin
+        .query(
+            &format!(
+                "SELECT count(*) FILTER (WHERE complete), count(*) FROM \"{}\".rule_windows",
+                schema.name
+            ),
+            &[],
+        )
+        .unwrap();
+    assert_eq!(
+        (rows[0].get::<_, i64>(0), rows[0].get::<_, i64>(1)),
+        (hours, hours),
+        "every window recorded complete"
+    );
+}
+
 /// Everything a ledger answers about `assets`: their listing entries, every
 /// event in sequence order, the coverage and the retractions over all time.
 fn answers(

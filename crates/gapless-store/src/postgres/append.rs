@@ -10,21 +10,27 @@
 //!    - the assets of the group are locked (`SELECT ... FOR UPDATE`, in name
 //!      order, so that writers never deadlock on them); the locks serialise
 //!      appends per asset until commit;
-//!    - the rules that watch them are locked (SPEC §7);
+//!    - the rules that watch them are found, and those of several assets
+//!      locked (SPEC §7; a rule of one asset is guarded by its asset's
+//!      lock, see `rules.rs`);
 //!    - the stored events with the group's `(asset, id)` keys and the
 //!      coverage runs that touch the hull of each asset's events (adjacent
-//!      ones included) are read in one statement, once the locks are held.
+//!      ones included) are read in one statement, once the locks are held;
+//!    - when the rules this connection keeps say that the group will be
+//!      judged ([`super::rules::Prediction`]), the runs are read over the
+//!      judged windows too, and the windows' recorded states with them.
 //!
-//!    Missing assets are created, and the three statements sent again (a
-//!    rare case). An asset created here that ends up with no event (its
-//!    batch failed) is removed again before commit.
+//!    Missing assets are created, and the statements sent again (a rare
+//!    case). An asset created here that ends up with no event (its batch
+//!    failed) is removed again before commit.
 //! 2. The batches are walked in order: an id already stored, in an earlier
 //!    batch or earlier in the batch with the same content
 //!    ([`NewEvent::same_content`]) is a duplicate (counted, not stored),
 //!    other content a conflict (that batch stores nothing; the others go
-//!    on). The new events are applied to the runs ([`crate::runs`]); when
-//!    rules watch the group, judging reads the runs again with its own
-//!    reads (one round trip more) and replays the batches on them.
+//!    on). The new events are applied to the runs ([`crate::runs`]), and the
+//!    rules judged on what was read. When the rules found are not the ones
+//!    expected (another process changed them), those of several assets are
+//!    locked then, and judging reads again (one round trip more).
 //! 3. Second round trip: one statement writes it all, sent with the
 //!    `COMMIT` (`synchronous_commit = on`: durable on return): the new
 //!    events (sequence numbers drawn from `events_seq` in batch order while
@@ -166,10 +172,12 @@ struct Locked {
     last_n: HashMap<i64, i32>,
     /// The ids of those this transaction created.
     created: Vec<i64>,
-    /// The rows of [`super::rules::LOCK_RULES_OF_ASSETS`].
+    /// The rows of [`super::rules::RULES_OF_ASSETS`].
     rules: Vec<Row>,
     /// The rows of [`RUNS_AND_STORED`].
     stored: Vec<Row>,
+    /// The rows of [`super::rules::WINDOW_STATES`] for the states asked.
+    states: Vec<Row>,
 }
 
 /// The group's `(asset name, id)` keys and, per asset name, the hull of
@@ -182,22 +190,41 @@ struct Keys<'b> {
     hull_hi: Vec<i64>,
 }
 
+/// What an append expects to judge ([`super::rules::Prediction`]): the
+/// rules of several assets to lock, and the recorded window states to read,
+/// `(rule id, windows' hull)`.
+#[derive(Default)]
+struct Expected<'p> {
+    lock: &'p [i64],
+    states: Vec<(i64, gapless_core::Interval)>,
+}
+
 /// Lock the assets `names` until the end of the transaction (their rows, in
-/// name order), then lock the rules that watch them and read the stored
-/// events of the keys and the coverage runs of the hulls: three statements
-/// sent with the transaction's `BEGIN` in one round trip (each runs after
-/// the one before, so the reads see what the writers before this one
-/// committed). Missing assets are created then, and the three statements
-/// sent again (rare: two round trips more).
+/// name order), find the rules that watch them, lock those `expected` of
+/// several assets, and read the stored events of the keys, the coverage
+/// runs of the hulls and the `expected` window states: up to five
+/// statements sent with the transaction's `BEGIN` in one round trip (each
+/// runs after the one before, so the reads see what the writers before
+/// this one committed). Missing assets are created then, and the
+/// statements sent again (rare: two round trips more).
 fn lock_and_read(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     names: &[&str],
     keys: &Keys<'_>,
+    expected: &Expected<'_>,
 ) -> Result<Locked, Fail> {
     let lock = stmts.get(tx, LOCK_ASSETS)?;
-    let rules = stmts.get(tx, super::rules::LOCK_RULES_OF_ASSETS)?;
+    let rules = stmts.get(tx, super::rules::RULES_OF_ASSETS)?;
+    let lock_rules = stmts.get(tx, super::rules::LOCK_RULES)?;
     let read = stmts.get(tx, RUNS_AND_STORED)?;
+    let states = &expected.states;
+    let lock_params: [&(dyn ToSql + Sync); 1] = [&expected.lock];
+    let window_states = stmts.get(tx, super::rules::WINDOW_STATES)?;
+    let state_rule: Vec<i64> = states.iter().map(|s| s.0).collect();
+    let state_lo: Vec<i64> = states.iter().map(|s| s.1.start().as_micros()).collect();
+    let state_hi: Vec<i64> = states.iter().map(|s| s.1.end().as_micros()).collect();
+    let state_params: [&(dyn ToSql + Sync); 3] = [&state_rule, &state_lo, &state_hi];
     let read_params: [&(dyn ToSql + Sync); 5] = [
         &keys.hull_assets,
         &keys.hull_lo,
@@ -224,11 +251,25 @@ fn lock_and_read(
                 biased;
                 c.query(&lock, &by_name),
                 c.query(&rules, &by_name),
+                async {
+                    if expected.lock.is_empty() {
+                        Ok(Vec::new())
+                    } else {
+                        c.query(&lock_rules, &lock_params).await
+                    }
+                },
                 c.query(&read, &read_params),
+                async {
+                    if state_rule.is_empty() {
+                        Ok(Vec::new())
+                    } else {
+                        c.query(&window_states, &state_params).await
+                    }
+                },
             )
         })
     };
-    let (locked, rules_rows, stored) = lock_and_read(tx)?;
+    let (locked, rules_rows, _, stored, states) = lock_and_read(tx)?;
     let (id_of, last_n) = ids(&locked)?;
     if id_of.len() == names.len() {
         return Ok(Locked {
@@ -237,6 +278,7 @@ fn lock_and_read(
             created: Vec::new(),
             rules: rules_rows,
             stored,
+            states,
         });
     }
     // New assets: a deadlock with another writer creating them is retried
@@ -248,7 +290,7 @@ fn lock_and_read(
         .iter()
         .map(|r| r.try_get(0))
         .collect::<Result<_, _>>()?;
-    let (locked, rules_rows, stored) = lock_and_read(tx)?;
+    let (locked, rules_rows, _, stored, states) = lock_and_read(tx)?;
     let (id_of, last_n) = ids(&locked)?;
     Ok(Locked {
         id_of,
@@ -256,6 +298,7 @@ fn lock_and_read(
         created,
         rules: rules_rows,
         stored,
+        states,
     })
 }
 
@@ -300,18 +343,62 @@ fn append_group<'b>(
     }
     names.sort_unstable();
     names.dedup();
-    let keys = group_keys(batches, &valid);
+    // The rules this connection knows say what judging will read: it goes
+    // with the first round trip, and holds if they are the rules locked.
+    let prediction = super::rules::predict(
+        cache,
+        (0..batches.len())
+            .filter(|&i| valid(i))
+            .flat_map(|i| batches[i].iter()),
+    );
+    let keys = group_keys(
+        batches,
+        &valid,
+        prediction.as_ref().map_or(&[][..], |p| &p.reads),
+    );
+    let expected = prediction
+        .as_ref()
+        .map_or_else(Expected::default, |p| Expected {
+            lock: &p.multi,
+            states: p.plan.state_reads(),
+        });
     let Locked {
         id_of,
         mut last_n,
         created,
         rules,
         stored,
-    } = lock_and_read(&mut tx, stmts, &names, &keys)?;
-    drop(keys);
-    // The rules on these assets, locked after the assets (SPEC §7: judged
-    // after each batch, in this transaction).
-    let watches = super::rules::watches_of(&mut tx, cache, &rules)?;
+        states,
+    } = lock_and_read(&mut tx, stmts, &names, &keys, &expected)?;
+    drop((keys, expected));
+    let predicted = match prediction {
+        Some(p) if p.holds(&rules)? => Some((p.ids, p.plan)),
+        _ => None,
+    };
+    // The rules on these assets, found once the assets were locked (SPEC
+    // §7: judged after each batch, in this transaction); those of several
+    // assets locked too. When they are not the ones expected, those of
+    // several assets are locked now, and judging reads again after that.
+    let (watches, prefetched) = match predicted {
+        Some((ids, plan)) => (
+            cache.predicted(&ids),
+            Some((plan, super::rules::states_of(&states)?)),
+        ),
+        None => {
+            let watches = super::rules::watches_of(&mut tx, cache, &rules)?;
+            let several: Vec<i64> = watches
+                .iter()
+                .filter(|w| super::rules::several_assets(w))
+                .map(|w| w.id)
+                .collect();
+            if !several.is_empty() {
+                let s = stmts.get(&mut tx, super::rules::LOCK_RULES)?;
+                tx.query(&s, &[&several])?;
+            }
+            (watches, None)
+        }
+    };
+    drop(states);
     let mut judged: Vec<super::rules::GroupBatch> = Vec::new();
 
     // The first event of each key: stored, or in an earlier (stored) batch,
@@ -388,11 +475,18 @@ fn append_group<'b>(
         tx.commit().map_err(Fail::Commit)?;
         return Ok(out);
     }
-    // With rules, judging reads the runs again with its coverage.
-    let stored = if watches.is_empty() {
-        Stored::Read(runs)
-    } else {
-        Stored::Judge(watches.as_slice(), judged.as_slice())
+    // With rules, judging has read with the first round trip what it
+    // needs, or reads the runs again with its coverage.
+    let stored = match prefetched {
+        _ if watches.is_empty() => Stored::Read(runs),
+        Some((plan, states)) => Stored::Judged {
+            watches: watches.as_slice(),
+            batches: judged.as_slice(),
+            plan,
+            runs,
+            states,
+        },
+        None => Stored::Judge(watches.as_slice(), judged.as_slice()),
     };
     write(tx, stmts, &mut cols, &assets, received_at, stored)?;
     Ok(out)
@@ -412,8 +506,13 @@ fn remember_stored<'b>(
 }
 
 /// The `(asset, id)` keys of the group's valid batches (each once) and,
-/// per asset, the hull of all its events.
-fn group_keys<'b>(batches: &[&'b [NewEvent]], valid: &dyn Fn(usize) -> bool) -> Keys<'b> {
+/// per asset, the hull of all its events and of its range in `reads`
+/// (judging's, predicted).
+fn group_keys<'b>(
+    batches: &[&'b [NewEvent]],
+    valid: &dyn Fn(usize) -> bool,
+    reads: &[(&'b str, i64, i64)],
+) -> Keys<'b> {
     let mut keys: HashSet<(&str, &str)> = HashSet::new();
     let mut hull: HashMap<&str, (i64, i64)> = HashMap::new();
     for (i, batch) in batches.iter().enumerate() {
@@ -431,6 +530,10 @@ fn group_keys<'b>(batches: &[&'b [NewEvent]], valid: &dyn Fn(usize) -> bool) -> 
             let h = hull.entry(&ev.asset).or_insert((s, e));
             *h = (h.0.min(s), h.1.max(e));
         }
+    }
+    for &(asset, s, e) in reads {
+        let h = hull.entry(asset).or_insert((s, e));
+        *h = (h.0.min(s), h.1.max(e));
     }
     // By asset: the seeks of one asset's ids then read its few pages of the
     // id index one after the other, not pages of every asset in turn.
@@ -456,6 +559,15 @@ fn group_keys<'b>(batches: &[&'b [NewEvent]], valid: &dyn Fn(usize) -> bool) -> 
 enum Stored<'w> {
     /// Read already (a group no rule watches).
     Read(super::rules::StoredRuns),
+    /// Read already, with what judging the locked watches needs: the runs
+    /// (over the planned reads too) and the planned windows' states.
+    Judged {
+        watches: &'w [&'w crate::rule::judge::Watch],
+        batches: &'w [super::rules::GroupBatch],
+        plan: crate::rule::judge::Plan,
+        runs: super::rules::StoredRuns,
+        states: crate::rule::judge::States,
+    },
     /// To be read with judging's coverage: the locked watches and the
     /// group's batches.
     Judge(
@@ -641,6 +753,17 @@ fn write(
     // judging replays the batches on them).
     let (mut stored, judged) = match stored {
         Stored::Read(runs) => (runs, None),
+        Stored::Judged {
+            watches,
+            batches,
+            plan,
+            runs,
+            states,
+        } => {
+            let (stored, out) =
+                super::rules::judge_read(watches, batches, plan, runs, states, &hulls)?;
+            (stored, Some(out).filter(|o| !o.is_empty()))
+        }
         Stored::Judge(watches, batches) => {
             let (stored, out) =
                 super::rules::read_and_judge(&mut tx, stmts, watches, batches, &hulls)?;

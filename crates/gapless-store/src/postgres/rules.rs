@@ -4,15 +4,20 @@
 //!
 //! # Concurrency
 //!
-//! Every transaction that judges a rule holds the rule's row lock
-//! (`SELECT ... FOR UPDATE`, rules in name order, always after the asset
-//! locks), and reads the coverage it judges *after* taking it. Read
-//! committed gives each statement a fresh snapshot, so of two appends that
-//! complete a window of one rule together (two assets, two replicas) the
-//! second to get the lock sees the first's commit: the window fires once.
-//! A new rule locks its assets' rows before it judges, so an append to
-//! them either commits before (and is judged by the new rule's first
-//! judging) or waits and then finds the rule.
+//! Every transaction that judges or changes a rule holds the locks of the
+//! rule's assets that it touches, and reads the coverage it judges *after*
+//! taking them: an append holds its assets' (`SELECT ... FOR UPDATE`, in
+//! name order); a deadline pass, a rule's creation, change or deletion
+//! locks all the rule's assets first. A rule of one asset needs no lock of
+//! its own: whoever writes its windows holds its asset. A rule of several
+//! assets is also locked by its row (rules in name order, always after the
+//! asset locks), since two appends to two of its assets hold different
+//! asset locks. Read committed gives each statement a fresh snapshot, so
+//! of two appends that complete a window of one rule together (two assets,
+//! two replicas) the second to get the rule's lock sees the first's
+//! commit: the window fires once. A new rule locks its assets' rows before
+//! it judges, so an append to them either commits before (and is judged by
+//! the new rule's first judging) or waits and then finds the rule.
 //!
 //! Firing numbers are drawn from the one-row `firing_clock` table, whose
 //! row lock is taken last and held to commit: firings are numbered in
@@ -21,7 +26,7 @@
 
 use std::collections::HashMap;
 
-use gapless_core::{EventKind, Instant, Interval, IntervalSet, Rule, WindowState};
+use gapless_core::{EventKind, Instant, Interval, IntervalSet, NewEvent, Rule, WindowState};
 use tokio_postgres::types::{ToSql, Type};
 
 use super::client::Transaction;
@@ -45,39 +50,71 @@ const DEADLINE_WINDOWS_PER_PASS: usize = 10_000;
 /// The largest page of firings.
 const MAX_FIRINGS_PAGE: i64 = 10_000;
 
-/// The ids of the rules watching any of the assets named $1, locked, in
-/// name order, each with the ledger's `rules_version` (read in the same
+/// The ids of the rules watching any of the assets named $1, in name
+/// order, each with the ledger's `rules_version` (read in the same
 /// snapshot, so that it says which rules these are). By name, not id, so
 /// that an append sends it with the lock of the assets, before their ids
-/// are known.
-pub(crate) const LOCK_RULES_OF_ASSETS: &str = "SELECT r.id, \
+/// are known. Not locked: see [`LOCK_RULES`].
+pub(crate) const RULES_OF_ASSETS: &str = "SELECT r.id, \
      (SELECT value FROM meta WHERE key = 'rules_version') \
      FROM rules r WHERE r.id IN (SELECT ra.rule_id FROM rule_assets ra \
        JOIN assets a ON a.id = ra.asset_id WHERE a.name = ANY($1::text[])) \
-     ORDER BY r.name COLLATE \"C\" FOR UPDATE OF r";
+     ORDER BY r.name COLLATE \"C\"";
+/// The rules of ids $1 locked, in name order: the rules of several assets
+/// an append judges (see # Concurrency).
+pub(crate) const LOCK_RULES: &str = "SELECT id FROM rules WHERE id = ANY($1::bigint[]) \
+     ORDER BY name COLLATE \"C\" FOR UPDATE";
+/// The assets of the rules of ids $1 locked, in name order as appends
+/// take them: before a deadline pass or a change of the rules judges or
+/// writes their windows.
+const LOCK_ASSETS_OF_RULES: &str = "SELECT id FROM assets WHERE id IN \
+       (SELECT asset_id FROM rule_assets WHERE rule_id = ANY($1::bigint[])) \
+     ORDER BY name COLLATE \"C\" FOR UPDATE";
 const ALL_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules");
 /// A join, not `rule_id = ANY($1)`: that compares each row of the table
 /// with every id of the array (all the rules, when the cache is read).
-const ASSETS_OF_RULES: &str = "SELECT ra.rule_id, ra.asset_id FROM rule_assets ra \
-     JOIN unnest($1::bigint[]) AS u(id) ON u.id = ra.rule_id";
+const ASSETS_OF_RULES: &str = "SELECT ra.rule_id, ra.asset_id, a.name FROM rule_assets ra \
+     JOIN unnest($1::bigint[]) AS u(id) ON u.id = ra.rule_id \
+     JOIN assets a ON a.id = ra.asset_id";
+/// The recorded states of each `(rule, lo, hi)` of $4..$6 ($1..$3 in
+/// [`WINDOW_STATES`]): the windows starting in [lo, hi) (rule, start, end,
+/// complete, generation, late).
+macro_rules! window_states {
+    ($r:literal, $lo:literal, $hi:literal) => {
+        concat!(
+            "SELECT 1::smallint, w.rule_id, w.start_us, w.end_us, w.complete, w.generation, \
+               w.late \
+             FROM unnest(",
+            $r,
+            "::bigint[], ",
+            $lo,
+            "::bigint[], ",
+            $hi,
+            "::bigint[]) AS v(r, lo, hi) \
+             CROSS JOIN LATERAL (SELECT rule_id, start_us, end_us, complete, generation, late \
+               FROM rule_windows WHERE rule_id = v.r AND start_us >= v.lo AND start_us < v.hi \
+               OFFSET 0) AS w"
+        )
+    };
+}
 /// What judging reads, in one round trip: the runs overlapping each
 /// `(asset, lo, hi)` of $1..$3, adjacent ones too (part 0: asset, start,
-/// end), and the recorded states of each `(rule, lo, hi)` of $4..$6, the
-/// windows starting in [lo, hi) (part 1: rule, start, end, complete,
-/// generation, late). Every access an index seek driven by one element of
-/// the arrays, for [`Transaction::run_seeks`].
+/// end), and the recorded states of each `(rule, lo, hi)` of $4..$6 (part
+/// 1, as [`WINDOW_STATES`]). Every access an index seek driven by one
+/// element of the arrays, for [`Transaction::run_seeks`].
 const JUDGING_READS: &str = concat!(
     "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
        NULL::boolean, NULL::bigint, NULL::boolean ",
     runs_touching_from!(),
-    " UNION ALL \
-     SELECT 1::smallint, w.rule_id, w.start_us, w.end_us, w.complete, w.generation, w.late \
-     FROM unnest($4::bigint[], $5::bigint[], $6::bigint[]) AS v(r, lo, hi) \
-     CROSS JOIN LATERAL (SELECT rule_id, start_us, end_us, complete, generation, late \
-       FROM rule_windows WHERE rule_id = v.r AND start_us >= v.lo AND start_us < v.hi \
-       OFFSET 0) AS w \
-     ORDER BY 1, 2, 3"
+    " UNION ALL ",
+    window_states!("$4", "$5", "$6"),
+    " ORDER BY 1, 2, 3"
 );
+/// The recorded states of the windows of each `(rule, lo, hi)` of
+/// $1..$3, read by an append in its first round trip when it could say
+/// beforehand which rules judge it ([`Prediction`]).
+pub(crate) const WINDOW_STATES: &str = window_states!("$1", "$2", "$3");
+
 /// What judging changed, as data-modifying CTEs over $1..$17: the window
 /// states upserted, $7 firing numbers drawn under the firing clock's lock
 /// (not taken when there is no firing), the firings inserted with them in
@@ -247,8 +284,13 @@ fn firing_row(r: &tokio_postgres::Row) -> FiringRow {
     }
 }
 
-/// The watches of locked rule rows: each with its assets' ids.
-fn watches(tx: &mut Transaction<'_>, rows: Vec<tokio_postgres::Row>) -> Result<Vec<Watch>, Fail> {
+/// The watches of rule rows: each with its assets' ids. The name of each
+/// asset by id goes to `names`.
+fn watches(
+    tx: &mut Transaction<'_>,
+    rows: Vec<tokio_postgres::Row>,
+    names: &mut HashMap<i64, String>,
+) -> Result<Vec<Watch>, Fail> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
@@ -256,6 +298,7 @@ fn watches(tx: &mut Transaction<'_>, rows: Vec<tokio_postgres::Row>) -> Result<V
     let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
     for r in tx.query(ASSETS_OF_RULES, &[&ids])? {
         assets.entry(r.get(0)).or_default().push(r.get(1));
+        names.entry(r.get(1)).or_insert_with(|| r.get(2));
     }
     let mut out = Vec::with_capacity(rows.len());
     for r in &rows {
@@ -275,12 +318,17 @@ fn watches(tx: &mut Transaction<'_>, rows: Vec<tokio_postgres::Row>) -> Result<V
 pub(crate) struct WatchCache {
     version: Option<String>,
     by_id: HashMap<i64, Watch>,
+    /// Per asset name, its id and the ids of the rules watching it, for
+    /// [`predict`].
+    by_asset: HashMap<String, (i64, Vec<i64>)>,
+    /// The names of the assets of `by_id`'s rules, by id.
+    names: HashMap<i64, String>,
     /// When each rule's next deadline passes, for deadline passes on this
     /// connection (read on their own, from the rules with a deadline).
     deadlines: DeadlineCache,
 }
 
-/// The rules of the rows of [`LOCK_RULES_OF_ASSETS`] (run by the caller's
+/// The rules of the rows of [`RULES_OF_ASSETS`] (run by the caller's
 /// transaction, whose asset locks were taken before it): the rules
 /// themselves come from `cache`, read again (two round trips) only when
 /// their version moved.
@@ -302,7 +350,22 @@ pub(crate) fn watches_of<'c>(
         || ids.iter().any(|id| !cache.by_id.contains_key(id));
     if stale {
         let all = tx.query(ALL_RULES, &[])?;
-        cache.by_id = watches(tx, all)?.into_iter().map(|w| (w.id, w)).collect();
+        cache.names.clear();
+        cache.by_id = watches(tx, all, &mut cache.names)?
+            .into_iter()
+            .map(|w| (w.id, w))
+            .collect();
+        cache.by_asset.clear();
+        for w in cache.by_id.values() {
+            for asset in &w.assets {
+                let name = cache.names[asset].clone();
+                let on = &mut cache.by_asset.entry(name).or_insert((*asset, Vec::new())).1;
+                // An asset named twice by one rule counts once.
+                if !on.contains(&w.id) {
+                    on.push(w.id);
+                }
+            }
+        }
         cache.version = Some(version);
     }
     let cache: &'c WatchCache = cache;
@@ -315,6 +378,113 @@ pub(crate) fn watches_of<'c>(
             })
         })
         .collect()
+}
+
+/// What an append expects to judge, said before its first round trip from
+/// the rules `cache` holds, so that judging's reads go with that round
+/// trip; it holds only if the rules it then finds watching the group's
+/// assets are these, at this version ([`Prediction::holds`]).
+#[derive(Debug)]
+pub(crate) struct Prediction<'a> {
+    version: String,
+    /// The rules' ids, in name order.
+    pub(crate) ids: Vec<i64>,
+    /// The ids of those with several assets, in name order: to lock
+    /// ([`LOCK_RULES`]).
+    pub(crate) multi: Vec<i64>,
+    /// Made for the rules and every event of the group (a superset of
+    /// its new events).
+    pub(crate) plan: Plan,
+    /// Per asset name, the range its coverage is read over for `plan`.
+    pub(crate) reads: Vec<(&'a str, i64, i64)>,
+}
+
+impl Prediction<'_> {
+    /// Whether the rules found (rows of [`RULES_OF_ASSETS`]) are the
+    /// predicted ones at the predicted version.
+    pub(crate) fn holds(&self, rows: &[tokio_postgres::Row]) -> Result<bool> {
+        let Some(first) = rows.first() else {
+            return Ok(false);
+        };
+        let version: Option<String> = first.try_get(1)?;
+        if version.as_deref().unwrap_or("0") != self.version || rows.len() != self.ids.len() {
+            return Ok(false);
+        }
+        for (r, id) in rows.iter().zip(&self.ids) {
+            if r.try_get::<_, i64>(0)? != *id {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+}
+
+/// Whether `w` watches more than one asset, so that appends to two of
+/// them hold no common asset lock.
+pub(crate) fn several_assets(w: &Watch) -> bool {
+    w.assets.iter().any(|a| *a != w.assets[0])
+}
+
+impl WatchCache {
+    /// The rules of a [`Prediction`] that holds, made from this cache.
+    pub(crate) fn predicted(&self, ids: &[i64]) -> Vec<&Watch> {
+        ids.iter().map(|id| &self.by_id[id]).collect()
+    }
+}
+
+/// The judging `events` (a group's, all of them) would need by the rules
+/// in `cache`: none when no rule the cache knows watches their assets.
+pub(crate) fn predict<'a>(
+    cache: &'a WatchCache,
+    events: impl IntoIterator<Item = &'a NewEvent>,
+) -> Option<Prediction<'a>> {
+    let version = cache.version.clone()?;
+    let mut per_asset: HashMap<i64, Vec<(EventKind, Interval)>> = HashMap::new();
+    let mut ids: Vec<i64> = Vec::new();
+    for ev in events {
+        let Some((asset, rules)) = cache.by_asset.get(ev.asset.as_str()) else {
+            continue;
+        };
+        per_asset
+            .entry(*asset)
+            .or_insert_with(|| {
+                ids.extend(rules);
+                Vec::new()
+            })
+            .push((ev.kind, ev.interval));
+    }
+    if ids.is_empty() {
+        return None;
+    }
+    ids.sort_unstable();
+    ids.dedup();
+    let mut watches: Vec<&Watch> = ids.iter().map(|id| &cache.by_id[id]).collect();
+    watches.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
+    let batch: Vec<AssetEvents<'_>> = per_asset
+        .iter()
+        .map(|(a, evs)| (*a, evs.as_slice()))
+        .collect();
+    let plan = Plan::new(&watches, [batch.as_slice()]);
+    // A rule's other assets, outside the group, are read by name too.
+    let reads = plan
+        .reads
+        .iter()
+        .map(|(a, r)| {
+            let name = cache.names.get(a).map(String::as_str)?;
+            Some((name, r.start().as_micros(), r.end().as_micros()))
+        })
+        .collect::<Option<_>>()?;
+    Some(Prediction {
+        version,
+        ids: watches.iter().map(|w| w.id).collect(),
+        multi: watches
+            .iter()
+            .filter(|w| several_assets(w))
+            .map(|w| w.id)
+            .collect(),
+        plan,
+        reads,
+    })
 }
 
 /// Each asset's runs overlapping its range, as sets.
@@ -362,11 +532,7 @@ pub(crate) fn read_and_judge(
     batches: &[GroupBatch],
     hulls: &[(i64, i64, i64)],
 ) -> Result<(StoredRuns, Outcome), Fail> {
-    let borrowed: Vec<Vec<AssetEvents<'_>>> = batches
-        .iter()
-        .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
-        .collect();
-    let plan = Plan::new(watches, borrowed.iter().map(Vec::as_slice));
+    let plan = Plan::new(watches, borrowed(batches).iter().map(Vec::as_slice));
     // One range per asset: the hull of its new events and of its windows.
     let mut ranges: HashMap<i64, (i64, i64)> =
         hulls.iter().map(|&(a, lo, hi)| (a, (lo, hi))).collect();
@@ -382,6 +548,30 @@ pub(crate) fn read_and_judge(
     reads.sort_unstable();
     let state_reads = plan.state_reads();
     let (runs, states) = read_for_judging(tx, stmts, &reads, &state_reads)?;
+    Ok(judge_read(watches, batches, plan, runs, states, hulls)?)
+}
+
+/// The batches' events borrowed as judging takes them.
+fn borrowed(batches: &[GroupBatch]) -> Vec<Vec<AssetEvents<'_>>> {
+    batches
+        .iter()
+        .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
+        .collect()
+}
+
+/// Judge `watches` for a group's batches from what was read for `plan`
+/// (made for them and a superset of the batches' events): `runs`, each
+/// planned asset's runs over at least its planned read and its hull in
+/// `hulls`, and `states`, the planned windows' records. The runs touching
+/// each hull, for the append's write, and what judging changed.
+pub(crate) fn judge_read(
+    watches: &[&Watch],
+    batches: &[GroupBatch],
+    plan: Plan,
+    runs: StoredRuns,
+    states: States,
+    hulls: &[(i64, i64, i64)],
+) -> Result<(StoredRuns, Outcome)> {
     let mut stored: StoredRuns = HashMap::new();
     for &(asset, lo, hi) in hulls {
         let touching = runs
@@ -397,7 +587,7 @@ pub(crate) fn read_and_judge(
         return Ok((stored, Outcome::default()));
     }
     let mut judge = Judge::new(watches.to_vec(), plan, run_sets(runs)?, states);
-    for b in &borrowed {
+    for b in &borrowed(batches) {
         judge.batch(b as &BatchEvents<'_>)?;
     }
     Ok((stored, judge.finish()))
@@ -447,21 +637,32 @@ fn read_for_judging(
                 v.push(run);
             }
         } else {
-            let generation: i64 = row.get(5);
-            out.insert(
-                (row.get(1), row.get(2)),
-                WindowRecord {
-                    state: WindowState {
-                        complete: row.get(4),
-                        generation: u32::try_from(generation)
-                            .map_err(|_| crate::error::corrupt("window generation"))?,
-                    },
-                    late: row.get(6),
-                },
-            );
+            let (key, record) = window_record(&row)?;
+            out.insert(key, record);
         }
     }
     Ok((by_asset, out))
+}
+
+/// A row of [`window_states`]: `(rule, window start)` and its record.
+fn window_record(row: &tokio_postgres::Row) -> Result<((i64, i64), WindowRecord)> {
+    let generation: i64 = row.try_get(5)?;
+    Ok((
+        (row.try_get(1)?, row.try_get(2)?),
+        WindowRecord {
+            state: WindowState {
+                complete: row.try_get(4)?,
+                generation: u32::try_from(generation)
+                    .map_err(|_| crate::error::corrupt("window generation"))?,
+            },
+            late: row.try_get(6)?,
+        },
+    ))
+}
+
+/// The recorded states of the rows of [`WINDOW_STATES`].
+pub(crate) fn states_of(rows: &[tokio_postgres::Row]) -> Result<States> {
+    rows.iter().map(window_record).collect()
 }
 
 fn stored_rule(
@@ -489,6 +690,24 @@ fn stored_rule(
     }
 }
 
+/// The rule named `name`, locked with its assets (assets first, as
+/// appends lock them: # Concurrency); `None` when there is none.
+fn lock_rule(tx: &mut Transaction<'_>, name: &str) -> Result<Option<(i64, StoredRule)>, Fail> {
+    loop {
+        let Some((id, _)) = stored_rule(tx, name, false)? else {
+            return Ok(None);
+        };
+        tx.execute(LOCK_ASSETS_OF_RULES, &[&vec![id]])?;
+        match stored_rule(tx, name, true)? {
+            Some((locked, rule)) if locked == id => return Ok(Some((locked, rule))),
+            // Deleted meanwhile, and the name perhaps another rule's now,
+            // with other assets: again.
+            Some(_) => continue,
+            None => return Ok(None),
+        }
+    }
+}
+
 pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<RulePut, Fail> {
     let c = encode_rule(rule)?;
     let Conn { client, stmts, .. } = conn;
@@ -498,7 +717,7 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
         "SELECT pg_advisory_xact_lock(hashtext('gapless rule'), hashtext($1))",
         &[&rule.name],
     )?;
-    if let Some((id, stored)) = stored_rule(&mut tx, &rule.name, true)? {
+    if let Some((id, stored)) = lock_rule(&mut tx, &rule.name)? {
         if stored.rule.def != rule.def {
             return Err(crate::rule::changed_definition(&stored.rule, rule).into());
         }
@@ -661,7 +880,7 @@ pub(crate) fn rules_page(conn: &mut Conn, q: &RuleQuery) -> Result<RulePage, Fai
 
 pub(crate) fn delete_rule(conn: &mut Conn, name: &str) -> Result<bool, Fail> {
     let mut tx = conn.client.transaction();
-    let Some((id, _)) = stored_rule(&mut tx, name, true)? else {
+    let Some((id, _)) = lock_rule(&mut tx, name)? else {
         return Ok(false);
     };
     for sql in [
@@ -761,6 +980,9 @@ pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail
         return Ok(0);
     }
     let mut tx = client.transaction();
+    // The rules' assets first, as appends lock them: a rule of one asset
+    // is judged under its asset's lock alone (# Concurrency).
+    tx.execute(LOCK_ASSETS_OF_RULES, &[&due])?;
     // Every replica judges deadlines: the rule locks (name order, as
     // appends take them) make each pass once, and the rows read under them
     // say how far each rule was judged.
@@ -772,7 +994,7 @@ pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail
         &[&due],
     )?;
     let judged_up_to: Vec<i64> = rows.iter().map(|r| r.get(12)).collect();
-    let watches = watches(&mut tx, rows)?;
+    let watches = watches(&mut tx, rows, &mut HashMap::new())?;
     let mut passes = Vec::with_capacity(watches.len());
     let (mut runs, mut state_reads) = (Vec::new(), Vec::new());
     for (w, &up_to) in watches.iter().zip(&judged_up_to) {
