@@ -17,6 +17,9 @@ pub(super) struct Runs {
     len: usize,
 }
 
+/// The capacity a set's first chunk starts with; it grows as a `Vec` does.
+const FIRST_CHUNK: usize = 4;
+
 /// A position in [`Runs`]: chunk, then index in it; always a run, or
 /// `(chunks.len(), 0)` for the end, so positions compare with `==`.
 pub(super) type Pos = (usize, usize);
@@ -102,7 +105,17 @@ impl Runs {
                 *self.ends.last_mut().expect("one end per chunk") = iv.end();
             }
             _ => {
-                let mut ch = Vec::with_capacity(chunk);
+                // A set's first chunk starts small: most sets (an asset's
+                // coverage near a window, a group's events on one asset)
+                // hold a few runs, and a chunk's full capacity for each would
+                // cost more in allocating and freeing than all their work.
+                // Later chunks (a bulk load) are full at once.
+                let first = if self.chunks.is_empty() {
+                    FIRST_CHUNK
+                } else {
+                    chunk
+                };
+                let mut ch = Vec::with_capacity(first.min(chunk));
                 ch.push(iv);
                 self.chunks.push(ch);
                 self.ends.push(iv.end());
