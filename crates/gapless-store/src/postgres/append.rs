@@ -10,9 +10,10 @@
 //!    - the assets of the group are locked (`SELECT ... FOR UPDATE`, in name
 //!      order, so that writers never deadlock on them); the locks serialise
 //!      appends per asset until commit;
-//!    - the rules that watch them are found, and those of several assets
-//!      locked (SPEC §7; a rule of one asset is guarded by its asset's
-//!      lock, see `rules.rs`);
+//!    - the ledger's rules version is read: when it is the one of the
+//!      rules this connection keeps, those say which rules watch the
+//!      assets (SPEC §7), and the ones of several assets are locked (a rule
+//!      of one asset is guarded by its asset's lock, see `rules.rs`);
 //!    - the stored events with the group's `(asset, id)` keys and the
 //!      coverage runs that touch the hull of each asset's events (adjacent
 //!      ones included) are read in one statement, once the locks are held;
@@ -28,9 +29,10 @@
 //!    ([`NewEvent::same_content`]) is a duplicate (counted, not stored),
 //!    other content a conflict (that batch stores nothing; the others go
 //!    on). The new events are applied to the runs ([`crate::runs`]), and the
-//!    rules judged on what was read. When the rules found are not the ones
-//!    expected (another process changed them), those of several assets are
-//!    locked then, and judging reads again (one round trip more).
+//!    rules judged on what was read. When the version moved (another
+//!    process changed the rules), the rules are read again, those of
+//!    several assets locked then, and judging reads again (a round trip
+//!    or three more).
 //! 3. Second round trip: one statement writes it all, sent with the
 //!    `COMMIT` (`synchronous_commit = on`: durable on return): the new
 //!    events (sequence numbers drawn from `events_seq` in batch order while
@@ -172,7 +174,7 @@ struct Locked {
     last_n: HashMap<i64, i32>,
     /// The ids of those this transaction created.
     created: Vec<i64>,
-    /// The rows of [`super::rules::RULES_OF_ASSETS`].
+    /// The rows of [`super::rules::RULES_VERSION`].
     rules: Vec<Row>,
     /// The rows of [`RUNS_AND_STORED`].
     stored: Vec<Row>,
@@ -200,7 +202,7 @@ struct Expected<'p> {
 }
 
 /// Lock the assets `names` until the end of the transaction (their rows, in
-/// name order), find the rules that watch them, lock those `expected` of
+/// name order), read the rules version, lock the rules `expected` of
 /// several assets, and read the stored events of the keys, the coverage
 /// runs of the hulls and the `expected` window states: up to five
 /// statements sent with the transaction's `BEGIN` in one round trip (each
@@ -215,7 +217,7 @@ fn lock_and_read(
     expected: &Expected<'_>,
 ) -> Result<Locked, Fail> {
     let lock = stmts.get(tx, LOCK_ASSETS)?;
-    let rules = stmts.get(tx, super::rules::RULES_OF_ASSETS)?;
+    let rules = stmts.get(tx, super::rules::RULES_VERSION)?;
     let lock_rules = stmts.get(tx, super::rules::LOCK_RULES)?;
     let read = stmts.get(tx, RUNS_AND_STORED)?;
     let states = &expected.states;
@@ -250,7 +252,7 @@ fn lock_and_read(
             tokio::try_join!(
                 biased;
                 c.query(&lock, &by_name),
-                c.query(&rules, &by_name),
+                c.query(&rules, &[]),
                 async {
                     if expected.lock.is_empty() {
                         Ok(Vec::new())
@@ -375,17 +377,18 @@ fn append_group<'b>(
         Some(p) if p.holds(&rules)? => Some((p.ids, p.plan)),
         _ => None,
     };
-    // The rules on these assets, found once the assets were locked (SPEC
-    // §7: judged after each batch, in this transaction); those of several
-    // assets locked too. When they are not the ones expected, those of
-    // several assets are locked now, and judging reads again after that.
+    // The rules on these assets as the ledger has them once the assets were
+    // locked (SPEC §7: judged after each batch, in this transaction); those
+    // of several assets locked too. When they are not the ones expected
+    // (the version moved), they are read again, those of several assets
+    // locked now, and judging reads again after that.
     let (watches, prefetched) = match predicted {
         Some((ids, plan)) => (
             cache.predicted(&ids),
             Some((plan, super::rules::states_of(&states)?)),
         ),
         None => {
-            let watches = super::rules::watches_of(&mut tx, cache, &rules)?;
+            let watches = super::rules::watches_of(&mut tx, cache, &rules, &names)?;
             let several: Vec<i64> = watches
                 .iter()
                 .filter(|w| super::rules::several_assets(w))

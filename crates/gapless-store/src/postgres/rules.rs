@@ -50,16 +50,11 @@ const DEADLINE_WINDOWS_PER_PASS: usize = 10_000;
 /// The largest page of firings.
 const MAX_FIRINGS_PAGE: i64 = 10_000;
 
-/// The ids of the rules watching any of the assets named $1, in name
-/// order, each with the ledger's `rules_version` (read in the same
-/// snapshot, so that it says which rules these are). By name, not id, so
-/// that an append sends it with the lock of the assets, before their ids
-/// are known. Not locked: see [`LOCK_RULES`].
-pub(crate) const RULES_OF_ASSETS: &str = "SELECT r.id, \
-     (SELECT value FROM meta WHERE key = 'rules_version') \
-     FROM rules r WHERE r.id IN (SELECT ra.rule_id FROM rule_assets ra \
-       JOIN assets a ON a.id = ra.asset_id WHERE a.name = ANY($1::text[])) \
-     ORDER BY r.name COLLATE \"C\"";
+/// The ledger's count of rule changes: read by an append once its assets
+/// are locked, it says whether the rules the connection keeps are the
+/// ledger's, at least for those assets (a change of a rule on them waits
+/// for their locks, # Concurrency).
+pub(crate) const RULES_VERSION: &str = "SELECT value FROM meta WHERE key = 'rules_version'";
 /// The rules of ids $1 locked, in name order: the rules of several assets
 /// an append judges (see # Concurrency).
 pub(crate) const LOCK_RULES: &str = "SELECT id FROM rules WHERE id = ANY($1::bigint[]) \
@@ -328,27 +323,18 @@ pub(crate) struct WatchCache {
     deadlines: DeadlineCache,
 }
 
-/// The rules of the rows of [`RULES_OF_ASSETS`] (run by the caller's
-/// transaction, whose asset locks were taken before it): the rules
-/// themselves come from `cache`, read again (two round trips) only when
-/// their version moved.
+/// The rules watching the assets `names` (locked by the caller's
+/// transaction), in name order, as the ledger has them at `version` (the
+/// rows of [`RULES_VERSION`] read after the locks): from `cache`, read
+/// again (two round trips) only when the version moved.
 pub(crate) fn watches_of<'c>(
     tx: &mut Transaction<'_>,
     cache: &'c mut WatchCache,
-    rows: &[tokio_postgres::Row],
+    version: &[tokio_postgres::Row],
+    names: &[&str],
 ) -> Result<Vec<&'c Watch>, Fail> {
-    let Some(first) = rows.first() else {
-        return Ok(Vec::new());
-    };
-    let version: Option<String> = first.try_get(1)?;
-    let version = version.unwrap_or_else(|| "0".into());
-    let ids: Vec<i64> = rows
-        .iter()
-        .map(|r| r.try_get(0))
-        .collect::<Result<_, _>>()?;
-    let stale = cache.version.as_deref() != Some(version.as_str())
-        || ids.iter().any(|id| !cache.by_id.contains_key(id));
-    if stale {
+    let version = version_of(version)?;
+    if cache.version.as_deref() != Some(version.as_str()) {
         let all = tx.query(ALL_RULES, &[])?;
         cache.names.clear();
         cache.by_id = watches(tx, all, &mut cache.names)?
@@ -366,24 +352,33 @@ pub(crate) fn watches_of<'c>(
                 }
             }
         }
+        // Read before the rules: a rule changed between the two reads
+        // (on other assets) only makes the next append read them again.
         cache.version = Some(version);
     }
     let cache: &'c WatchCache = cache;
-    ids.iter()
-        .map(|id| {
-            cache.by_id.get(id).ok_or_else(|| {
-                Fail::Store(StoreError::fault(format!(
-                    "rule {id} vanished during an append"
-                )))
-            })
-        })
-        .collect()
+    let mut out: Vec<&Watch> = names
+        .iter()
+        .filter_map(|n| cache.by_asset.get(*n))
+        .flat_map(|(_, ids)| ids.iter().map(|id| &cache.by_id[id]))
+        .collect();
+    out.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
+    out.dedup_by_key(|w| w.id);
+    Ok(out)
+}
+
+/// The version in the rows of [`RULES_VERSION`] ("0" before any rule).
+fn version_of(rows: &[tokio_postgres::Row]) -> Result<String> {
+    Ok(match rows.first() {
+        Some(r) => r.try_get(0)?,
+        None => "0".into(),
+    })
 }
 
 /// What an append expects to judge, said before its first round trip from
 /// the rules `cache` holds, so that judging's reads go with that round
-/// trip; it holds only if the rules it then finds watching the group's
-/// assets are these, at this version ([`Prediction::holds`]).
+/// trip; it holds only if the ledger's rules are still at the version the
+/// cache holds ([`Prediction::holds`]).
 #[derive(Debug)]
 pub(crate) struct Prediction<'a> {
     version: String,
@@ -400,22 +395,10 @@ pub(crate) struct Prediction<'a> {
 }
 
 impl Prediction<'_> {
-    /// Whether the rules found (rows of [`RULES_OF_ASSETS`]) are the
-    /// predicted ones at the predicted version.
-    pub(crate) fn holds(&self, rows: &[tokio_postgres::Row]) -> Result<bool> {
-        let Some(first) = rows.first() else {
-            return Ok(false);
-        };
-        let version: Option<String> = first.try_get(1)?;
-        if version.as_deref().unwrap_or("0") != self.version || rows.len() != self.ids.len() {
-            return Ok(false);
-        }
-        for (r, id) in rows.iter().zip(&self.ids) {
-            if r.try_get::<_, i64>(0)? != *id {
-                return Ok(false);
-            }
-        }
-        Ok(true)
+    /// Whether the rules are still those of the predicted version (the
+    /// rows of [`RULES_VERSION`] read after the assets' locks).
+    pub(crate) fn holds(&self, version: &[tokio_postgres::Row]) -> Result<bool> {
+        Ok(version_of(version)? == self.version)
     }
 }
 
