@@ -374,7 +374,7 @@ fn append_group<'b>(
     } = lock_and_read(&mut tx, stmts, &names, &keys, &expected)?;
     drop((keys, expected));
     let predicted = match prediction {
-        Some(p) if p.holds(&rules)? => Some((p.ids, p.plan)),
+        Some(p) if p.holds(&rules)? => Some((p.positions, p.plan)),
         _ => None,
     };
     // The rules on these assets as the ledger has them once the assets were
@@ -383,8 +383,8 @@ fn append_group<'b>(
     // (the version moved), they are read again, those of several assets
     // locked now, and judging reads again after that.
     let (watches, prefetched) = match predicted {
-        Some((ids, plan)) => (
-            cache.predicted(&ids),
+        Some((positions, plan)) => (
+            cache.at(&positions),
             Some((plan, super::rules::states_of(&states)?)),
         ),
         None => {

@@ -307,20 +307,69 @@ fn watches(
     Ok(out)
 }
 
-/// The rules as appends on one connection last read them, by id, read
-/// again when the ledger's `rules_version` moved.
+/// The rules as appends on one connection last read them, read again when
+/// the ledger's `rules_version` moved.
 #[derive(Debug, Default)]
 pub(crate) struct WatchCache {
     version: Option<String>,
-    by_id: HashMap<i64, Watch>,
-    /// Per asset name, its id and the ids of the rules watching it, for
-    /// [`predict`].
-    by_asset: HashMap<String, (i64, Vec<i64>)>,
-    /// The names of the assets of `by_id`'s rules, by id.
+    /// In name order (byte order, as they are locked and judged), so that
+    /// a group's rules come in that order by sorting their positions.
+    rules: Vec<Watch>,
+    /// Per asset name, its id and the positions in `rules` of the rules
+    /// watching it, for [`predict`].
+    by_asset: HashMap<String, (i64, Vec<u32>)>,
+    /// The names of the assets of the rules, by id.
     names: HashMap<i64, String>,
     /// When each rule's next deadline passes, for deadline passes on this
     /// connection (read on their own, from the rules with a deadline).
     deadlines: DeadlineCache,
+}
+
+impl WatchCache {
+    /// Read the ledger's rules again, as of `version` (read before them).
+    fn load(&mut self, tx: &mut Transaction<'_>, version: String) -> Result<(), Fail> {
+        let all = tx.query(ALL_RULES, &[])?;
+        self.names.clear();
+        self.rules = watches(tx, all, &mut self.names)?;
+        self.rules
+            .sort_unstable_by(|a, b| a.rule.name.as_bytes().cmp(b.rule.name.as_bytes()));
+        self.by_asset.clear();
+        for (at, w) in self.rules.iter().enumerate() {
+            let at = u32::try_from(at).map_err(|_| {
+                Fail::Store(StoreError::fault("more rules than an append can keep"))
+            })?;
+            for asset in &w.assets {
+                let name = self.names[asset].clone();
+                let on = &mut self.by_asset.entry(name).or_insert((*asset, Vec::new())).1;
+                // An asset named twice by one rule counts once.
+                if on.last() != Some(&at) {
+                    on.push(at);
+                }
+            }
+        }
+        // Read before the rules: a rule changed between the two reads (on
+        // other assets) only makes the next append read them again.
+        self.version = Some(version);
+        Ok(())
+    }
+
+    /// The rules at `positions` (ascending: in name order).
+    pub(crate) fn at(&self, positions: &[u32]) -> Vec<&Watch> {
+        positions.iter().map(|&i| &self.rules[i as usize]).collect()
+    }
+
+    /// The positions of the rules watching the assets named `names`, in
+    /// name order, each once.
+    fn positions<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Vec<u32> {
+        let mut out: Vec<u32> = names
+            .into_iter()
+            .filter_map(|n| self.by_asset.get(n))
+            .flat_map(|(_, at)| at.iter().copied())
+            .collect();
+        out.sort_unstable();
+        out.dedup();
+        out
+    }
 }
 
 /// The rules watching the assets `names` (locked by the caller's
@@ -335,36 +384,10 @@ pub(crate) fn watches_of<'c>(
 ) -> Result<Vec<&'c Watch>, Fail> {
     let version = version_of(version)?;
     if cache.version.as_deref() != Some(version.as_str()) {
-        let all = tx.query(ALL_RULES, &[])?;
-        cache.names.clear();
-        cache.by_id = watches(tx, all, &mut cache.names)?
-            .into_iter()
-            .map(|w| (w.id, w))
-            .collect();
-        cache.by_asset.clear();
-        for w in cache.by_id.values() {
-            for asset in &w.assets {
-                let name = cache.names[asset].clone();
-                let on = &mut cache.by_asset.entry(name).or_insert((*asset, Vec::new())).1;
-                // An asset named twice by one rule counts once.
-                if !on.contains(&w.id) {
-                    on.push(w.id);
-                }
-            }
-        }
-        // Read before the rules: a rule changed between the two reads
-        // (on other assets) only makes the next append read them again.
-        cache.version = Some(version);
+        cache.load(tx, version)?;
     }
     let cache: &'c WatchCache = cache;
-    let mut out: Vec<&Watch> = names
-        .iter()
-        .filter_map(|n| cache.by_asset.get(*n))
-        .flat_map(|(_, ids)| ids.iter().map(|id| &cache.by_id[id]))
-        .collect();
-    out.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
-    out.dedup_by_key(|w| w.id);
-    Ok(out)
+    Ok(cache.at(&cache.positions(names.iter().copied())))
 }
 
 /// The version in the rows of [`RULES_VERSION`] ("0" before any rule).
@@ -382,8 +405,8 @@ fn version_of(rows: &[tokio_postgres::Row]) -> Result<String> {
 #[derive(Debug)]
 pub(crate) struct Prediction<'a> {
     version: String,
-    /// The rules' ids, in name order.
-    pub(crate) ids: Vec<i64>,
+    /// The rules' positions in the cache, ascending (in name order).
+    pub(crate) positions: Vec<u32>,
     /// The ids of those with several assets, in name order: to lock
     /// ([`LOCK_RULES`]).
     pub(crate) multi: Vec<i64>,
@@ -408,13 +431,6 @@ pub(crate) fn several_assets(w: &Watch) -> bool {
     w.assets.iter().any(|a| *a != w.assets[0])
 }
 
-impl WatchCache {
-    /// The rules of a [`Prediction`] that holds, made from this cache.
-    pub(crate) fn predicted(&self, ids: &[i64]) -> Vec<&Watch> {
-        ids.iter().map(|id| &self.by_id[id]).collect()
-    }
-}
-
 /// The judging `events` (a group's, all of them) would need by the rules
 /// in `cache`: none when no rule the cache knows watches their assets.
 pub(crate) fn predict<'a>(
@@ -423,26 +439,37 @@ pub(crate) fn predict<'a>(
 ) -> Option<Prediction<'a>> {
     let version = cache.version.clone()?;
     let mut per_asset: HashMap<i64, Vec<(EventKind, Interval)>> = HashMap::new();
-    let mut ids: Vec<i64> = Vec::new();
+    let mut positions: Vec<u32> = Vec::new();
+    // A batch's events of one asset come together: one lookup for them.
+    let mut last: Option<(&str, Option<i64>)> = None;
     for ev in events {
-        let Some((asset, rules)) = cache.by_asset.get(ev.asset.as_str()) else {
-            continue;
+        let name = ev.asset.as_str();
+        let asset = match last {
+            Some((n, asset)) if n == name => asset,
+            _ => {
+                let asset = cache.by_asset.get(name).map(|(asset, at)| {
+                    if !per_asset.contains_key(asset) {
+                        positions.extend(at);
+                    }
+                    *asset
+                });
+                last = Some((name, asset));
+                asset
+            }
         };
-        per_asset
-            .entry(*asset)
-            .or_insert_with(|| {
-                ids.extend(rules);
-                Vec::new()
-            })
-            .push((ev.kind, ev.interval));
+        if let Some(asset) = asset {
+            per_asset
+                .entry(asset)
+                .or_default()
+                .push((ev.kind, ev.interval));
+        }
     }
-    if ids.is_empty() {
+    if positions.is_empty() {
         return None;
     }
-    ids.sort_unstable();
-    ids.dedup();
-    let mut watches: Vec<&Watch> = ids.iter().map(|id| &cache.by_id[id]).collect();
-    watches.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
+    positions.sort_unstable();
+    positions.dedup();
+    let watches = cache.at(&positions);
     let batch: Vec<AssetEvents<'_>> = per_asset
         .iter()
         .map(|(a, evs)| (*a, evs.as_slice()))
@@ -459,12 +486,12 @@ pub(crate) fn predict<'a>(
         .collect::<Option<_>>()?;
     Some(Prediction {
         version,
-        ids: watches.iter().map(|w| w.id).collect(),
         multi: watches
             .iter()
             .filter(|w| several_assets(w))
             .map(|w| w.id)
             .collect(),
+        positions,
         plan,
         reads,
     })
