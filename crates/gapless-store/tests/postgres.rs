@@ -1239,28 +1239,12 @@ fn version_1_schema_is_migrated() {
 /// follow commit order (a reader paging with `after` misses none).
 #[test]
 fn two_replicas_completing_one_rule_fire_once() {
-    use gapless_core::{Grid, Policy, Rule, RuleDef, RuleSettings};
-    let schema = Schema::new("rulerace");
-    let (one, two) = (schema.open(), schema.open());
-    let decl = AssetDecl {
-        key_span: None,
-        tz: jiff::tz::TimeZone::UTC,
-    };
+    use gapless_core::RuleSettings;
+    let (_schema, one, two) = two_replicas("rulerace");
+    let decl = utc();
     one.declare_asset("a", &decl).unwrap();
     one.declare_asset("b", &decl).unwrap();
-    let rule = Rule {
-        name: "both".into(),
-        def: RuleDef::new(
-            vec!["a".into(), "b".into()],
-            Grid::parse("1h").unwrap(),
-            "UTC",
-            Policy::Full,
-            t(0),
-            None,
-        )
-        .unwrap(),
-        settings: RuleSettings::default(),
-    };
+    let rule = hourly_rule("both", &["a", "b"], RuleSettings::default());
     one.put_rule(&rule, received()).unwrap();
     let hours = 60;
     let barrier = std::sync::Barrier::new(2);
@@ -1296,28 +1280,15 @@ fn two_replicas_completing_one_rule_fire_once() {
 /// changed by one is judged as the ledger now has it by the other.
 #[test]
 fn two_replicas_judging_deadlines_fire_late_once() {
-    use gapless_core::{FiringKind, Grid, Policy, Rule, RuleDef, RuleSettings};
-    let schema = Schema::new("deadrace");
-    let (one, two) = (schema.open(), schema.open());
-    let decl = AssetDecl {
-        key_span: None,
-        tz: jiff::tz::TimeZone::UTC,
-    };
-    let rule = |name: &str, asset: &str, deadline: &str| Rule {
-        name: name.into(),
-        def: RuleDef::new(
-            vec![asset.into()],
-            Grid::parse("1h").unwrap(),
-            "UTC",
-            Policy::Full,
-            t(0),
-            None,
-        )
-        .unwrap(),
-        settings: RuleSettings {
+    use gapless_core::{FiringKind, RuleSettings};
+    let (_schema, one, two) = two_replicas("deadrace");
+    let decl = utc();
+    let rule = |name: &str, asset: &str, deadline: &str| {
+        let settings = RuleSettings {
             deadline: Some(Duration::parse(deadline).unwrap()),
             ..RuleSettings::default()
-        },
+        };
+        hourly_rule(name, &[asset], settings)
     };
     for a in ["a", "b"] {
         one.declare_asset(a, &decl).unwrap();
@@ -1361,6 +1332,21 @@ fn two_replicas_judging_deadlines_fire_late_once() {
     );
 }
 
+/// A fresh schema and two stores on it, two replicas of one ledger.
+fn two_replicas(tag: &str) -> (Schema, PostgresStore, PostgresStore) {
+    let schema = Schema::new(tag);
+    let (one, two) = (schema.open(), schema.open());
+    (schema, one, two)
+}
+
+/// An asset in UTC with no key span.
+fn utc() -> AssetDecl {
+    AssetDecl {
+        key_span: None,
+        tz: jiff::tz::TimeZone::UTC,
+    }
+}
+
 /// An hourly rule `name` on `assets` from t(0), with `settings`.
 fn hourly_rule(
     name: &str,
@@ -1389,12 +1375,8 @@ fn hourly_rule(
 #[test]
 fn appends_judge_the_rules_another_replica_changed() {
     use gapless_core::RuleSettings;
-    let schema = Schema::new("rulestale");
-    let (one, two) = (schema.open(), schema.open());
-    let decl = AssetDecl {
-        key_span: None,
-        tz: jiff::tz::TimeZone::UTC,
-    };
+    let (schema, one, two) = two_replicas("rulestale");
+    let decl = utc();
     one.declare_asset("a", &decl).unwrap();
     let target = |t: &str| RuleSettings {
         target: Some(t.into()),
@@ -1407,6 +1389,15 @@ fn appends_judge_the_rules_another_replica_changed() {
     two.put_rule(&hourly_rule("r", &["a"], target("t2")), received())
         .unwrap();
     one.append(&[hour(1)], received()).unwrap();
+    let targets: Vec<Option<String>> = story::rules::firings_after(&one, None)
+        .iter()
+        .map(|f| f.delivery.target.clone())
+        .collect();
+    assert_eq!(
+        targets,
+        [Some("t1".to_string()), Some("t2".to_string())],
+        "r fired with the target it had at each append"
+    );
     // A new rule judges the two hours there are when it is created.
     two.put_rule(
         &hourly_rule("s", &["a"], RuleSettings::default()),
@@ -1451,21 +1442,6 @@ fn appends_judge_the_rules_another_replica_changed() {
         4,
         "only s's four windows are recorded"
     );
-    // Before the deletion, r fired with the target it had at each append.
-    let schema2 = Schema::new("rulestale2");
-    let (one, two) = (schema2.open(), schema2.open());
-    one.declare_asset("a", &decl).unwrap();
-    two.put_rule(&hourly_rule("r", &["a"], target("t1")), received())
-        .unwrap();
-    one.append(&[hour(0)], received()).unwrap();
-    two.put_rule(&hourly_rule("r", &["a"], target("t2")), received())
-        .unwrap();
-    one.append(&[hour(1)], received()).unwrap();
-    let targets: Vec<Option<String>> = story::rules::firings_after(&one, None)
-        .iter()
-        .map(|f| f.delivery.target.clone())
-        .collect();
-    assert_eq!(targets, [Some("t1".to_string()), Some("t2".to_string())]);
 }
 
 /// A rule of one asset, whose windows appends judge under the asset's lock
@@ -1476,12 +1452,8 @@ fn appends_judge_the_rules_another_replica_changed() {
 #[test]
 fn deadline_passes_racing_appends_keep_each_window_s_record() {
     use gapless_core::{FiringKind, RuleSettings};
-    let schema = Schema::new("deadappend");
-    let (one, two) = (schema.open(), schema.open());
-    let decl = AssetDecl {
-        key_span: None,
-        tz: jiff::tz::TimeZone::UTC,
-    };
+    let (schema, one, two) = two_replicas("deadappend");
+    let decl = utc();
     one.declare_asset("a", &decl).unwrap();
     let settings = RuleSettings {
         deadline: Some(Duration::parse("PT1M").unwrap()),
@@ -1728,10 +1700,7 @@ fn version_8_schema_is_migrated() {
     tx.commit().unwrap();
     let store = schema.open();
     assert_eq!(story::listing::overview_pages(&store), before);
-    let decl = AssetDecl {
-        key_span: None,
-        tz: jiff::tz::TimeZone::UTC,
-    };
+    let decl = utc();
     store.declare_asset("new", &decl).unwrap();
     let q = format!(
         "SELECT recent_runs FROM \"{}\".assets WHERE name = 'new'",
