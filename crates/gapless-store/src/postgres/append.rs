@@ -389,11 +389,7 @@ fn append_group<'b>(
         ),
         None => {
             let watches = super::rules::watches_of(&mut tx, cache, &rules, &names)?;
-            let several: Vec<i64> = watches
-                .iter()
-                .filter(|w| super::rules::several_assets(w))
-                .map(|w| w.id)
-                .collect();
+            let several = super::rules::of_several_assets(&watches);
             if !several.is_empty() {
                 let s = stmts.get(&mut tx, super::rules::LOCK_RULES)?;
                 tx.query(&s, &[&several])?;

@@ -425,10 +425,15 @@ impl Prediction<'_> {
     }
 }
 
-/// Whether `w` watches more than one asset, so that appends to two of
-/// them hold no common asset lock.
-pub(crate) fn several_assets(w: &Watch) -> bool {
-    w.assets.iter().any(|a| *a != w.assets[0])
+/// The ids of those of `watches` that watch more than one asset, in their
+/// order: appends to two of their assets hold no common asset lock, so
+/// these are locked by their rows ([`LOCK_RULES`]).
+pub(crate) fn of_several_assets(watches: &[&Watch]) -> Vec<i64> {
+    watches
+        .iter()
+        .filter(|w| w.assets.iter().any(|a| *a != w.assets[0]))
+        .map(|w| w.id)
+        .collect()
 }
 
 /// The judging `events` (a group's, all of them) would need by the rules
@@ -486,11 +491,7 @@ pub(crate) fn predict<'a>(
         .collect::<Option<_>>()?;
     Some(Prediction {
         version,
-        multi: watches
-            .iter()
-            .filter(|w| several_assets(w))
-            .map(|w| w.id)
-            .collect(),
+        multi: of_several_assets(&watches),
         positions,
         plan,
         reads,
