@@ -38,7 +38,7 @@ pub struct Stats {
     /// Firings the targets took.
     pub delivered: u64,
     /// Firings marked delivered without sending (a kind the target does
-    /// not take).
+    /// not take), including those its store recorded so at once.
     pub skipped: u64,
     /// Failed attempts to be tried again.
     pub retried: u64,
@@ -62,6 +62,9 @@ pub struct Deliverer {
     deadlines: bool,
     stats: Stats,
     observer: Observer,
+    /// The store's count of firings it recorded delivered unsent, as last
+    /// counted in `stats`.
+    settled_seen: u64,
 }
 
 /// Told each firing's outcome.
@@ -72,6 +75,18 @@ impl std::fmt::Debug for Observer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(if self.0.is_some() { "Observer" } else { "None" })
     }
+}
+
+/// What each target of `targets` takes, as the store is told it.
+fn target_kinds(targets: &Targets) -> Vec<TargetKinds<'_>> {
+    targets
+        .targets
+        .iter()
+        .map(|t| TargetKinds {
+            target: &t.name,
+            kinds: &t.kinds,
+        })
+        .collect()
 }
 
 /// This process's name as a claimant: `host:pid:random`.
@@ -91,7 +106,9 @@ pub fn owner_id() -> String {
 
 impl Deliverer {
     /// A deliverer of `store`'s firings to `targets`, claiming as
-    /// [`owner_id`].
+    /// [`owner_id`]. From now on `store` records the firings it records
+    /// whose target does not take their kind delivered unsent
+    /// ([`Store::settle_untaken`]); this deliverer counts them as skipped.
     ///
     /// # Errors
     ///
@@ -108,6 +125,8 @@ impl Deliverer {
                 TargetKind::Webhook(_) => None,
             })
             .collect();
+        store.settle_untaken(&target_kinds(&targets));
+        let settled_seen = store.settled_untaken();
         Ok(Deliverer {
             store,
             targets,
@@ -118,6 +137,7 @@ impl Deliverer {
             deadlines: false,
             stats: Stats::default(),
             observer: Observer::default(),
+            settled_seen,
         })
     }
 
@@ -222,18 +242,15 @@ impl Deliverer {
     }
 
     /// Mark delivered unsent every due firing whose target does not take
-    /// its kind, in one write; how many.
+    /// its kind, in one write, and count those the store recorded so since
+    /// the last pass; how many.
     fn skip_untaken(&mut self) -> Result<u64, StoreError> {
-        let takes: Vec<TargetKinds<'_>> = self
-            .targets
-            .targets
-            .iter()
-            .map(|t| TargetKinds {
-                target: &t.name,
-                kinds: &t.kinds,
-            })
-            .collect();
-        let skipped = self.store.skip_deliveries(gapless_ledger::now(), &takes)?;
+        let marked = self
+            .store
+            .skip_deliveries(gapless_ledger::now(), &target_kinds(&self.targets))?;
+        let settled = self.store.settled_untaken();
+        let skipped = marked + settled.saturating_sub(self.settled_seen);
+        self.settled_seen = settled;
         self.stats.skipped += skipped;
         for _ in 0..skipped {
             self.tell("skipped");

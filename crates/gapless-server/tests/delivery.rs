@@ -94,9 +94,23 @@ fn run_delivers_firings_beside_the_server_and_stops_with_it() {
             ..RuleSetRequest::default()
         })
         .unwrap();
+    // A target that takes only `late`: its rule's `complete` firings are
+    // recorded delivered unsent, and counted as skipped.
+    ledger
+        .set_rule(&RuleSetRequest {
+            name: "orders_quiet".into(),
+            assets: vec!["orders".into()],
+            every: "1h".into(),
+            from: "2025-06-14".into(),
+            target: Some("quiet".into()),
+            ..RuleSetRequest::default()
+        })
+        .unwrap();
     let (url, delivered) = receiver();
     let targets = gapless_deliver::Targets::parse(&format!(
-        "poll = \"50ms\"\n[[target]]\nname = \"hook\"\nkind = \"webhook\"\nurl = \"{url}\"\n"
+        "poll = \"50ms\"\n\
+         [[target]]\nname = \"hook\"\nkind = \"webhook\"\nurl = \"{url}\"\n\
+         [[target]]\nname = \"quiet\"\nkind = \"webhook\"\nurl = \"{url}\"\nkinds = [\"late\"]\n"
     ))
     .unwrap();
     // A free port: `run` binds the address it is given.
@@ -135,12 +149,31 @@ fn run_delivers_firings_beside_the_server_and_stops_with_it() {
     loop {
         let (status, metrics) = get(&format!("{base}/metrics"));
         assert_eq!(status, 200);
-        if metrics.contains("gapless_deliveries_total{outcome=\"delivered\"} 1") {
+        if metrics.contains("gapless_deliveries_total{outcome=\"delivered\"} 1")
+            && metrics.contains("gapless_deliveries_total{outcome=\"skipped\"} 1")
+        {
             break;
         }
         assert!(std::time::Instant::now() < until, "{metrics}");
         std::thread::sleep(Duration::from_millis(20));
     }
+    let (_, firings) = get(&format!("{base}/v1/firings"));
+    let firings: serde_json::Value = serde_json::from_str(&firings).unwrap();
+    let quiet: Vec<&serde_json::Value> = firings["firings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "orders_quiet")
+        .collect();
+    assert_eq!(quiet.len(), 1, "{firings}");
+    assert_eq!(
+        quiet[0]["delivery"],
+        serde_json::json!({"target": "quiet", "state": "delivered", "attempts": 0, "last_error": null})
+    );
+    assert!(
+        delivered.recv_timeout(Duration::from_millis(300)).is_err(),
+        "a firing of a kind its target does not take was sent"
+    );
 
     let killed = std::process::Command::new("kill")
         .args(["-TERM", &std::process::id().to_string()])

@@ -365,6 +365,22 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(0)
     }
 
+    /// From now on, record each firing this store records (appends, new
+    /// rules, deadline passes) whose target is named in `takes` and does
+    /// not take its kind `delivered` unsent, as [`Store::skip_deliveries`]
+    /// would mark it later: the firing is written once instead of twice.
+    /// Called again, `takes` replaces what it was told before. The default
+    /// records them pending, to be skipped by a deliverer.
+    fn settle_untaken(&self, takes: &[TargetKinds<'_>]) {
+        let _ = takes;
+    }
+
+    /// How many firings this store has recorded delivered unsent
+    /// ([`Store::settle_untaken`]) since it was opened.
+    fn settled_untaken(&self) -> u64 {
+        0
+    }
+
     /// Finish firing `seq`'s delivery attempt as `outcome` and free its
     /// lease, only while `owner` still holds it (no other deliverer has
     /// claimed it since, and it is still pending); whether it did.

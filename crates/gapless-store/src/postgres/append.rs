@@ -53,6 +53,7 @@ use super::error::Fail;
 use super::pool::{Conn, Stmts};
 use crate::codec::{decode_content, encode, Encoded};
 use crate::delta::AssetDelta;
+use crate::rule::Untaken;
 use crate::runs::RunChanges;
 use crate::{Appended, Result, StoreError};
 
@@ -145,8 +146,9 @@ pub(crate) fn append(
     conn: &mut Conn,
     batch: &[NewEvent],
     received_at: Instant,
+    untaken: &Untaken,
 ) -> Result<Appended, Fail> {
-    Ok(append_many(conn, &[batch], received_at)?
+    Ok(append_many(conn, &[batch], received_at, untaken)?
         .pop()
         .expect("one answer per batch")?)
 }
@@ -157,13 +159,21 @@ pub(crate) fn append_many(
     conn: &mut Conn,
     batches: &[&[NewEvent]],
     received_at: Instant,
+    untaken: &Untaken,
 ) -> Result<Vec<Result<Appended>>, Fail> {
     let Conn {
         client,
         stmts,
         watches,
     } = conn;
-    append_group(client.transaction(), stmts, watches, batches, received_at)
+    append_group(
+        client.transaction(),
+        stmts,
+        watches,
+        batches,
+        received_at,
+        untaken,
+    )
 }
 
 /// The assets of a group, locked, and what was read once they were.
@@ -325,6 +335,7 @@ fn append_group<'b>(
     cache: &mut super::rules::WatchCache,
     batches: &[&'b [NewEvent]],
     received_at: Instant,
+    untaken: &Untaken,
 ) -> Result<Vec<Result<Appended>>, Fail> {
     let mut out: Vec<Result<Appended>> = batches
         .iter()
@@ -487,7 +498,8 @@ fn append_group<'b>(
         },
         None => Stored::Judge(watches.as_slice(), judged.as_slice()),
     };
-    write(tx, stmts, &mut cols, &assets, received_at, stored)?;
+    let settled = write(tx, stmts, &mut cols, &assets, received_at, stored, untaken)?;
+    untaken.committed(settled);
     Ok(out)
 }
 
@@ -730,7 +742,8 @@ impl RunCols {
 /// Write the new events, the coverage runs they change and the assets'
 /// statistics (assets locked), and commit; with watches in `stored` (the
 /// locked watches and the group's batches), judge them first and write what
-/// that changed in the same statement.
+/// that changed in the same statement. How many firings it recorded
+/// delivered unsent (`untaken`).
 fn write(
     mut tx: Transaction<'_>,
     stmts: &mut Stmts,
@@ -738,7 +751,8 @@ fn write(
     assets: &[AssetDelta],
     received_at: Instant,
     stored: Stored<'_>,
-) -> Result<(), Fail> {
+    untaken: &Untaken,
+) -> Result<u64, Fail> {
     let received = received_at.as_micros();
     let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
     let los: Vec<i64> = assets.iter().map(|a| a.min_start).collect();
@@ -821,7 +835,7 @@ fn write(
     let lens: Vec<i64> = assets.iter().map(|a| a.max_len).collect();
     let judging = judged
         .as_ref()
-        .map(|out| super::rules::JudgingColumns::new(out, received_at));
+        .map(|out| super::rules::JudgingColumns::new(out, received_at, untaken));
     let s = stmts.get(
         &mut tx,
         if judging.is_some() {
@@ -870,7 +884,9 @@ fn write(
         CommitError::Statement(e) => Fail::Pg(e),
         CommitError::Commit(e) => Fail::Commit(e),
     })?;
-    Ok(())
+    Ok(judging
+        .as_ref()
+        .map_or(0, super::rules::JudgingColumns::settled))
 }
 
 fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> Result<(), Fail> {

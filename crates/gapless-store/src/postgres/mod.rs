@@ -132,6 +132,7 @@ use crate::{AssetPage, AssetQuery, RulePage, RuleQuery};
 pub struct PostgresStore {
     pool: Pool,
     reads: nonblocking::Reads,
+    untaken: crate::rule::Untaken,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -217,7 +218,11 @@ impl PostgresStore {
             short,
         );
         let pool = Pool::new(location, config, tls, schema, Some(size - short), client)?;
-        Ok(PostgresStore { pool, reads })
+        Ok(PostgresStore {
+            pool,
+            reads,
+            untaken: crate::rule::Untaken::default(),
+        })
     }
 
     /// The URL without password.
@@ -250,7 +255,8 @@ impl crate::Store for PostgresStore {
             return Ok(Appended::default());
         }
         append::check_batch(batch)?;
-        self.pool.run(|c| append::append(c, batch, received_at))
+        self.pool
+            .run(|c| append::append(c, batch, received_at, &self.untaken))
     }
 
     /// One transaction, one durable commit, a savepoint per batch.
@@ -260,7 +266,7 @@ impl crate::Store for PostgresStore {
         }
         match self
             .pool
-            .run(|c| append::append_many(c, batches, received_at))
+            .run(|c| append::append_many(c, batches, received_at, &self.untaken))
         {
             Ok(results) => results,
             Err(e) => batches.iter().map(|_| Err(e.clone())).collect(),
@@ -312,7 +318,8 @@ impl crate::Store for PostgresStore {
     }
 
     fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut> {
-        self.pool.run(|c| rules::put_rule(c, rule, now))
+        self.pool
+            .run(|c| rules::put_rule(c, rule, now, &self.untaken))
     }
 
     fn rule(&self, name: &str) -> Result<Option<StoredRule>> {
@@ -336,7 +343,8 @@ impl crate::Store for PostgresStore {
     }
 
     fn judge_deadlines(&self, now: Instant) -> Result<u64> {
-        self.pool.run(|c| rules::judge_deadlines(c, now))
+        self.pool
+            .run(|c| rules::judge_deadlines(c, now, &self.untaken))
     }
 
     fn claim_deliveries(
@@ -352,6 +360,14 @@ impl crate::Store for PostgresStore {
 
     fn skip_deliveries(&self, now: Instant, takes: &[crate::TargetKinds<'_>]) -> Result<u64> {
         self.pool.run(|c| rules::skip_deliveries(c, now, takes))
+    }
+
+    fn settle_untaken(&self, takes: &[crate::TargetKinds<'_>]) {
+        self.untaken.set(takes);
+    }
+
+    fn settled_untaken(&self) -> u64 {
+        self.untaken.settled()
     }
 
     fn finish_delivery(

@@ -35,13 +35,13 @@ use super::pool::{Conn, Stmts};
 use crate::listing::{self, RulePage, RuleQuery};
 use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
-    state_code, FiringRow, RuleColumns, RuleRow,
+    FiringRow, RuleColumns, RuleRow,
 };
 use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord,
 };
-use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
+use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
 use crate::{Result, StoreError};
 
 /// As in the SQLite backend: the most windows one deadline pass judges per
@@ -177,12 +177,14 @@ pub(crate) struct JudgingColumns<'o> {
     ratio: Vec<f64>,
     target: Vec<Option<&'o str>>,
     state: Vec<i16>,
+    settled: u64,
 }
 
 impl<'o> JudgingColumns<'o> {
-    pub(crate) fn new(out: &'o Outcome, now: Instant) -> JudgingColumns<'o> {
+    pub(crate) fn new(out: &'o Outcome, now: Instant, untaken: &Untaken) -> JudgingColumns<'o> {
         let rec = &out.records;
         let f = &out.firings;
+        let (state, settled) = untaken.states(f);
         JudgingColumns {
             w_rule: rec.iter().map(|r| r.0).collect(),
             w_start: rec.iter().map(|r| r.1.start().as_micros()).collect(),
@@ -203,17 +205,14 @@ impl<'o> JudgingColumns<'o> {
             generation: f.iter().map(|f| i64::from(f.generation)).collect(),
             ratio: f.iter().map(|f| f.covered_ratio).collect(),
             target: f.iter().map(|f| f.target.as_deref()).collect(),
-            state: f
-                .iter()
-                .map(|f| {
-                    state_code(if f.target.is_some() {
-                        DeliveryState::Pending
-                    } else {
-                        DeliveryState::None
-                    })
-                })
-                .collect(),
+            state,
+            settled,
         }
+    }
+
+    /// How many of the firings are recorded delivered unsent.
+    pub(crate) fn settled(&self) -> u64 {
+        self.settled
     }
 
     /// The parameters in order, with their types.
@@ -514,14 +513,22 @@ fn read_coverage(
 /// Write what judging changed in one statement: window records, then the
 /// firings, numbered under the firing clock's lock (taken last, held to
 /// commit).
-fn write(tx: &mut Transaction<'_>, out: &Outcome, now: Instant) -> Result<(), Fail> {
+/// How many firings it recorded delivered unsent (`untaken`), to be
+/// counted once the transaction commits.
+fn write(
+    tx: &mut Transaction<'_>,
+    out: &Outcome,
+    now: Instant,
+    untaken: &Untaken,
+) -> Result<u64, Fail> {
     if out.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
+    let cols = JudgingColumns::new(out, now, untaken);
     // Typed and unprepared: one round trip (rule creation and deadlines
     // run it rarely; appends write judging with their own statement).
-    tx.query_typed(JUDGING_WRITES, &JudgingColumns::new(out, now).params())?;
-    Ok(())
+    tx.query_typed(JUDGING_WRITES, &cols.params())?;
+    Ok(cols.settled())
 }
 
 /// The new events of one batch of a group, per asset.
@@ -719,7 +726,12 @@ fn lock_rule(tx: &mut Transaction<'_>, name: &str) -> Result<Option<(i64, Stored
     }
 }
 
-pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<RulePut, Fail> {
+pub(crate) fn put_rule(
+    conn: &mut Conn,
+    rule: &Rule,
+    now: Instant,
+    untaken: &Untaken,
+) -> Result<RulePut, Fail> {
     let c = encode_rule(rule)?;
     let Conn { client, stmts, .. } = conn;
     let mut tx = client.transaction();
@@ -796,12 +808,13 @@ pub(crate) fn put_rule(conn: &mut Conn, rule: &Rule, now: Instant) -> Result<Rul
     let reads: Vec<(i64, Interval)> = watch.assets.iter().map(|&a| (a, span)).collect();
     let coverage = read_coverage(&mut tx, stmts, &reads)?;
     let out = judge::initial(&watch, &coverage)?;
-    write(&mut tx, &out, now)?;
+    let settled = write(&mut tx, &out, now, untaken)?;
     // Last: every `rule set` takes the version's row lock, held to commit,
     // so rules created at once (a deploy) wait for each other's commit
     // only, not for each other's judging.
     bump_rules_version(&mut tx)?;
     tx.commit().map_err(Fail::Commit)?;
+    untaken.committed(settled);
     Ok(RulePut::Created {
         firings: out.firings.len() as u64,
     })
@@ -978,7 +991,11 @@ fn refresh_deadlines(
 /// the rules whose next deadline is due (`conn`'s cache) are locked, read
 /// and written, all of them in a few round trips; when none is, nothing is
 /// but the version read.
-pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail> {
+pub(crate) fn judge_deadlines(
+    conn: &mut Conn,
+    now: Instant,
+    untaken: &Untaken,
+) -> Result<u64, Fail> {
     let Conn {
         client,
         stmts,
@@ -1036,7 +1053,7 @@ pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail
         ups.push(pass.judged_up_to.as_micros());
     }
     let fired = out.firings.len() as u64;
-    write(&mut tx, &out, now)?;
+    let settled = write(&mut tx, &out, now, untaken)?;
     if !ids.is_empty() {
         tx.execute(
             "UPDATE rules r SET deadlines_us = v.up_to \
@@ -1045,6 +1062,7 @@ pub(crate) fn judge_deadlines(conn: &mut Conn, now: Instant) -> Result<u64, Fail
         )?;
     }
     tx.commit().map_err(Fail::Commit)?;
+    untaken.committed(settled);
     // Only what was committed moves the cache.
     for id in due {
         deadlines.forget(id);

@@ -4,7 +4,8 @@
 //! - this file: [`StoredRule`], [`RulePut`], [`Firing`], [`Delivery`],
 //!   [`DeliveryState`], [`FiringQuery`], [`FiringPage`], [`DeliveryOutcome`]
 //!   (how a deliverer finishes a claimed firing), [`TargetKinds`] (what a
-//!   target takes, for skipping the rest in bulk), one deadline pass's
+//!   target takes, for skipping the rest in bulk), `Untaken` (the same,
+//!   for recording such firings delivered at once), one deadline pass's
 //!   windows of a rule.
 //! - `deadlines.rs`: when each rule's next deadline passes, kept by a
 //!   process so that a deadline pass looks only at the rules due.
@@ -16,6 +17,10 @@
 pub(crate) mod codec;
 pub(crate) mod deadlines;
 pub(crate) mod judge;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::RwLock;
 
 use gapless_core::{FiringKind, Instant, Interval, Rule};
 
@@ -197,6 +202,70 @@ impl TargetKinds<'_> {
         self.kinds
             .iter()
             .fold(0, |m, k| m | 1 << codec::firing_kind_code(*k))
+    }
+}
+
+/// What the targets of a process's own targets file take, once it was told
+/// ([`crate::Store::settle_untaken`]): a firing this store records for one
+/// of those targets, of a kind the target does not take, is recorded
+/// `delivered` unsent, as a deliverer would mark it
+/// ([`crate::Store::skip_deliveries`]), without a second write per firing.
+#[derive(Debug, Default)]
+pub(crate) struct Untaken {
+    /// The kinds each target takes, as [`TargetKinds::mask`]; empty until
+    /// told.
+    masks: RwLock<HashMap<String, i64>>,
+    /// The firings recorded so, counted once committed.
+    settled: AtomicU64,
+}
+
+impl Untaken {
+    /// Record the firings of `takes`' targets by what they take from now on.
+    pub(crate) fn set(&self, takes: &[TargetKinds<'_>]) {
+        let masks = takes
+            .iter()
+            .map(|t| (t.target.to_string(), t.mask()))
+            .collect();
+        *self.masks.write().unwrap_or_else(|e| e.into_inner()) = masks;
+    }
+
+    /// The state each of `firings` is recorded in (as [`state_code`]), and
+    /// how many of them are recorded delivered unsent.
+    ///
+    /// [`state_code`]: codec::state_code
+    pub(crate) fn states(&self, firings: &[judge::NewFiring]) -> (Vec<i16>, u64) {
+        let masks = self.masks.read().unwrap_or_else(|e| e.into_inner());
+        let mut settled = 0;
+        let states = firings
+            .iter()
+            .map(|f| {
+                let state = match f.target.as_deref() {
+                    None => DeliveryState::None,
+                    Some(t) => match masks.get(t) {
+                        Some(mask) if mask & 1 << codec::firing_kind_code(f.kind) == 0 => {
+                            settled += 1;
+                            DeliveryState::Delivered
+                        }
+                        _ => DeliveryState::Pending,
+                    },
+                };
+                codec::state_code(state)
+            })
+            .collect();
+        (states, settled)
+    }
+
+    /// Count `n` firings recorded delivered unsent, once their transaction
+    /// committed.
+    pub(crate) fn committed(&self, n: u64) {
+        if n > 0 {
+            self.settled.fetch_add(n, Ordering::Relaxed);
+        }
+    }
+
+    /// How many firings were recorded delivered unsent so far.
+    pub(crate) fn settled(&self) -> u64 {
+        self.settled.load(Ordering::Relaxed)
     }
 }
 

@@ -27,6 +27,7 @@ use super::Writer;
 use crate::codec::{decode_content, encode};
 use crate::decl::{check_asset_name, check_decl};
 use crate::delta::AssetDelta;
+use crate::rule::Untaken;
 use crate::{Appended, Result, StoreError};
 
 /// An event at sequence number ?1 (NULL: the next one).
@@ -122,7 +123,12 @@ fn asset_id(conn: &Connection, asset: &str) -> Result<i64> {
 }
 
 /// Append `batch` in one transaction, durable on return.
-pub(crate) fn append(w: &mut Writer, batch: &[NewEvent], received_at: Instant) -> Result<Appended> {
+pub(crate) fn append(
+    w: &mut Writer,
+    batch: &[NewEvent],
+    received_at: Instant,
+    untaken: &Untaken,
+) -> Result<Appended> {
     let Writer { conn, watches } = w;
     let big = batch.len() >= BIG_BATCH;
     if big {
@@ -131,8 +137,9 @@ pub(crate) fn append(w: &mut Writer, batch: &[NewEvent], received_at: Instant) -
     let out = (|| {
         let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
         // On an error the transaction is dropped: rolled back.
-        let out = append_in(&tx, watches, batch, received_at)?;
+        let (out, settled) = append_in(&tx, watches, batch, received_at, untaken)?;
         tx.commit()?;
+        untaken.committed(settled);
         Ok(out)
     })();
     if big {
@@ -155,11 +162,12 @@ pub(crate) fn append_many(
     w: &mut Writer,
     batches: &[&[NewEvent]],
     received_at: Instant,
+    untaken: &Untaken,
 ) -> Vec<Result<Appended>> {
-    match append_all(w, batches, received_at) {
+    match append_all(w, batches, received_at, untaken) {
         Ok(out) => out,
         Err(StoreError::Conflict { .. } | StoreError::Invalid(_)) => {
-            append_each(w, batches, received_at)
+            append_each(w, batches, received_at, untaken)
         }
         // A fault fails the group; the caller tries each batch alone.
         Err(e) => every(batches, e),
@@ -172,6 +180,7 @@ fn append_all(
     w: &mut Writer,
     batches: &[&[NewEvent]],
     received_at: Instant,
+    untaken: &Untaken,
 ) -> Result<Vec<Result<Appended>>> {
     let Writer { conn, watches } = w;
     // On an error the transaction is dropped: rolled back.
@@ -183,8 +192,9 @@ fn append_all(
         group.batch(&tx, &judged_events(&stored.deltas), &stored.rebuilt())?;
         out.push(Ok(stored.counts));
     }
-    group.finish(&tx, received_at)?;
+    let settled = group.finish(&tx, received_at, untaken)?;
     tx.commit()?;
+    untaken.committed(settled);
     Ok(out)
 }
 
@@ -194,6 +204,7 @@ fn append_each(
     w: &mut Writer,
     batches: &[&[NewEvent]],
     received_at: Instant,
+    untaken: &Untaken,
 ) -> Vec<Result<Appended>> {
     let Writer { conn, watches } = w;
     let all = |e: StoreError| every(batches, e);
@@ -241,25 +252,31 @@ fn append_each(
             }
         }
     }
-    if let Err(e) = group.finish(&tx, received_at) {
-        return all(e);
-    }
+    let settled = match group.finish(&tx, received_at, untaken) {
+        Ok(settled) => settled,
+        Err(e) => return all(e),
+    };
     match tx.commit() {
-        Ok(()) => out,
+        Ok(()) => {
+            untaken.committed(settled);
+            out
+        }
         Err(e) => all(e.into()),
     }
 }
 
-/// The work of one append inside an open transaction or savepoint.
+/// The work of one append inside an open transaction or savepoint: its
+/// counts, and how many firings it recorded delivered unsent.
 fn append_in(
     tx: &Connection,
     watches: &mut WatchCache,
     batch: &[NewEvent],
     received_at: Instant,
-) -> Result<Appended> {
+    untaken: &Untaken,
+) -> Result<(Appended, u64)> {
     let stored = store_batch(tx, batch, received_at)?;
-    stored.judge(tx, watches, received_at)?;
-    Ok(stored.counts)
+    let settled = stored.judge(tx, watches, received_at, untaken)?;
+    Ok((stored.counts, settled))
 }
 
 /// Append one atomic batch that arrives in chunks: each chunk is stored as
@@ -269,6 +286,7 @@ pub(crate) fn append_chunks(
     chunks: &mut dyn Iterator<Item = Result<Vec<NewEvent>>>,
     stored: &mut dyn FnMut(Vec<NewEvent>),
     received_at: Instant,
+    untaken: &Untaken,
 ) -> Result<Appended> {
     let Writer { conn, watches } = w;
     let mut big = false;
@@ -287,8 +305,9 @@ pub(crate) fn append_chunks(
             }
         }
         let stored = appender.finish(&tx)?;
-        stored.judge(&tx, watches, received_at)?;
+        let settled = stored.judge(&tx, watches, received_at, untaken)?;
         tx.commit()?;
+        untaken.committed(settled);
         Ok(stored.counts)
     })();
     if big {
@@ -324,14 +343,21 @@ struct StoredBatch {
 impl StoredBatch {
     /// Judge the rules on the batch's assets (in the batch's transaction),
     /// their coverage answered from the runs just rebuilt where those
-    /// tell it all.
-    fn judge(&self, tx: &Connection, watches: &mut WatchCache, now: Instant) -> Result<()> {
+    /// tell it all. How many firings it recorded delivered unsent.
+    fn judge(
+        &self,
+        tx: &Connection,
+        watches: &mut WatchCache,
+        now: Instant,
+        untaken: &Untaken,
+    ) -> Result<u64> {
         super::rules::judge_append(
             tx,
             watches,
             &judged_events(&self.deltas),
             &self.rebuilt(),
             now,
+            untaken,
         )
     }
 

@@ -78,6 +78,7 @@ pub struct SqliteStore {
     // the last connection and checkpoints and removes the WAL on closing.
     readers: Mutex<Vec<Connection>>,
     writer: Mutex<Writer>,
+    untaken: crate::rule::Untaken,
 }
 
 /// The write connection and what it keeps between appends: the rules,
@@ -123,6 +124,7 @@ impl SqliteStore {
                 conn: writer,
                 watches: rules::WatchCache::default(),
             }),
+            untaken: crate::rule::Untaken::default(),
         })
     }
 
@@ -238,7 +240,7 @@ impl crate::Store for SqliteStore {
             return Ok(Appended::default());
         }
         let mut conn = self.writer();
-        append::append(&mut conn, batch, received_at)
+        append::append(&mut conn, batch, received_at, &self.untaken)
     }
 
     fn append_chunks(
@@ -248,7 +250,7 @@ impl crate::Store for SqliteStore {
         received_at: Instant,
     ) -> Result<Appended> {
         let mut conn = self.writer();
-        append::append_chunks(&mut conn, chunks, stored, received_at)
+        append::append_chunks(&mut conn, chunks, stored, received_at, &self.untaken)
     }
 
     fn append_many(&self, batches: &[&[NewEvent]], received_at: Instant) -> Vec<Result<Appended>> {
@@ -256,7 +258,7 @@ impl crate::Store for SqliteStore {
             return batches.iter().map(|_| Ok(Appended::default())).collect();
         }
         let mut conn = self.writer();
-        append::append_many(&mut conn, batches, received_at)
+        append::append_many(&mut conn, batches, received_at, &self.untaken)
     }
 
     fn coverage(&self, asset: &str, range: Interval) -> Result<IntervalSet> {
@@ -297,7 +299,7 @@ impl crate::Store for SqliteStore {
     }
 
     fn put_rule(&self, rule: &Rule, now: Instant) -> Result<RulePut> {
-        rules::put_rule(&mut self.writer(), rule, now)
+        rules::put_rule(&mut self.writer(), rule, now, &self.untaken)
     }
 
     fn rule(&self, name: &str) -> Result<Option<StoredRule>> {
@@ -323,7 +325,7 @@ impl crate::Store for SqliteStore {
     fn judge_deadlines(&self, now: Instant) -> Result<u64> {
         let mut w = self.writer();
         let Writer { conn, watches } = &mut *w;
-        rules::judge_deadlines(conn, &mut watches.deadlines, now)
+        rules::judge_deadlines(conn, &mut watches.deadlines, now, &self.untaken)
     }
 
     fn claim_deliveries(
@@ -338,6 +340,14 @@ impl crate::Store for SqliteStore {
 
     fn skip_deliveries(&self, now: Instant, takes: &[crate::TargetKinds<'_>]) -> Result<u64> {
         rules::skip_deliveries(&mut self.writer(), now, takes)
+    }
+
+    fn settle_untaken(&self, takes: &[crate::TargetKinds<'_>]) {
+        self.untaken.set(takes);
+    }
+
+    fn settled_untaken(&self) -> u64 {
+        self.untaken.settled()
     }
 
     fn finish_delivery(

@@ -16,14 +16,14 @@ use super::read::{runs_overlapping, RUN_AT_OR_BEFORE_ID};
 use crate::listing::{self, RulePage, RuleQuery};
 use crate::rule::codec::{
     decode_firing, decode_rule, encode_rule, firing_columns, firing_kind_code, rule_columns,
-    state_code, FiringRow, RuleColumns, RuleRow,
+    FiringRow, RuleColumns, RuleRow,
 };
 use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Covered, Judge, Judged, Outcome, Plan, States, Watch,
     WindowRecord,
 };
-use crate::rule::{DeliveryState, FiringPage, FiringQuery, RulePut, StoredRule};
+use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
 use crate::{Result, StoreError};
 
 /// The most windows one deadline pass judges per rule; the rest wait for
@@ -348,11 +348,12 @@ impl<'c> GroupJudge<'c> {
         }
     }
 
-    /// Write what the group's batches changed.
-    pub(crate) fn finish(self, conn: &Connection, now: Instant) -> Result<()> {
+    /// Write what the group's batches changed; how many firings it
+    /// recorded delivered unsent, to be counted once committed.
+    pub(crate) fn finish(self, conn: &Connection, now: Instant, untaken: &Untaken) -> Result<u64> {
         match self.judge {
-            Some(j) => write(conn, &j.finish(), now),
-            None => Ok(()),
+            Some(j) => write(conn, &j.finish(), now, untaken),
+            None => Ok(0),
         }
     }
 }
@@ -422,10 +423,11 @@ pub(crate) fn states_of(rows: usize) -> &'static str {
 }
 
 /// Write what judging changed: window records, then firings in order,
-/// many rows a statement.
-fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
+/// many rows a statement; how many firings it recorded delivered unsent
+/// (`untaken`).
+fn write(conn: &Connection, out: &Outcome, now: Instant, untaken: &Untaken) -> Result<u64> {
     if out.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     for chunk in write_chunks(&out.records) {
         let sql = chunk_sql(&UPSERTS, UPSERT_STATES, 6, chunk.len());
@@ -441,15 +443,13 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
         }
         upsert.raw_execute()?;
     }
+    let (states, settled) = untaken.states(&out.firings);
+    let mut states = states.into_iter();
     for chunk in write_chunks(&out.firings) {
         let sql = chunk_sql(&INSERTS, INSERT_FIRINGS, 10, chunk.len());
         let mut insert = conn.prepare_cached(sql)?;
         for (i, f) in chunk.iter().enumerate() {
-            let state = if f.target.is_some() {
-                DeliveryState::Pending
-            } else {
-                DeliveryState::None
-            };
+            let state = states.next().expect("a state per firing");
             let p = i * 10;
             insert.raw_bind_parameter(p + 1, f.rule_id)?;
             insert.raw_bind_parameter(p + 2, firing_kind_code(f.kind))?;
@@ -460,11 +460,11 @@ fn write(conn: &Connection, out: &Outcome, now: Instant) -> Result<()> {
             insert.raw_bind_parameter(p + 7, f.covered_ratio)?;
             insert.raw_bind_parameter(p + 8, now.as_micros())?;
             insert.raw_bind_parameter(p + 9, &f.target)?;
-            insert.raw_bind_parameter(p + 10, state_code(state))?;
+            insert.raw_bind_parameter(p + 10, state)?;
         }
         insert.raw_execute()?;
     }
-    Ok(())
+    Ok(settled)
 }
 
 /// The ledger's own coverage, read in the caller's transaction.
@@ -542,19 +542,21 @@ impl Covered for Fresh<'_, '_> {
 /// runs updated, with each asset's new events and the runs they left
 /// (`rebuilt`). The windows the batch touches are judged on the coverage
 /// now stored ([`Fresh`]): a probe per window and asset under a "no gap"
-/// policy, the window's runs otherwise.
+/// policy, the window's runs otherwise. How many firings it recorded
+/// delivered unsent, to be counted once committed.
 pub(crate) fn judge_append(
     conn: &Connection,
     cache: &mut WatchCache,
     batch: &BatchEvents<'_>,
     rebuilt: &[Rebuilt<'_>],
     now: Instant,
-) -> Result<()> {
+    untaken: &Untaken,
+) -> Result<u64> {
     cache.refresh(conn)?;
     let assets: Vec<i64> = batch.iter().map(|e| e.0).collect();
     let watches = cache.of(&assets);
     if watches.is_empty() {
-        return Ok(());
+        return Ok(0);
     }
     let plan = Plan::new(&watches, [batch]);
     let reads = plan.state_reads();
@@ -567,7 +569,7 @@ pub(crate) fn judge_append(
             judged.window(w, window, &mut src)?;
         }
     }
-    write(conn, &judged.finish(), now)
+    write(conn, &judged.finish(), now, untaken)
 }
 
 fn stored_rule(conn: &Connection, name: &str) -> Result<Option<(i64, StoredRule)>> {
@@ -582,7 +584,12 @@ fn stored_rule(conn: &Connection, name: &str) -> Result<Option<(i64, StoredRule)
 
 /// Record `rule`: a new one (judging its windows at once), new settings of
 /// an existing one, or nothing when it is already so.
-pub(crate) fn put_rule(conn: &mut Connection, rule: &Rule, now: Instant) -> Result<RulePut> {
+pub(crate) fn put_rule(
+    conn: &mut Connection,
+    rule: &Rule,
+    now: Instant,
+    untaken: &Untaken,
+) -> Result<RulePut> {
     let c = encode_rule(rule)?;
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     if let Some((id, stored)) = stored_rule(&tx, &rule.name)? {
@@ -643,8 +650,9 @@ pub(crate) fn put_rule(conn: &mut Connection, rule: &Rule, now: Instant) -> Resu
         &watch.assets.iter().map(|&a| (a, span)).collect::<Vec<_>>(),
     )?;
     let out = judge::initial(&watch, &coverage)?;
-    write(&tx, &out, now)?;
+    let settled = write(&tx, &out, now, untaken)?;
     tx.commit()?;
+    untaken.committed(settled);
     Ok(RulePut::Created {
         firings: out.firings.len() as u64,
     })
@@ -803,6 +811,7 @@ pub(crate) fn judge_deadlines(
     conn: &mut Connection,
     cache: &mut DeadlineCache,
     now: Instant,
+    untaken: &Untaken,
 ) -> Result<u64> {
     refresh_deadlines(conn, cache)?;
     let due = cache.due(now);
@@ -827,7 +836,7 @@ pub(crate) fn judge_deadlines(
         }
     }
     rows.sort_by(|a, b| a.0 .1.columns.name.cmp(&b.0 .1.columns.name));
-    let mut fired = 0;
+    let (mut fired, mut settled) = (0, 0);
     let mut judged: Vec<(i64, Rule, i64)> = Vec::with_capacity(rows.len());
     for ((id, row), judged_up_to) in rows {
         let w = watch(&tx, id, row)?;
@@ -846,13 +855,14 @@ pub(crate) fn judge_deadlines(
             read_states(&tx, &[(id, range)], &mut states)?;
             let out = judge::late(&w, &step.windows, &coverage, &states)?;
             fired += out.firings.len() as u64;
-            write(&tx, &out, now)?;
+            settled += write(&tx, &out, now, untaken)?;
         }
         tx.prepare_cached("UPDATE rules SET deadlines_us = ?2 WHERE id = ?1")?
             .execute(params![id, step.judged_up_to.as_micros()])?;
         judged.push((id, w.rule, step.judged_up_to.as_micros()));
     }
     tx.commit()?;
+    untaken.committed(settled);
     // Only what was committed moves the cache.
     for id in due {
         cache.forget(id);

@@ -417,3 +417,130 @@ pub fn untaken_kinds_are_skipped_at_once(store: &dyn Store) {
         .unwrap()
         .is_empty());
 }
+
+/// Firings recorded delivered unsent: once a store is told what its
+/// process's targets take, the firings it records for those targets of a
+/// kind they do not take are `delivered` from the start (attempts 0, no
+/// error), by appends, new rules and deadline passes alike, and counted;
+/// firings of a target it was not told of, of a kind taken, or without a
+/// target are recorded as before. Told again, the new kinds replace the old.
+pub fn untaken_kinds_are_recorded_delivered(store: &dyn Store) {
+    use gapless_core::FiringKind::{Complete, Late};
+    use gapless_store::TargetKinds;
+
+    let state = |f: &Firing| {
+        (
+            f.delivery.state,
+            f.delivery.attempts,
+            f.delivery.last_error.clone(),
+        )
+    };
+    let of = |rule: &str| -> Vec<Firing> {
+        store
+            .firings(&FiringQuery::default())
+            .unwrap()
+            .firings
+            .into_iter()
+            .filter(|f| f.rule == rule)
+            .collect()
+    };
+    store.declare_asset("orders", &decl()).unwrap();
+    store
+        .put_rule(&hourly("before", Some("hook")), super::t(0))
+        .unwrap();
+    store
+        .append(&[super::landed("orders", 0, 60)], super::t(60))
+        .unwrap();
+    assert_eq!(store.settled_untaken(), 0);
+    assert_eq!(
+        of("before").iter().map(state).collect::<Vec<_>>(),
+        [(DeliveryState::Pending, 0, None)],
+        "recorded pending before the store is told"
+    );
+
+    store.settle_untaken(&[
+        TargetKinds {
+            target: "hook",
+            kinds: &[Late],
+        },
+        TargetKinds {
+            target: "quiet",
+            kinds: &[Complete],
+        },
+    ]);
+    for (name, target) in [
+        ("hook_hourly", Some("hook")),
+        ("far_hourly", Some("far")),
+        ("plain", None),
+    ] {
+        store.put_rule(&hourly(name, target), super::t(60)).unwrap();
+    }
+    // A new rule judges the hour already complete: hook_hourly's firing is
+    // recorded delivered.
+    assert_eq!(store.settled_untaken(), 1);
+    store
+        .append(&[super::landed("orders", 60, 180)], super::t(180))
+        .unwrap();
+    let delivered = (DeliveryState::Delivered, 0, None);
+    assert_eq!(
+        of("hook_hourly").iter().map(state).collect::<Vec<_>>(),
+        vec![delivered.clone(); 3]
+    );
+    assert_eq!(
+        of("before").iter().map(state).collect::<Vec<_>>(),
+        [
+            (DeliveryState::Pending, 0, None),
+            delivered.clone(),
+            delivered.clone()
+        ],
+        "a firing recorded before keeps its state"
+    );
+    assert!(of("far_hourly")
+        .iter()
+        .all(|f| f.delivery.state == DeliveryState::Pending));
+    assert!(of("plain")
+        .iter()
+        .all(|f| f.delivery.state == DeliveryState::None));
+    assert_eq!(store.settled_untaken(), 5);
+    // Nothing of hook's is left for a deliverer but the one from before.
+    let claimed = store
+        .claim_deliveries("a", super::t(20_000), LEASE, 100)
+        .unwrap();
+    let mut rules: Vec<&str> = claimed.iter().map(|f| f.rule.as_str()).collect();
+    rules.sort_unstable();
+    assert_eq!(rules, ["before", "far_hourly", "far_hourly", "far_hourly"]);
+
+    // Deadline passes: `quiet` takes only `complete`, `hook` takes `late`.
+    for (name, target) in [("quiet_late", "quiet"), ("hook_late", "hook")] {
+        let mut rule = hourly(name, Some(target));
+        rule.settings.deadline = Some(gapless_core::Duration::parse("PT30M").unwrap());
+        store.put_rule(&rule, super::t(180)).unwrap();
+    }
+    // quiet_late's three complete hours are recorded pending: quiet takes
+    // them; hook_late's are delivered unsent.
+    assert_eq!(store.settled_untaken(), 8);
+    store
+        .append(&[super::landed("orders", 180, 200)], super::t(200))
+        .unwrap();
+    assert_eq!(store.judge_deadlines(super::t(270)).unwrap(), 2);
+    let late = |rule: &str| -> Vec<_> {
+        of(rule)
+            .iter()
+            .filter(|f| f.kind == Late)
+            .map(state)
+            .collect()
+    };
+    assert_eq!(late("quiet_late"), vec![delivered.clone()]);
+    assert_eq!(late("hook_late"), [(DeliveryState::Pending, 0, None)]);
+    assert_eq!(store.settled_untaken(), 9);
+
+    // Told nothing, the store records every firing pending again.
+    store.settle_untaken(&[]);
+    store
+        .append(&[super::landed("orders", 200, 240)], super::t(240))
+        .unwrap();
+    let last = of("hook_hourly").pop().unwrap();
+    assert_eq!(last.window.start(), super::t(180));
+    assert_eq!(state(&last), (DeliveryState::Pending, 0, None));
+    assert_eq!(store.settled_untaken(), 9);
+}

@@ -19,7 +19,8 @@ pub mod rules;
 
 pub use deliveries::{
     claims_are_exclusive_and_leases_expire, concurrent_claims_never_share,
-    retries_are_due_after_next_try, untaken_kinds_are_skipped_at_once,
+    retries_are_due_after_next_try, untaken_kinds_are_recorded_delivered,
+    untaken_kinds_are_skipped_at_once,
 };
 pub use listing::{
     asset_pages_match_a_filter_of_the_names, overviews_follow_appends_retractions_and_prunes,
@@ -93,6 +94,7 @@ macro_rules! with_scenarios {
             retries_are_due_after_next_try,
             concurrent_claims_never_share,
             untaken_kinds_are_skipped_at_once,
+            untaken_kinds_are_recorded_delivered,
             prune_keeps_every_answer,
         );
     };
@@ -223,6 +225,10 @@ pub const SCENARIOS: &[(&str, Scenario)] = &[
     (
         "untaken_kinds_are_skipped_at_once",
         untaken_kinds_are_skipped_at_once,
+    ),
+    (
+        "untaken_kinds_are_recorded_delivered",
+        untaken_kinds_are_recorded_delivered,
     ),
     ("prune_keeps_every_answer", prune_keeps_every_answer),
 ];
