@@ -292,7 +292,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "6");
+    assert_eq!(store.pragma("user_version").unwrap(), "7");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -646,7 +646,7 @@ fn version_1_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "6");
+    assert_eq!(store.pragma("user_version").unwrap(), "7");
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
@@ -685,7 +685,7 @@ fn version_2_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "6");
+    assert_eq!(store.pragma("user_version").unwrap(), "7");
     assert_eq!(
         store.asset("a").unwrap().unwrap().last_received,
         Some(later)
@@ -716,7 +716,7 @@ fn version_3_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "6");
+    assert_eq!(store.pragma("user_version").unwrap(), "7");
     let a = store.asset("a").unwrap().unwrap();
     assert_eq!((a.events, a.pruned_before), (1, None));
     store.verify().unwrap();
@@ -749,7 +749,7 @@ fn version_4_ledger_is_migrated() {
         c.execute_batch("PRAGMA user_version = 4;").unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "6");
+    assert_eq!(store.pragma("user_version").unwrap(), "7");
     assert_eq!(story::listing::overview_pages(&store), before);
     store.verify().unwrap();
 }
@@ -788,7 +788,7 @@ fn version_5_ledger_is_migrated() {
         }
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "6");
+    assert_eq!(store.pragma("user_version").unwrap(), "7");
     assert_eq!(story::listing::overview_pages(&store), before);
     store.verify().unwrap();
     let decl = AssetDecl {
@@ -814,4 +814,115 @@ fn version_5_ledger_is_migrated() {
         )
         .unwrap();
     assert!(new.is_empty());
+}
+
+/// Version 6 checked a firing's kind and state `IN` lists; version 7 by
+/// comparisons. A version 6 ledger is migrated in place: its firings are
+/// kept, the table reads as a new ledger's, and the checks still refuse a
+/// kind or state out of range.
+#[test]
+fn version_6_ledger_is_migrated() {
+    use gapless_core::{FiringKind, Grid, Policy, Rule, RuleDef, RuleSettings};
+    use gapless_store::FiringQuery;
+
+    let firings_sql = |c: &rusqlite::Connection| -> String {
+        c.query_row(
+            "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = 'firings'",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let new_sql = {
+        let store = SqliteStore::open(&path).unwrap();
+        let decl = AssetDecl {
+            key_span: None,
+            tz: jiff::tz::TimeZone::UTC,
+        };
+        store.declare_asset("orders", &decl).unwrap();
+        let rule = Rule {
+            name: "hourly".into(),
+            def: RuleDef::new(
+                vec!["orders".into()],
+                Grid::parse("1h").unwrap(),
+                "UTC",
+                Policy::Full,
+                t(0),
+                None,
+            )
+            .unwrap(),
+            settings: RuleSettings {
+                target: Some("hook".into()),
+                ..RuleSettings::default()
+            },
+        };
+        store.put_rule(&rule, t(0)).unwrap();
+        store.append(&[landed("orders", 0, 120)], t(120)).unwrap();
+        drop(store);
+        let c = rusqlite::Connection::open(&path).unwrap();
+        let sql = firings_sql(&c);
+        assert!(sql.contains("kind = 0 OR kind = 1 OR kind = 2"), "{sql}");
+        // The table as version 6 made it.
+        let old = sql
+            .replace(
+                "CHECK (kind = 0 OR kind = 1 OR kind = 2)",
+                "CHECK (kind IN (0, 1, 2))",
+            )
+            .replace(
+                "CHECK (state = 0 OR state = 1 OR state = 2 OR state = 3)",
+                "CHECK (state IN (0, 1, 2, 3))",
+            );
+        let version: i64 = c
+            .pragma_query_value(None, "schema_version", |r| r.get(0))
+            .unwrap();
+        c.execute_batch("PRAGMA writable_schema = ON").unwrap();
+        c.execute(
+            "UPDATE sqlite_schema SET sql = ?1 WHERE type = 'table' AND name = 'firings'",
+            [&old],
+        )
+        .unwrap();
+        c.execute_batch(&format!(
+            "PRAGMA schema_version = {}; PRAGMA writable_schema = OFF; PRAGMA user_version = 6;",
+            version + 1
+        ))
+        .unwrap();
+        sql
+    };
+
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    let c = rusqlite::Connection::open(&path).unwrap();
+    assert_eq!(firings_sql(&c), new_sql);
+    let check: String = c
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+    let kinds = |store: &SqliteStore| -> Vec<FiringKind> {
+        store
+            .firings(&FiringQuery::default())
+            .unwrap()
+            .firings
+            .iter()
+            .map(|f| f.kind)
+            .collect()
+    };
+    assert_eq!(kinds(&store), [FiringKind::Complete; 2]);
+    store.append(&[landed("orders", 120, 180)], t(180)).unwrap();
+    assert_eq!(kinds(&store), [FiringKind::Complete; 3]);
+    for (kind, state) in [(3, 1), (-1, 1), (0, 4)] {
+        let err = c
+            .execute(
+                "INSERT INTO firings (rule_id, kind, start_us, end_us, key, generation, \
+                 covered_ratio, recorded_us, state) VALUES (1, ?1, 0, 1, 'k', 1, 1.0, 0, ?2)",
+                [kind, state],
+            )
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("CHECK constraint failed"),
+            "kind {kind}, state {state}: {err}"
+        );
+    }
+    store.verify().unwrap();
 }

@@ -1,10 +1,10 @@
 //! Opening a SQLite file as a ledger: recognising it, creating the schema,
 //! and the connection settings.
 //!
-//! # Schema (version 6)
+//! # Schema (version 7)
 //!
 //! ```sql
-//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 6
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 7
 //! CREATE TABLE assets (
 //!     id           INTEGER PRIMARY KEY,
 //!     name         TEXT NOT NULL UNIQUE,
@@ -75,6 +75,7 @@
 //!     seq           INTEGER PRIMARY KEY AUTOINCREMENT, -- never reused, also after a delete
 //!     rule_id       INTEGER NOT NULL,
 //!     kind          INTEGER NOT NULL,   -- 0 complete, 1 incomplete, 2 late
+//!                   -- (checked: `kind = 0 OR kind = 1 OR kind = 2`, version 7)
 //!     start_us      INTEGER NOT NULL, end_us INTEGER NOT NULL,
 //!     key           TEXT NOT NULL,
 //!     generation    INTEGER NOT NULL,
@@ -82,6 +83,7 @@
 //!     recorded_us   INTEGER NOT NULL,
 //!     target        TEXT,
 //!     state         INTEGER NOT NULL,   -- 0 none, 1 pending, 2 delivered, 3 failed
+//!                   -- (checked likewise, version 7; `IN` lists before)
 //!     attempts      INTEGER NOT NULL DEFAULT 0,
 //!     last_error    TEXT,
 //!     next_try_us   INTEGER,            -- a pending firing's next attempt
@@ -92,13 +94,13 @@
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
 //!
-//! An older ledger is brought to version 6 when it is opened: version 1 (no
+//! An older ledger is brought to version 7 when it is opened: version 1 (no
 //! rules) gets the rules' tables, version 2 the assets' `last_received_us`
 //! (from their events' `received_at`), version 3 the assets'
 //! `pruned_before_us` (NULL: nothing was pruned before it existed), version
 //! 4 the assets' overview inputs (from their coverage runs), version 5 the
 //! recent runs as bytes instead of JSON text (refilled from the coverage
-//! runs). Each asset's overview inputs are filled once, after the last
+//! runs), version 6 the firings' checks as comparisons. Each asset's overview inputs are filled once, after the last
 //! migration, in the migrations' transaction.
 //!
 //! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
@@ -115,7 +117,7 @@ use crate::{Result, StoreError};
 /// `GPLS` in the SQLite header's application id field.
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
-pub(crate) const SCHEMA_VERSION: i32 = 6;
+pub(crate) const SCHEMA_VERSION: i32 = 7;
 /// How many prepared statements a reading connection keeps: each one held
 /// is memory a server has once per connection.
 const READER_STATEMENTS: usize = 32;
@@ -248,8 +250,53 @@ ALTER TABLE assets DROP COLUMN recent_runs;
 ALTER TABLE assets ADD COLUMN recent_runs BLOB DEFAULT X'';
 ";
 
-/// Migration `i` brings a ledger from version `i + 1` to `i + 2`.
+/// Migration `i` brings a ledger from version `i + 1` to `i + 2`; the last,
+/// to version 7, is [`firing_checks`].
 const MIGRATIONS: [&str; 5] = [RULES, LAST_RECEIVED, PRUNED_BEFORE, OVERVIEW, RECENT_BYTES];
+
+/// The firings' kind and state checks as an `IN` list (version 6) and as
+/// the comparisons that allow the same values (version 7). SQLite checks
+/// a value `IN` a list of more than two by building a temporary index for
+/// every row it writes, which was most of what writing a firing cost; it
+/// checks the comparisons in place.
+const FIRING_CHECKS: [(&str, &str); 2] = [
+    (
+        "CHECK (kind IN (0, 1, 2))",
+        "CHECK (kind = 0 OR kind = 1 OR kind = 2)",
+    ),
+    (
+        "CHECK (state IN (0, 1, 2, 3))",
+        "CHECK (state = 0 OR state = 1 OR state = 2 OR state = 3)",
+    ),
+];
+
+/// From version 6 to 7: [`FIRING_CHECKS`]. A check is no part of the
+/// stored rows, and every stored row passes both forms, so the table's
+/// definition is rewritten in place as SQLite documents for such changes
+/// (`writable_schema`, then a new schema version, so that every connection
+/// reads the definition again) rather than the table copied.
+fn firing_checks(tx: &Connection) -> rusqlite::Result<()> {
+    const FIRINGS: &str = "type = 'table' AND name = 'firings'";
+    let old: String = tx.query_row(
+        &format!("SELECT sql FROM sqlite_schema WHERE {FIRINGS}"),
+        [],
+        |r| r.get(0),
+    )?;
+    let new = FIRING_CHECKS
+        .iter()
+        .fold(old.clone(), |sql, (from, to)| sql.replace(from, to));
+    if new == old {
+        return Ok(());
+    }
+    let version: i64 = tx.pragma_query_value(None, "schema_version", |r| r.get(0))?;
+    tx.pragma_update(None, "writable_schema", true)?;
+    tx.execute(
+        &format!("UPDATE sqlite_schema SET sql = ?1 WHERE {FIRINGS}"),
+        [&new],
+    )?;
+    tx.pragma_update(None, "schema_version", version + 1)?;
+    tx.pragma_update(None, "writable_schema", false)
+}
 
 /// A ledger older than this has its overview inputs filled after its
 /// migrations: version 5 added them, version 6 changed how the recent runs
@@ -394,6 +441,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
                 for sql in &MIGRATIONS[version as usize - 1..] {
                     tx.execute_batch(sql).map_err(fail)?;
                 }
+                firing_checks(&tx).map_err(fail)?;
                 if version < OVERVIEW_FILLED_VERSION {
                     fill_overviews(&tx).map_err(fail)?;
                 }
@@ -419,6 +467,7 @@ pub(crate) fn open_writer(path: &Path) -> Result<Connection> {
                     for sql in MIGRATIONS {
                         tx.execute_batch(sql).map_err(fail)?;
                     }
+                    firing_checks(&tx).map_err(fail)?;
                     tx.pragma_update(None, "application_id", APPLICATION_ID)
                         .map_err(fail)?;
                     tx.pragma_update(None, "user_version", SCHEMA_VERSION)
