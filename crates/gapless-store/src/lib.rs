@@ -17,7 +17,8 @@
 //!   transaction of every append that touches a rule's assets;
 //!   [`DeliveryOutcome`]: how a deliverer finishes a firing it claimed;
 //!   [`TargetKinds`]: what a target takes, so that the firings it does not
-//!   take are delivered unsent in one write.
+//!   take are delivered unsent in one write, or recorded so from the start
+//!   ([`Store::settle_untaken`]).
 //! - [`StoreError`]: what can go wrong, the backend's own error kept as its
 //!   [`Cause`] (`error.rs`).
 //! - [`open`]: picks the backend from a `--db` value (`open.rs`).
