@@ -248,6 +248,11 @@ impl Server {
         assert!(status.success(), "gapless serve stopped with {status}");
     }
 
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
     fn signal(&self, signal: &str) {
         let pid = self.child.id().to_string();
         let status = Command::new("kill")
@@ -342,6 +347,11 @@ impl AxumFloor {
             child,
             base: format!("http://{}", line.trim()),
         }
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     /// In a process started by [`AxumFloor::start`]: print the address and
