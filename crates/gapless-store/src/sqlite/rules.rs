@@ -38,6 +38,8 @@ const SELECT_RULE: &str = concat!(
     " FROM rules WHERE name = ?1"
 );
 const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules ORDER BY name");
+const SELECT_RULE_BY_ID: &str =
+    concat!("SELECT id, ", rule_columns!(), " FROM rules WHERE id = ?1");
 /// Recorded states of the windows of rules `r` starting in `[lo, hi)`, for
 /// each `(r, lo, hi)` of the rows (3 columns a row) of [`multi_row`]
 /// between the head and the tail: each an index seek.
@@ -190,36 +192,127 @@ fn watch(conn: &Connection, id: i64, row: RuleRow) -> Result<Watch> {
     Ok(Watch { id, rule, assets })
 }
 
-/// The rules as the append path needs them, kept by the write connection
-/// and read again only when the ledger's `rules_version` moved (every
-/// change of a rule, by any process, moves it in the same transaction).
+/// The rules as the append path needs them, kept by the write connection:
+/// read for an asset the first time an append touches it, and forgotten
+/// when the ledger's `rules_version` moved (every change of a rule, by any
+/// process, moves it in the same transaction). A process that appends to
+/// one asset of a ledger of 10,000 rules (`gapless emit`) reads that
+/// asset's rules, not all of them.
 #[derive(Debug, Default)]
 pub(crate) struct WatchCache {
     version: Option<String>,
-    /// In name order.
+    /// How many rules the ledger has.
+    rules: usize,
+    /// The rules read so far, in the order read.
     watches: Vec<Watch>,
-    /// Per asset, the indexes of the watches on it, ascending.
+    /// Each rule read's index in `watches`, by id.
+    by_id: HashMap<i64, usize>,
+    /// Per asset whose rules were read, the indexes of the watches on it.
     by_asset: HashMap<i64, Vec<usize>>,
-    /// The ids of the watched assets, by name.
-    ids: HashMap<String, i64>,
+    /// Per asset name looked up, its id if a rule watches it.
+    ids: HashMap<String, Option<i64>>,
+    /// Whether every rule was read (an append touched many assets): an
+    /// asset without an entry in `by_asset` is then watched by none.
+    all: bool,
     /// When each rule's next deadline passes, for deadline passes (read
     /// on their own, from the rules with a deadline).
     pub(crate) deadlines: DeadlineCache,
 }
 
 impl WatchCache {
-    /// Bring the rules up to date with the ledger's (in the caller's
-    /// transaction, so that they stay so until it ends).
+    /// Forget what was read if the ledger's rules changed since (in the
+    /// caller's transaction, so that what is read next stays so until it
+    /// ends).
     pub(crate) fn refresh(&mut self, conn: &Connection) -> Result<()> {
         let version = rules_version(conn)?;
         if self.version.as_ref() == Some(&version) {
             return Ok(());
         }
+        let rules: i64 = conn
+            .prepare_cached("SELECT count(*) FROM rules")?
+            .query_row([], |r| r.get(0))?;
+        self.rules = usize::try_from(rules).unwrap_or(0);
+        self.watches.clear();
+        self.by_id.clear();
+        self.by_asset.clear();
+        self.ids.clear();
+        self.all = false;
+        self.version = Some(version);
+        Ok(())
+    }
+
+    /// The ids of the assets named that a rule watches, each looked up
+    /// once per version of the rules.
+    fn watched_ids<'n>(
+        &mut self,
+        conn: &Connection,
+        names: impl Iterator<Item = &'n str>,
+    ) -> Result<()> {
+        if self.rules == 0 {
+            return Ok(());
+        }
+        let mut stmt = conn.prepare_cached(
+            "SELECT a.id FROM assets a WHERE a.name = ?1 \
+             AND EXISTS (SELECT 1 FROM rule_assets r WHERE r.asset_id = a.id)",
+        )?;
+        for name in names {
+            if !self.ids.contains_key(name) {
+                let id = stmt.query_row([name], |r| r.get(0)).optional()?;
+                self.ids.insert(name.to_string(), id);
+            }
+        }
+        Ok(())
+    }
+
+    /// Read the rules on `assets` not read yet: each asset's by seeks, or
+    /// every rule in one pass when that many assets are new.
+    fn load(&mut self, conn: &Connection, assets: &[i64]) -> Result<()> {
+        if self.rules == 0 || self.all {
+            return Ok(());
+        }
+        let new = assets
+            .iter()
+            .filter(|a| !self.by_asset.contains_key(a))
+            .count();
+        // Seeking one asset's rules costs about half as much again as
+        // reading a rule in the pass over all of them.
+        if new >= LOAD_ALL_FROM && 3 * new >= 2 * self.rules {
+            return self.load_all(conn);
+        }
+        let mut of_asset =
+            conn.prepare_cached("SELECT rule_id FROM rule_assets WHERE asset_id = ?1")?;
+        let mut rule = conn.prepare_cached(SELECT_RULE_BY_ID)?;
+        for &a in assets {
+            if self.by_asset.contains_key(&a) {
+                continue;
+            }
+            let ids = of_asset
+                .query_map([a], |r| r.get(0))?
+                .collect::<rusqlite::Result<Vec<i64>>>()?;
+            let mut on = Vec::with_capacity(ids.len());
+            for id in ids {
+                let i = match self.by_id.get(&id) {
+                    Some(&i) => i,
+                    None => {
+                        let (_, row) = rule.query_row([id], rule_row)?;
+                        self.watches.push(watch(conn, id, row)?);
+                        self.by_id.insert(id, self.watches.len() - 1);
+                        self.watches.len() - 1
+                    }
+                };
+                on.push(i);
+            }
+            self.by_asset.insert(a, on);
+        }
+        Ok(())
+    }
+
+    /// Read every rule, in three statements.
+    fn load_all(&mut self, conn: &Connection) -> Result<()> {
         let mut stmt = conn.prepare_cached(SELECT_RULES)?;
         let rows = stmt
             .query_map([], rule_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
-        // Every rule's assets in one statement, not one per rule.
         let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
         let mut stmt = conn.prepare_cached("SELECT rule_id, asset_id FROM rule_assets")?;
         for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))? {
@@ -236,26 +329,20 @@ impl WatchCache {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
-        self.ids.clear();
-        let mut stmt = conn.prepare_cached(
-            "SELECT a.name, a.id FROM assets a \
-             WHERE a.id IN (SELECT asset_id FROM rule_assets)",
-        )?;
-        for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))? {
-            let (name, id): (String, i64) = row?;
-            self.ids.insert(name, id);
-        }
+        self.by_id.clear();
         self.by_asset.clear();
         for (i, w) in self.watches.iter().enumerate() {
+            self.by_id.insert(w.id, i);
             for a in &w.assets {
                 self.by_asset.entry(*a).or_default().push(i);
             }
         }
-        self.version = Some(version);
+        self.all = true;
         Ok(())
     }
 
-    /// The rules watching any of `assets`, in name order.
+    /// The rules watching any of `assets` (all [`WatchCache::load`]ed), in
+    /// name order.
     fn of(&self, assets: &[i64]) -> Vec<&Watch> {
         let mut picked: Vec<usize> = assets
             .iter()
@@ -265,9 +352,16 @@ impl WatchCache {
             .collect();
         picked.sort_unstable();
         picked.dedup();
-        picked.into_iter().map(|i| &self.watches[i]).collect()
+        let mut watches: Vec<&Watch> = picked.into_iter().map(|i| &self.watches[i]).collect();
+        watches.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
+        watches
     }
 }
+
+/// The fewest new assets of an append for which every rule may be read in
+/// one pass rather than each asset's by seeks: below it, either costs
+/// little.
+const LOAD_ALL_FROM: usize = 100;
 
 /// One batch's events per watched asset, owned.
 type OwnedBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
@@ -290,10 +384,15 @@ impl<'c> GroupJudge<'c> {
         batches: &[&[NewEvent]],
     ) -> Result<GroupJudge<'c>> {
         cache.refresh(conn)?;
-        let cache: &'c WatchCache = cache;
-        if cache.watches.is_empty() {
+        if cache.rules == 0 {
             return Ok(GroupJudge { judge: None });
         }
+        cache.watched_ids(
+            conn,
+            batches
+                .iter()
+                .flat_map(|b| b.iter().map(|e| e.asset.as_str())),
+        )?;
         // Each batch's intervals on watched assets, duplicates included (a
         // superset of what it will store: only the windows to read widen).
         let planned: Vec<OwnedBatch> = batches
@@ -304,7 +403,7 @@ impl<'c> GroupJudge<'c> {
                 // thousands of watched assets.
                 let mut slot: HashMap<i64, usize> = HashMap::new();
                 for ev in b.iter() {
-                    if let Some(&id) = cache.ids.get(&ev.asset) {
+                    if let Some(&Some(id)) = cache.ids.get(&ev.asset) {
                         let i = *slot.entry(id).or_insert_with(|| {
                             per.push((id, Vec::new()));
                             per.len() - 1
@@ -316,6 +415,8 @@ impl<'c> GroupJudge<'c> {
             })
             .collect();
         let assets: Vec<i64> = planned.iter().flatten().map(|(a, _)| *a).collect();
+        cache.load(conn, &assets)?;
+        let cache: &'c WatchCache = cache;
         let watches = cache.of(&assets);
         if watches.is_empty() {
             return Ok(GroupJudge { judge: None });
@@ -554,6 +655,7 @@ pub(crate) fn judge_append(
 ) -> Result<u64> {
     cache.refresh(conn)?;
     let assets: Vec<i64> = batch.iter().map(|e| e.0).collect();
+    cache.load(conn, &assets)?;
     let watches = cache.of(&assets);
     if watches.is_empty() {
         return Ok(0);
