@@ -24,7 +24,7 @@
 //! commit order, so a reader paging with `after` never misses one that
 //! commits late with a lower number.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use gapless_core::{EventKind, Instant, Interval, IntervalSet, NewEvent, Rule, WindowState};
 use tokio_postgres::types::{ToSql, Type};
@@ -66,6 +66,13 @@ const LOCK_ASSETS_OF_RULES: &str = "SELECT id FROM assets WHERE id IN \
        (SELECT asset_id FROM rule_assets WHERE rule_id = ANY($1::bigint[])) \
      ORDER BY name COLLATE \"C\" FOR UPDATE";
 const ALL_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules");
+/// The rules watching any of the assets named $1.
+const RULES_OF_ASSETS: &str = concat!(
+    "SELECT id, ",
+    rule_columns!(),
+    " FROM rules WHERE id IN (SELECT ra.rule_id FROM rule_assets ra \
+     JOIN assets a ON a.id = ra.asset_id WHERE a.name = ANY($1::text[]))"
+);
 /// A join, not `rule_id = ANY($1)`: that compares each row of the table
 /// with every id of the array (all the rules, when the cache is read).
 const ASSETS_OF_RULES: &str = "SELECT ra.rule_id, ra.asset_id, a.name FROM rule_assets ra \
@@ -306,17 +313,27 @@ fn watches(
     Ok(out)
 }
 
-/// The rules as appends on one connection last read them, read again when
-/// the ledger's `rules_version` moved.
+/// The rules as appends on one connection read them: an asset's the first
+/// time an append on this connection touches it, all of them at once when
+/// an append brings many new assets, and forgotten when the ledger's
+/// `rules_version` moved. A process that appends to one asset of a ledger
+/// of 10,000 rules (`gapless emit`) reads that asset's rules, not all of
+/// them.
 #[derive(Debug, Default)]
 pub(crate) struct WatchCache {
     version: Option<String>,
-    /// In name order (byte order, as they are locked and judged), so that
-    /// a group's rules come in that order by sorting their positions.
+    /// The rules read, in the order read.
     rules: Vec<Watch>,
-    /// Per asset name, its id and the positions in `rules` of the rules
-    /// watching it, for [`predict`].
+    /// Each rule read's position in `rules`, by id.
+    by_id: HashMap<i64, u32>,
+    /// Per asset name whose rules were read, its id and the positions in
+    /// `rules` of the rules watching it, for [`predict`].
     by_asset: HashMap<String, (i64, Vec<u32>)>,
+    /// The asset names looked up that no rule watches (or no asset has).
+    unwatched: HashSet<String>,
+    /// Whether every rule was read: a name without an entry in `by_asset`
+    /// is then watched by none.
+    all: bool,
     /// The names of the assets of the rules, by id.
     names: HashMap<i64, String>,
     /// When each rule's next deadline passes, for deadline passes on this
@@ -325,18 +342,88 @@ pub(crate) struct WatchCache {
 }
 
 impl WatchCache {
-    /// Read the ledger's rules again, as of `version` (read before them).
-    fn load(&mut self, tx: &mut Transaction<'_>, version: String) -> Result<(), Fail> {
+    /// Forget the rules read, for those of `version` (read before any of
+    /// them is).
+    fn reset(&mut self, version: String) {
+        self.rules.clear();
+        self.by_id.clear();
+        self.by_asset.clear();
+        self.unwatched.clear();
+        self.names.clear();
+        self.all = false;
+        // Read before the rules: a rule changed between the two reads (on
+        // other assets) only makes the next append read them again.
+        self.version = Some(version);
+    }
+
+    /// Whether the rules on the asset named `name` were read.
+    fn knows(&self, name: &str) -> bool {
+        self.all || self.by_asset.contains_key(name) || self.unwatched.contains(name)
+    }
+
+    /// Read the rules on the assets `names` not read yet: every rule when
+    /// that many are new.
+    fn learn(&mut self, tx: &mut Transaction<'_>, names: &[&str]) -> Result<(), Fail> {
+        let unknown: Vec<&str> = names.iter().copied().filter(|n| !self.knows(n)).collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        if unknown.len() >= LOAD_ALL_FROM {
+            return self.load_all(tx);
+        }
+        let rows = tx.query(RULES_OF_ASSETS, &[&unknown])?;
+        let mut read: Vec<u32> = Vec::with_capacity(rows.len());
+        let mut new = Vec::new();
+        for r in rows {
+            match self.by_id.get(&r.get::<_, i64>(0)) {
+                Some(&at) => read.push(at),
+                None => new.push(r),
+            }
+        }
+        for w in watches(tx, new, &mut self.names)? {
+            let at = self.position(self.rules.len())?;
+            self.by_id.insert(w.id, at);
+            self.rules.push(w);
+            read.push(at);
+        }
+        read.sort_unstable();
+        let wanted: HashSet<&str> = unknown.iter().copied().collect();
+        for at in read {
+            for asset in &self.rules[at as usize].assets {
+                let name = &self.names[asset];
+                if wanted.contains(name.as_str()) {
+                    let on = &mut self
+                        .by_asset
+                        .entry(name.clone())
+                        .or_insert((*asset, Vec::new()))
+                        .1;
+                    // An asset named twice by one rule counts once.
+                    if on.last() != Some(&at) {
+                        on.push(at);
+                    }
+                }
+            }
+        }
+        for n in unknown {
+            if !self.by_asset.contains_key(n) {
+                self.unwatched.insert(n.to_string());
+            }
+        }
+        Ok(())
+    }
+
+    /// Read every rule (two round trips).
+    fn load_all(&mut self, tx: &mut Transaction<'_>) -> Result<(), Fail> {
         let all = tx.query(ALL_RULES, &[])?;
         self.names.clear();
         self.rules = watches(tx, all, &mut self.names)?;
-        self.rules
-            .sort_unstable_by(|a, b| a.rule.name.as_bytes().cmp(b.rule.name.as_bytes()));
+        self.by_id.clear();
         self.by_asset.clear();
-        for (at, w) in self.rules.iter().enumerate() {
-            let at = u32::try_from(at).map_err(|_| {
-                Fail::Store(StoreError::fault("more rules than an append can keep"))
-            })?;
+        self.unwatched.clear();
+        for at in 0..self.rules.len() {
+            let at = self.position(at)?;
+            let w = &self.rules[at as usize];
+            self.by_id.insert(w.id, at);
             for asset in &w.assets {
                 let name = self.names[asset].clone();
                 let on = &mut self.by_asset.entry(name).or_insert((*asset, Vec::new())).1;
@@ -346,35 +433,53 @@ impl WatchCache {
                 }
             }
         }
-        // Read before the rules: a rule changed between the two reads (on
-        // other assets) only makes the next append read them again.
-        self.version = Some(version);
+        self.all = true;
         Ok(())
     }
 
-    /// The rules at `positions` (ascending: in name order).
+    /// Position `at` of `rules` as the cache keeps positions.
+    fn position(&self, at: usize) -> Result<u32, Fail> {
+        u32::try_from(at)
+            .map_err(|_| Fail::Store(StoreError::fault("more rules than an append can keep")))
+    }
+
+    /// `positions` in the rules' name order (byte order, as they are
+    /// locked and judged), each once.
+    fn in_name_order(&self, positions: &mut Vec<u32>) {
+        let name = |at: &u32| self.rules[*at as usize].rule.name.as_bytes();
+        positions.sort_unstable_by(|a, b| name(a).cmp(name(b)));
+        positions.dedup();
+    }
+
+    /// The rules at `positions`.
     pub(crate) fn at(&self, positions: &[u32]) -> Vec<&Watch> {
         positions.iter().map(|&i| &self.rules[i as usize]).collect()
     }
 
-    /// The positions of the rules watching the assets named `names`, in
-    /// name order, each once.
+    /// The positions of the rules watching the assets named `names` (all
+    /// read), in name order, each once.
     fn positions<'n>(&self, names: impl IntoIterator<Item = &'n str>) -> Vec<u32> {
         let mut out: Vec<u32> = names
             .into_iter()
             .filter_map(|n| self.by_asset.get(n))
             .flat_map(|(_, at)| at.iter().copied())
             .collect();
-        out.sort_unstable();
-        out.dedup();
+        self.in_name_order(&mut out);
         out
     }
 }
 
+/// The fewest new asset names of one append for which every rule is read
+/// at once rather than those of each name (two round trips either way): a
+/// batch of that many new assets is a bulk ingest, which is likely to
+/// bring more.
+const LOAD_ALL_FROM: usize = 200;
+
 /// The rules watching the assets `names` (locked by the caller's
 /// transaction), in name order, as the ledger has them at `version` (the
-/// rows of [`RULES_VERSION`] read after the locks): from `cache`, read
-/// again (two round trips) only when the version moved.
+/// rows of [`RULES_VERSION`] read after the locks): from `cache`, reading
+/// those of the names it has not read (two round trips), all of them again
+/// when the version moved.
 pub(crate) fn watches_of<'c>(
     tx: &mut Transaction<'_>,
     cache: &'c mut WatchCache,
@@ -383,8 +488,9 @@ pub(crate) fn watches_of<'c>(
 ) -> Result<Vec<&'c Watch>, Fail> {
     let version = version_of(version)?;
     if cache.version.as_deref() != Some(version.as_str()) {
-        cache.load(tx, version)?;
+        cache.reset(version);
     }
+    cache.learn(tx, names)?;
     let cache: &'c WatchCache = cache;
     Ok(cache.at(&cache.positions(names.iter().copied())))
 }
@@ -404,7 +510,7 @@ fn version_of(rows: &[tokio_postgres::Row]) -> Result<String> {
 #[derive(Debug)]
 pub(crate) struct Prediction<'a> {
     version: String,
-    /// The rules' positions in the cache, ascending (in name order).
+    /// The rules' positions in the cache, in the rules' name order.
     pub(crate) positions: Vec<u32>,
     /// The ids of those with several assets, in name order: to lock
     /// ([`LOCK_RULES`]).
@@ -451,6 +557,11 @@ pub(crate) fn predict<'a>(
         let asset = match last {
             Some((n, asset)) if n == name => asset,
             _ => {
+                // An asset whose rules this connection has not read: what
+                // judging needs is known once they are.
+                if !cache.knows(name) {
+                    return None;
+                }
                 let asset = cache.by_asset.get(name).map(|(asset, at)| {
                     if !per_asset.contains_key(asset) {
                         positions.extend(at);
@@ -471,8 +582,7 @@ pub(crate) fn predict<'a>(
     if positions.is_empty() {
         return None;
     }
-    positions.sort_unstable();
-    positions.dedup();
+    cache.in_name_order(&mut positions);
     let watches = cache.at(&positions);
     let batch: Vec<AssetEvents<'_>> = per_asset
         .iter()

@@ -672,11 +672,11 @@ pub fn many_single_asset_rules(store: &dyn Store) {
         let batches: Vec<Vec<NewEvent>> = if shape == 3 {
             // Three slices of every asset, interleaved as a shared pipeline
             // writes them (over a thousand events of hundreds of assets);
-            // the first time, of 150 assets only: many assets whose rules
+            // the first time, of 80 assets only: many assets whose rules
             // are read by seeks, before a batch of all of them has every
             // rule read at once.
             let assets = if step == 7 {
-                &assets[..150]
+                &assets[..80]
             } else {
                 &assets[..]
             };
