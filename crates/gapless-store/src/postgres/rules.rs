@@ -361,14 +361,14 @@ impl WatchCache {
         self.all || self.by_asset.contains_key(name) || self.unwatched.contains(name)
     }
 
-    /// Read the rules on the assets `names` not read yet: every rule when
-    /// that many are new.
+    /// Read the rules on the assets `names` not read yet: every rule once
+    /// this connection has met that many assets.
     fn learn(&mut self, tx: &mut Transaction<'_>, names: &[&str]) -> Result<(), Fail> {
         let unknown: Vec<&str> = names.iter().copied().filter(|n| !self.knows(n)).collect();
         if unknown.is_empty() {
             return Ok(());
         }
-        if unknown.len() >= LOAD_ALL_FROM {
+        if self.by_asset.len() + self.unwatched.len() + unknown.len() >= LOAD_ALL_FROM {
             return self.load_all(tx);
         }
         let rows = tx.query(RULES_OF_ASSETS, &[&unknown])?;
@@ -469,10 +469,12 @@ impl WatchCache {
     }
 }
 
-/// The fewest new asset names of one append for which every rule is read
-/// at once rather than those of each name (two round trips either way): a
-/// batch of that many new assets is a bulk ingest, which is likely to
-/// bring more.
+/// How many asset names a connection meets before it reads every rule at
+/// once rather than those of each new name (two round trips either way).
+/// Until an asset's rules are read, an append to it cannot say ahead what
+/// judging will read, and takes more round trips: a server whose appends
+/// spread over thousands of assets reads every rule early, and a process
+/// that appends to a few reads theirs.
 const LOAD_ALL_FROM: usize = 200;
 
 /// The rules watching the assets `names` (locked by the caller's
