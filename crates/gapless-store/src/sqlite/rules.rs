@@ -313,6 +313,7 @@ impl WatchCache {
         let rows = stmt
             .query_map([], rule_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
+        // Every rule's assets in one statement, not one per rule.
         let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
         let mut stmt = conn.prepare_cached("SELECT rule_id, asset_id FROM rule_assets")?;
         for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))? {
