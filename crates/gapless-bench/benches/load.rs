@@ -484,20 +484,7 @@ fn compare(
         names.push("PostgreSQL multirange query".into());
         names.push("PostgreSQL round trip (SELECT 1)".into());
     }
-    println!(
-        "  {:<36} {}",
-        "median latency, ms",
-        kinds.map(|k| format!("{:>11}", k.0)).join("")
-    );
-    let mut medians = vec![vec![f64::NAN; kinds.len()]; names.len()];
-    for (m, name) in names.iter().enumerate() {
-        let mut row = format!("  {name:<36} ");
-        for k in 0..kinds.len() {
-            medians[m][k] = median(&mut times[k][m]);
-            row.push_str(&format!("{:>11.3}", medians[m][k]));
-        }
-        println!("{row}");
-    }
+    let medians = median_table("median latency, ms", &names, &mut times, 3);
     let floor_m = 2 * servers.len();
     let axum_m = floor_m + 1;
     let mut out: Vec<Compared> = servers
@@ -611,6 +598,31 @@ fn compare(
     out
 }
 
+/// Print a table of `times` (`[kind][method]`, one row a method named by
+/// `names`, under `title` and the kinds) with `decimals`; the medians,
+/// `[method][kind]`.
+fn median_table(
+    title: &str,
+    names: &[String],
+    times: &mut [Vec<Vec<f64>>],
+    decimals: usize,
+) -> Vec<Vec<f64>> {
+    println!(
+        "  {title:<36} {}",
+        KINDS.map(|k| format!("{:>11}", k.0)).join("")
+    );
+    let mut medians = vec![vec![f64::NAN; KINDS.len()]; names.len()];
+    for (m, name) in names.iter().enumerate() {
+        let mut row = format!("  {name:<36} ");
+        for (k, kind) in times.iter_mut().enumerate() {
+            medians[m][k] = median(&mut kind[m]);
+            row.push_str(&format!("{:>11.decimals$}", medians[m][k]));
+        }
+        println!("{row}");
+    }
+    medians
+}
+
 /// The questions `asked` again with this client, the SQLite servers, their
 /// ledgers in process and both fixed-answer servers held to one CPU
 /// ([`OneCpu`]): medians and what gapless's own work is there, into each
@@ -688,17 +700,9 @@ fn one_cpu(
     names.push("HTTP server sending a fixed answer".into());
     names.push("axum server sending it, no work".into());
     println!(
-        "  on CPU {cpu} alone (this client, the SQLite server and both fixed-answer servers), median µs"
+        "  on CPU {cpu} alone (this client, the SQLite server and both fixed-answer servers):"
     );
-    let mut medians = vec![vec![f64::NAN; KINDS.len()]; methods];
-    for (m, name) in names.iter().enumerate() {
-        let mut row = format!("  {name:<36} ");
-        for k in 0..KINDS.len() {
-            medians[m][k] = median(&mut times[k][m]);
-            row.push_str(&format!("{:>11.1}", medians[m][k]));
-        }
-        println!("{row}");
-    }
+    let medians = median_table("median latency, µs", &names, &mut times, 1);
     let axum_m = methods - 1;
     for (i, &m) in sqlite.iter().enumerate() {
         let name = servers[m].0;
@@ -710,20 +714,20 @@ fn one_cpu(
         let own: Vec<f64> = (0..KINDS.len())
             .map(|k| medians[i][k] - medians[axum_m][k])
             .collect();
+        let over: Vec<f64> = own
+            .iter()
+            .zip(&medians[answer])
+            .map(|(w, a)| w - a)
+            .collect();
         println!(
             "  HTTP ({name}) over axum with no work (gapless's own work), one CPU, median µs: {}",
             by_kind(
-                own.iter().enumerate().map(|(k, w)| format!(
-                    "{w:.0} ({:+.0} over the answer)",
-                    w - medians[answer][k]
-                ))
+                own.iter()
+                    .zip(&over)
+                    .map(|(w, o)| format!("{w:.0} ({o:+.0} over the answer)"))
             )
         );
-        out[m].own_over_answer_one_cpu_us = own
-            .iter()
-            .enumerate()
-            .map(|(k, w)| w - medians[answer][k])
-            .collect();
+        out[m].own_over_answer_one_cpu_us = over;
     }
 }
 
@@ -737,14 +741,14 @@ fn one_cpu(
 /// handed over the same way, and what differs between two servers is
 /// their work.
 #[derive(Debug)]
-pub struct OneCpu {
+struct OneCpu {
     pids: Vec<u32>,
     all: libc::cpu_set_t,
     cpu: usize,
 }
 
 impl OneCpu {
-    pub fn pin(pids: &[u32]) -> OneCpu {
+    fn pin(pids: &[u32]) -> OneCpu {
         // SAFETY: `cpu_set_t` is plain bits; the kernel writes at most its
         // size.
         let all = unsafe {
