@@ -351,11 +351,10 @@ impl WatchCache {
             .flatten()
             .copied()
             .collect();
-        picked.sort_unstable();
+        // Names are unique: a rule picked twice sorts next to itself.
+        picked.sort_unstable_by(|&a, &b| self.watches[a].rule.name.cmp(&self.watches[b].rule.name));
         picked.dedup();
-        let mut watches: Vec<&Watch> = picked.into_iter().map(|i| &self.watches[i]).collect();
-        watches.sort_unstable_by(|a, b| a.rule.name.cmp(&b.rule.name));
-        watches
+        picked.into_iter().map(|i| &self.watches[i]).collect()
     }
 }
 
