@@ -225,18 +225,18 @@ impl Transaction<'_> {
     /// it grows, until the next `ANALYZE`, and a group would then take many
     /// times longer than all its other statements together (the `load`
     /// bench's producers reach that size). Without sequential scans a
-    /// plan's estimated cost can be huge, which would make the server
-    /// compile it each time (JIT): no JIT either. The settings are the
-    /// transaction's (`SET LOCAL`), back to the session's for the statements
-    /// after, in the same round trip.
+    /// plan's estimated cost can be huge; the session has no JIT (see
+    /// `session_settings`), so that it is not compiled each time. The
+    /// settings are the transaction's (`SET LOCAL`), back to the session's
+    /// for the statements after, in the same round trip.
     pub(crate) fn run_seeks<T>(
         &mut self,
         f: impl AsyncFnOnce(&tokio_postgres::Client) -> Result<T, Error>,
     ) -> Result<T, Error> {
         const SEEKS: &str = "SET LOCAL enable_seqscan = off; \
-             SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off";
+             SET LOCAL plan_cache_mode = force_generic_plan";
         const SEEKS_DONE: &str = "SET LOCAL enable_seqscan TO DEFAULT; \
-             SET LOCAL plan_cache_mode TO DEFAULT; SET LOCAL jit TO DEFAULT";
+             SET LOCAL plan_cache_mode TO DEFAULT";
         self.run(async |c| {
             let ((), out, ()) = tokio::try_join!(
                 biased;
