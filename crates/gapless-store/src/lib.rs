@@ -153,9 +153,13 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         received_at: Instant,
     ) -> Result<Appended> {
         let _ = stored;
-        let mut all = Vec::new();
+        // Gathered whole, then moved once into a vector of the batch's
+        // size: grown a chunk at a time, every event would be copied again
+        // at each doubling.
+        let chunks = chunks.collect::<Result<Vec<_>>>()?;
+        let mut all = Vec::with_capacity(chunks.iter().map(Vec::len).sum());
         for chunk in chunks {
-            all.extend(chunk?);
+            all.extend(chunk);
         }
         self.append(&all, received_at)
     }

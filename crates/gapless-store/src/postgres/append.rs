@@ -41,7 +41,6 @@
 //!    updated, inserted), each asset's event count, longest event and event
 //!    hull, and what judging changed.
 
-use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 
 use gapless_core::{Instant, NewEvent};
@@ -73,7 +72,10 @@ const ENSURE_ASSETS: &str = "INSERT INTO assets (name) \
 const DROP_UNUSED_ASSETS: &str = "DELETE FROM assets WHERE id = ANY($1::bigint[])";
 const LOCK_ASSETS: &str = "SELECT id, name, last_n FROM assets WHERE name = ANY($1::text[]) \
      ORDER BY name COLLATE \"C\" FOR UPDATE";
-const NEXT_SEQS: &str = "SELECT nextval('events_seq') FROM generate_series(1, $1::bigint)";
+/// $1 numbers drawn from the event sequence, as one array: one value to
+/// read, not a row each.
+const NEXT_SEQS: &str =
+    "SELECT array_agg(nextval('events_seq')) FROM generate_series(1, $1::bigint)";
 const COPY_EVENTS: &str = "COPY events \
      (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at, n) \
      FROM STDIN (FORMAT binary)";
@@ -129,6 +131,21 @@ struct Columns<'a> {
 }
 
 impl<'a> Columns<'a> {
+    /// Columns with room for `n` events, allocated once.
+    fn with_capacity(n: usize) -> Self {
+        Columns {
+            seq: Vec::new(),
+            asset_id: Vec::with_capacity(n),
+            id: Vec::with_capacity(n),
+            start: Vec::with_capacity(n),
+            end: Vec::with_capacity(n),
+            kind: Vec::with_capacity(n),
+            extra: Vec::with_capacity(n),
+            produced_at: Vec::with_capacity(n),
+            n: Vec::with_capacity(n),
+        }
+    }
+
     /// One more event of asset `asset_id`, its `n`th, stored as `c`.
     fn push(&mut self, asset_id: i64, n: i32, c: &Encoded<'a>) {
         self.asset_id.push(asset_id);
@@ -329,11 +346,11 @@ struct Pending<'a> {
 /// trips: [`lock_and_read`], then the one statement that writes everything
 /// sent with the `COMMIT`; when rules watch the group, judging's reads
 /// between them.
-fn append_group<'b>(
+fn append_group(
     mut tx: Transaction<'_>,
     stmts: &mut Stmts,
     cache: &mut super::rules::WatchCache,
-    batches: &[&'b [NewEvent]],
+    batches: &[&[NewEvent]],
     received_at: Instant,
     untaken: &Untaken,
 ) -> Result<Vec<Result<Appended>>, Fail> {
@@ -364,9 +381,17 @@ fn append_group<'b>(
             .filter(|&i| valid(i))
             .flat_map(|i| batches[i].iter()),
     );
+    let (events, with_ids) = (0..batches.len())
+        .filter(|&i| valid(i))
+        .map(|i| {
+            let ids = batches[i].iter().filter(|e| e.id.is_some()).count();
+            (batches[i].len(), ids)
+        })
+        .fold((0, 0), |(n, k), (bn, bk)| (n + bn, k + bk));
     let keys = group_keys(
         batches,
         &valid,
+        with_ids,
         prediction.as_ref().map_or(&[][..], |p| &p.reads),
     );
     let expected = prediction
@@ -412,25 +437,34 @@ fn append_group<'b>(
     let mut judged: Vec<super::rules::GroupBatch> = Vec::new();
 
     // The first event of each key: stored, or in an earlier (stored) batch,
-    // or earlier in the batch.
-    let mut known: HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>> = HashMap::new();
+    // or earlier in the batch. Sized once for every key the group can
+    // hold: grown a doubling at a time, a map of a million keys is copied
+    // whole some twenty times, into memory the kernel zeroes first.
     let mut runs = super::rules::StoredRuns::new();
+    let mut firsts: Vec<((i64, String), NewEvent)> = Vec::new();
     for r in &stored {
         if r.try_get::<_, i16>(7)? == 1 {
             runs.entry(r.try_get(0)?)
                 .or_default()
                 .push((r.try_get(2)?, r.try_get(3)?));
         } else {
-            remember_stored(&mut known, r)?;
+            firsts.push(((r.try_get(0)?, r.try_get(1)?), stored_content(r)?));
         }
     }
     drop(stored);
     for v in runs.values_mut() {
         v.sort_unstable();
     }
+    let mut known: HashMap<(i64, &str), &NewEvent> =
+        HashMap::with_capacity(firsts.len() + with_ids);
+    known.extend(
+        firsts
+            .iter()
+            .map(|((aid, id), ev)| ((*aid, id.as_str()), ev)),
+    );
 
     // Walk the batches in order.
-    let mut cols = Columns::default();
+    let mut cols = Columns::with_capacity(events);
     let mut assets: Vec<AssetDelta> = Vec::new();
     let mut slot_of: HashMap<i64, usize> = HashMap::new();
     for (bi, batch) in batches.iter().enumerate() {
@@ -465,7 +499,7 @@ fn append_group<'b>(
                 let (e, p) = *failed;
                 // Forget what this batch saw first: it stores nothing.
                 for (aid, id) in p.keys {
-                    known.remove(&(aid, Cow::Borrowed(id)));
+                    known.remove(&(aid, id));
                 }
                 out[bi] = Err(e);
             }
@@ -503,28 +537,16 @@ fn append_group<'b>(
     Ok(out)
 }
 
-/// Remember the stored event of a row of [`RUNS_AND_STORED`] (`part` 0)
-/// as the first of its `(asset, id)` key.
-fn remember_stored<'b>(
-    known: &mut HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>>,
-    r: &Row,
-) -> Result<(), Fail> {
-    known.insert(
-        (r.try_get(0)?, Cow::Owned(r.try_get::<_, String>(1)?)),
-        Cow::Owned(stored_content(r)?),
-    );
-    Ok(())
-}
-
 /// The `(asset, id)` keys of the group's valid batches (each once) and,
 /// per asset, the hull of all its events and of its range in `reads`
 /// (judging's, predicted).
 fn group_keys<'b>(
     batches: &[&'b [NewEvent]],
     valid: &dyn Fn(usize) -> bool,
+    with_ids: usize,
     reads: &[(&'b str, i64, i64)],
 ) -> Keys<'b> {
-    let mut keys: HashSet<(&str, &str)> = HashSet::new();
+    let mut keys: HashSet<(&str, &str)> = HashSet::with_capacity(with_ids);
     let mut hull: HashMap<&str, (i64, i64)> = HashMap::new();
     for (i, batch) in batches.iter().enumerate() {
         if !valid(i) {
@@ -607,16 +629,18 @@ fn group_batch(events: &[(i64, &NewEvent)]) -> super::rules::GroupBatch {
 fn walk<'b>(
     batch: &'b [NewEvent],
     id_of: &HashMap<String, i64>,
-    known: &mut HashMap<(i64, Cow<'b, str>), Cow<'b, NewEvent>>,
+    known: &mut HashMap<(i64, &'b str), &'b NewEvent>,
 ) -> Result<Pending<'b>, Box<(StoreError, Pending<'b>)>> {
     let mut p = Pending::default();
+    p.events.reserve(batch.len());
+    p.keys.reserve(batch.len());
     for (index, ev) in batch.iter().enumerate() {
         let Some(&aid) = id_of.get(&ev.asset) else {
             let e = StoreError::fault(format!("asset {:?} vanished during an append", ev.asset));
             return Err(Box::new((e, p)));
         };
         if let Some(id) = ev.id.as_deref() {
-            match known.get(&(aid, Cow::Borrowed(id))) {
+            match known.get(&(aid, id)) {
                 Some(first) if first.same_content(ev) => {
                     p.out.duplicates += 1;
                     continue;
@@ -630,7 +654,7 @@ fn walk<'b>(
                     return Err(Box::new((e, p)));
                 }
                 None => {
-                    known.insert((aid, Cow::Borrowed(id)), Cow::Borrowed(ev));
+                    known.insert((aid, id), ev);
                     p.keys.push((aid, id));
                 }
             }
@@ -815,11 +839,7 @@ fn write(
     if copied {
         let n = cols.asset_id.len();
         let s = stmts.get(&mut tx, NEXT_SEQS)?;
-        let mut seqs: Vec<i64> = tx
-            .query(&s, &[&(n as i64)])?
-            .iter()
-            .map(|r| r.get(0))
-            .collect();
+        let mut seqs: Vec<i64> = tx.query_one(&s, &[&(n as i64)])?.try_get(0)?;
         seqs.sort_unstable();
         if seqs.len() != n {
             return Err(Fail::Store(StoreError::fault(
