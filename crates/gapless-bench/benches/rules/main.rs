@@ -15,9 +15,9 @@
 //!    each against the same assets without rules, on SQLite and on
 //!    PostgreSQL: single-event POSTs from 64 producers spread over the
 //!    assets and the median latency of a `check` over HTTP after them, and
-//!    `gapless ingest` of a file interleaving every asset's events (target:
-//!    both rates at least 0.90 of those without rules, the check
-//!    unchanged).
+//!    `gapless ingest` of a file interleaving every asset's events, each
+//!    timed from a checkpoint (target: both rates at least 0.90 of those
+//!    without rules, the check unchanged).
 //!
 //! Both configurations run in the same process on the same machine, so the
 //! ratios hold whatever else the machine is doing on average; the firings
@@ -267,6 +267,14 @@ fn main() {
         ingest_ratio = Some(ratio);
     }
 
+    // The file system's and PostgreSQL's dirty pages written out.
+    let settle = || {
+        let _ = std::process::Command::new("sync").status();
+        if pg.is_some() {
+            let mut c = postgres::Client::connect(&pg_url, postgres::NoTls).expect("PostgreSQL");
+            c.batch_execute("CHECKPOINT").expect("CHECKPOINT");
+        }
+    };
     let (mut many_sqlite, mut many_pg) = (None, None);
     if phase("many") || phase("many-posts") || phase("many-ingest") {
         let many = many::Many {
@@ -281,6 +289,7 @@ fn main() {
                 .filter(|d| d != "none"),
             posts: phase("many-posts") || phase("many"),
             ingest: phase("many-ingest") || phase("many"),
+            settle: &settle,
         };
         many_sqlite = Some(many.run("SQLite", &|i| {
             dir.path()
