@@ -787,9 +787,17 @@ fn write(
         .collect();
     // The stored runs each asset's new events touch (read with judging's
     // coverage when rules watch the group: before the runs are written,
-    // judging replays the batches on them).
+    // judging replays the batches on them). Judging what was read already
+    // needs nothing of the events' COPY: with that many events, it is
+    // worked out on a thread of its own while the server takes the COPY.
+    let copied = cols.asset_id.len() >= COPY_FROM;
     let (mut stored, judged) = match stored {
-        Stored::Read(runs) => (runs, None),
+        Stored::Read(runs) => {
+            if copied {
+                draw_and_copy(&mut tx, stmts, cols, received)?;
+            }
+            (runs, None)
+        }
         Stored::Judged {
             watches,
             batches,
@@ -797,13 +805,27 @@ fn write(
             runs,
             states,
         } => {
-            let (stored, out) =
-                super::rules::judge_read(watches, batches, plan, runs, states, &hulls)?;
+            let judge = || super::rules::judge_read(watches, batches, plan, runs, states, &hulls);
+            let (stored, out) = if copied {
+                std::thread::scope(|scope| {
+                    let judging = scope.spawn(judge);
+                    let copy = draw_and_copy(&mut tx, stmts, cols, received);
+                    let judged = judging
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    copy.and(judged.map_err(Fail::Store))
+                })?
+            } else {
+                judge()?
+            };
             (stored, Some(out).filter(|o| !o.is_empty()))
         }
         Stored::Judge(watches, batches) => {
             let (stored, out) =
                 super::rules::read_and_judge(&mut tx, stmts, watches, batches, &hulls)?;
+            if copied {
+                draw_and_copy(&mut tx, stmts, cols, received)?;
+            }
             (stored, Some(out).filter(|o| !o.is_empty()))
         }
     };
@@ -834,21 +856,7 @@ fn write(
         }
     }
 
-    // The events: in the statement, or by COPY first when many.
-    let copied = cols.asset_id.len() >= COPY_FROM;
-    if copied {
-        let n = cols.asset_id.len();
-        let s = stmts.get(&mut tx, NEXT_SEQS)?;
-        let mut seqs: Vec<i64> = tx.query_one(&s, &[&(n as i64)])?.try_get(0)?;
-        seqs.sort_unstable();
-        if seqs.len() != n {
-            return Err(Fail::Store(StoreError::fault(
-                "the event sequence returned too few numbers",
-            )));
-        }
-        cols.seq = seqs;
-        copy_events(&mut tx, cols, received)?;
-    }
+    // The events: in the statement, or by COPY (above) when many.
     let empty = Columns::default();
     let ev = if copied { &empty } else { &*cols };
     let counts: Vec<i64> = assets.iter().map(AssetDelta::count).collect();
@@ -907,6 +915,26 @@ fn write(
     Ok(judging
         .as_ref()
         .map_or(0, super::rules::JudgingColumns::settled))
+}
+
+/// The events of `cols` numbered from the event sequence and sent by COPY.
+fn draw_and_copy(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    cols: &mut Columns<'_>,
+    received: i64,
+) -> Result<(), Fail> {
+    let n = cols.asset_id.len();
+    let s = stmts.get(tx, NEXT_SEQS)?;
+    let mut seqs: Vec<i64> = tx.query_one(&s, &[&(n as i64)])?.try_get(0)?;
+    seqs.sort_unstable();
+    if seqs.len() != n {
+        return Err(Fail::Store(StoreError::fault(
+            "the event sequence returned too few numbers",
+        )));
+    }
+    cols.seq = seqs;
+    copy_events(tx, cols, received)
 }
 
 fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> Result<(), Fail> {
