@@ -643,7 +643,7 @@ fn concurrent_opens_migrate_once() {
         .unwrap()
         .get(0);
     // One row per migration, each applied once.
-    assert_eq!(versions, 9);
+    assert_eq!(versions, 10);
 }
 
 #[test]
@@ -1433,14 +1433,27 @@ fn appends_judge_the_rules_another_replica_changed() {
     let mut admin = admin();
     let rows = admin
         .query(
-            &format!("SELECT count(*) FROM \"{}\".rule_windows", schema.name),
+            &format!(
+                "SELECT r.name, w.start_us, w.end_us, w.complete FROM \"{}\".rule_windows w \
+                 JOIN \"{0}\".rules r ON r.id = w.rule_id",
+                schema.name
+            ),
             &[],
         )
         .unwrap();
+    let runs: Vec<(String, i64, i64, bool)> = rows
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect();
     assert_eq!(
-        rows[0].get::<_, i64>(0),
-        4,
-        "only s's four windows are recorded"
+        runs,
+        [(
+            "s".to_string(),
+            t(0).as_micros(),
+            t(4 * 60).as_micros(),
+            true
+        )],
+        "only s's four windows are recorded, as one run"
     );
 }
 
@@ -1494,11 +1507,15 @@ fn deadline_passes_racing_appends_keep_each_window_s_record() {
             "window {h}: {of:?}"
         );
     }
+    // Runs of windows: each window counted by its hours.
     let mut admin = admin();
     let rows = admin
         .query(
             &format!(
-                "SELECT count(*) FILTER (WHERE complete), count(*) FROM \"{}\".rule_windows",
+                "SELECT coalesce(sum((end_us - start_us) / 3600000000) \
+                   FILTER (WHERE complete AND generation = 1), 0)::bigint, \
+                 coalesce(sum((end_us - start_us) / 3600000000), 0)::bigint \
+                 FROM \"{}\".rule_windows",
                 schema.name
             ),
             &[],
@@ -1708,4 +1725,54 @@ fn version_8_schema_is_migrated() {
     );
     let new: Vec<u8> = admin.query_one(&q, &[]).unwrap().get(0);
     assert!(new.is_empty());
+}
+
+/// A schema of version 9 (a row of `rule_windows` a window) is brought to
+/// the current version when opened, the rows of windows that follow one
+/// another with one record joined into runs: judging goes on from them as
+/// before (no window fires again), and a run that grows keeps its row.
+#[test]
+fn version_9_rule_windows_are_joined_into_runs() {
+    let schema = Schema::new("v9");
+    let fired = story::rules::window_runs_fixture(&schema.open());
+    let mut admin = admin();
+    let mut tx = admin.transaction().unwrap();
+    tx.batch_execute(&format!("SET LOCAL search_path TO \"{}\"", schema.name))
+        .unwrap();
+    // What version 9 kept: a row for each window, on pages filled full.
+    tx.batch_execute(
+        "CREATE TABLE windows_v9 AS SELECT w.rule_id, h AS start_us, \
+           h + 3600000000 AS end_us, w.complete, w.generation, w.late \
+         FROM rule_windows w, generate_series(w.start_us, w.end_us - 1, 3600000000) AS h; \
+         DELETE FROM rule_windows; ALTER TABLE rule_windows RESET (fillfactor); \
+         INSERT INTO rule_windows SELECT * FROM windows_v9; DROP TABLE windows_v9; \
+         DELETE FROM gapless_version WHERE version >= 10",
+    )
+    .unwrap();
+    let kept: i64 = tx
+        .query_one("SELECT count(*) FROM rule_windows", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(kept, 9, "a row a window, as version 9 kept them");
+    tx.commit().unwrap();
+    let store = schema.open();
+    let runs = |admin: &mut postgres::Client| -> Vec<(i64, i64, bool, i64)> {
+        admin
+            .query(
+                &format!(
+                    "SELECT (start_us - $1) / 3600000000, (end_us - $1) / 3600000000, \
+                       complete, generation \
+                     FROM \"{}\".rule_windows ORDER BY start_us",
+                    schema.name
+                ),
+                &[&t(0).as_micros()],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect()
+    };
+    assert_eq!(runs(&mut admin), story::rules::FIXTURE_RUNS);
+    story::rules::window_runs_grow(&store, fired);
+    assert_eq!(runs(&mut admin), story::rules::GROWN_RUNS);
 }

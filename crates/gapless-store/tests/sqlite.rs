@@ -292,7 +292,7 @@ fn durability_settings() {
     // 2 = FULL: the WAL is synced at every commit.
     assert_eq!(store.pragma("synchronous").unwrap(), "2");
     assert_eq!(store.pragma("application_id").unwrap(), "1196444755");
-    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
     assert!(store.pragma("synchronous; DROP TABLE events").is_err());
     // WAL mode is a property of the file.
     let c = rusqlite::Connection::open(&path).unwrap();
@@ -646,7 +646,7 @@ fn version_1_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
     assert_eq!(all_events(&store, "a", 10).len(), 1);
     assert_eq!(store.ledger_id().unwrap().len(), 32);
     assert!(store.rules().unwrap().is_empty());
@@ -685,7 +685,7 @@ fn version_2_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
     assert_eq!(
         store.asset("a").unwrap().unwrap().last_received,
         Some(later)
@@ -716,7 +716,7 @@ fn version_3_ledger_is_migrated() {
         c.execute_batch(DROP_OVERVIEW_COLUMNS).unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
     let a = store.asset("a").unwrap().unwrap();
     assert_eq!((a.events, a.pruned_before), (1, None));
     store.verify().unwrap();
@@ -749,7 +749,7 @@ fn version_4_ledger_is_migrated() {
         c.execute_batch("PRAGMA user_version = 4;").unwrap();
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
     assert_eq!(story::listing::overview_pages(&store), before);
     store.verify().unwrap();
 }
@@ -788,7 +788,7 @@ fn version_5_ledger_is_migrated() {
         }
     }
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
     assert_eq!(story::listing::overview_pages(&store), before);
     store.verify().unwrap();
     let decl = AssetDecl {
@@ -892,7 +892,7 @@ fn version_6_ledger_is_migrated() {
     };
 
     let store = SqliteStore::open(&path).unwrap();
-    assert_eq!(store.pragma("user_version").unwrap(), "7");
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
     let c = rusqlite::Connection::open(&path).unwrap();
     assert_eq!(firings_sql(&c), new_sql);
     let check: String = c
@@ -925,4 +925,51 @@ fn version_6_ledger_is_migrated() {
         );
     }
     store.verify().unwrap();
+}
+
+/// A version 7 ledger (a row of `rule_windows` a window) is migrated when
+/// opened, the rows of windows that follow one another with one record
+/// joined into runs: judging goes on from them as before (no window fires
+/// again), and a run that grows keeps its row.
+#[test]
+fn version_7_rule_windows_are_joined_into_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let fired = story::rules::window_runs_fixture(&SqliteStore::open(&path).unwrap());
+    let c = rusqlite::Connection::open(&path).unwrap();
+    // What version 7 kept: a row for each window.
+    c.execute_batch(
+        "CREATE TABLE windows_v7 AS WITH RECURSIVE h(rule_id, start_us, run_end, complete, \
+           generation, late) AS ( \
+           SELECT rule_id, start_us, end_us, complete, generation, late FROM rule_windows \
+           UNION ALL SELECT rule_id, start_us + 3600000000, run_end, complete, generation, late \
+           FROM h WHERE start_us + 3600000000 < run_end) \
+         SELECT rule_id, start_us, start_us + 3600000000 AS end_us, complete, generation, late \
+         FROM h; \
+         DELETE FROM rule_windows; INSERT INTO rule_windows SELECT * FROM windows_v7; \
+         DROP TABLE windows_v7; PRAGMA user_version = 7;",
+    )
+    .unwrap();
+    let kept: i64 = c
+        .query_row("SELECT count(*) FROM rule_windows", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(kept, 9, "a row a window, as version 7 kept them");
+    let runs = |c: &rusqlite::Connection| -> Vec<(i64, i64, bool, i64)> {
+        c.prepare(
+            "SELECT (start_us - ?1) / 3600000000, (end_us - ?1) / 3600000000, complete, \
+             generation FROM rule_windows ORDER BY start_us",
+        )
+        .unwrap()
+        .query_map([t(0).as_micros()], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?))
+        })
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+    };
+    let store = SqliteStore::open(&path).unwrap();
+    assert_eq!(store.pragma("user_version").unwrap(), "8");
+    assert_eq!(runs(&c), story::rules::FIXTURE_RUNS);
+    story::rules::window_runs_grow(&store, fired);
+    assert_eq!(runs(&c), story::rules::GROWN_RUNS);
 }

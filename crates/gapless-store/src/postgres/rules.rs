@@ -41,6 +41,7 @@ use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord,
 };
+use crate::rule::records::Run;
 use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
 use crate::{Result, StoreError};
 
@@ -79,8 +80,10 @@ const ASSETS_OF_RULES: &str = "SELECT ra.rule_id, ra.asset_id, a.name FROM rule_
      JOIN unnest($1::bigint[]) AS u(id) ON u.id = ra.rule_id \
      JOIN assets a ON a.id = ra.asset_id";
 /// The recorded states of each `(rule, lo, hi)` of $4..$6 ($1..$3 in
-/// [`WINDOW_STATES`]): the windows starting in [lo, hi) (rule, start, end,
-/// complete, generation, late).
+/// [`WINDOW_STATES`]): the runs of windows (`records.rs`) that overlap or
+/// touch [lo, hi] (rule, start, end, complete, generation, late), those
+/// touching it to be joined with the windows judged. Runs of a rule never
+/// overlap: of those starting before lo, only the last can reach it.
 macro_rules! window_states {
     ($r:literal, $lo:literal, $hi:literal) => {
         concat!(
@@ -93,9 +96,13 @@ macro_rules! window_states {
             "::bigint[], ",
             $hi,
             "::bigint[]) AS v(r, lo, hi) \
-             CROSS JOIN LATERAL (SELECT rule_id, start_us, end_us, complete, generation, late \
-               FROM rule_windows WHERE rule_id = v.r AND start_us >= v.lo AND start_us < v.hi \
-               OFFSET 0) AS w"
+             CROSS JOIN LATERAL ( \
+               (SELECT rule_id, start_us, end_us, complete, generation, late FROM rule_windows \
+                WHERE rule_id = v.r AND start_us < v.lo ORDER BY start_us DESC LIMIT 1) \
+               UNION ALL \
+               (SELECT rule_id, start_us, end_us, complete, generation, late FROM rule_windows \
+                WHERE rule_id = v.r AND start_us >= v.lo AND start_us <= v.hi) \
+             ) AS w WHERE w.end_us >= v.lo"
         )
     };
 }
@@ -117,35 +124,43 @@ const JUDGING_READS: &str = concat!(
 /// beforehand which rules judge it ([`Prediction`]).
 pub(crate) const WINDOW_STATES: &str = window_states!("$1", "$2", "$3");
 
-/// What judging changed, as data-modifying CTEs over $1..$17: the window
-/// states upserted, $7 firing numbers drawn under the firing clock's lock
-/// (not taken when there is no firing), the firings inserted with them in
-/// order. Alone ([`JUDGING_WRITES`]) or as the tail of an append's one
-/// write ([`judged_write_sql`]).
+/// What judging changed, as data-modifying CTEs over $1..$25: the runs of
+/// window records (`records.rs`) deleted ($1, $2: rule, start), changed in
+/// place ($3..$8: rule, start, end, complete, generation, late; a run that
+/// grows keeps its row) and inserted ($9..$14), then $15 firing numbers
+/// drawn under the firing clock's lock (not taken when there is no firing),
+/// the firings inserted with them in order. Alone ([`JUDGING_WRITES`]) or
+/// as the tail of an append's one write ([`judged_write_sql`]).
 macro_rules! judging_ctes {
     () => {
-        "s AS ( \
+        "wd AS ( \
+           DELETE FROM rule_windows w USING unnest($1::bigint[], $2::bigint[]) AS x(r, s) \
+           WHERE w.rule_id = x.r AND w.start_us = x.s \
+         ), wu AS ( \
+           UPDATE rule_windows w SET end_us = x.e, complete = x.c, generation = x.g, late = x.l \
+           FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[], $7::bigint[], \
+             $8::boolean[]) AS x(r, s, e, c, g, l) \
+           WHERE w.rule_id = x.r AND w.start_us = x.s \
+         ), wi AS ( \
            INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
-           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
-             $5::bigint[], $6::boolean[]) \
-           ON CONFLICT (rule_id, start_us) DO UPDATE SET \
-           complete = excluded.complete, generation = excluded.generation, late = excluded.late \
+           SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::bigint[], $12::boolean[], \
+             $13::bigint[], $14::boolean[]) \
          ), d AS ( \
-           UPDATE firing_clock SET last = last + $7::bigint WHERE $7::bigint > 0 RETURNING last \
+           UPDATE firing_clock SET last = last + $15::bigint WHERE $15::bigint > 0 RETURNING last \
          ), f AS ( \
            INSERT INTO firings (seq, rule_id, kind, start_us, end_us, key, generation, \
              covered_ratio, recorded_us, target, state) \
-           SELECT d.last - $7::bigint + u.o, u.r, u.k, u.st, u.en, u.ky, u.g, u.c, $13::bigint, \
+           SELECT d.last - $15::bigint + u.o, u.r, u.k, u.st, u.en, u.ky, u.g, u.c, $21::bigint, \
              u.t, u.d \
-           FROM d, unnest($8::bigint[], $9::smallint[], $10::bigint[], $11::bigint[], \
-             $12::text[], $14::bigint[], $15::double precision[], $16::text[], $17::smallint[]) \
+           FROM d, unnest($16::bigint[], $17::smallint[], $18::bigint[], $19::bigint[], \
+             $20::text[], $22::bigint[], $23::double precision[], $24::text[], $25::smallint[]) \
              WITH ORDINALITY AS u(r, k, st, en, ky, g, c, t, d, o) \
          )"
     };
 }
 const JUDGING_WRITES: &str = concat!("WITH ", judging_ctes!(), " SELECT 1");
 /// How many parameters [`judging_ctes`] takes.
-pub(crate) const JUDGING_PARAMS: usize = 17;
+pub(crate) const JUDGING_PARAMS: usize = 25;
 
 /// The judging CTEs with their parameters numbered from `first` + 1, to
 /// follow the `first` parameters of an append's write.
@@ -165,14 +180,38 @@ pub(crate) fn judging_ctes_after(first: usize) -> String {
     out
 }
 
+/// Runs of window records as columns of [`judging_ctes`]'s parameters.
+#[derive(Default)]
+struct RunColumns {
+    rule: Vec<i64>,
+    start: Vec<i64>,
+    end: Vec<i64>,
+    complete: Vec<bool>,
+    generation: Vec<i64>,
+    late: Vec<bool>,
+}
+
+impl RunColumns {
+    fn of(runs: &[(i64, Run)]) -> RunColumns {
+        let mut c = RunColumns::default();
+        for &(rule, (start, end, record)) in runs {
+            c.rule.push(rule);
+            c.start.push(start);
+            c.end.push(end);
+            c.complete.push(record.state.complete);
+            c.generation.push(i64::from(record.state.generation));
+            c.late.push(record.late);
+        }
+        c
+    }
+}
+
 /// What judging changed, as the columns of [`judging_ctes`]'s parameters.
 pub(crate) struct JudgingColumns<'o> {
-    w_rule: Vec<i64>,
-    w_start: Vec<i64>,
-    w_end: Vec<i64>,
-    w_complete: Vec<bool>,
-    w_generation: Vec<i64>,
-    w_late: Vec<bool>,
+    deleted_rule: Vec<i64>,
+    deleted_start: Vec<i64>,
+    updated: RunColumns,
+    inserted: RunColumns,
     n: i64,
     rule: Vec<i64>,
     kind: Vec<i16>,
@@ -189,19 +228,14 @@ pub(crate) struct JudgingColumns<'o> {
 
 impl<'o> JudgingColumns<'o> {
     pub(crate) fn new(out: &'o Outcome, now: Instant, untaken: &Untaken) -> JudgingColumns<'o> {
-        let rec = &out.records;
+        let runs = out.run_changes();
         let f = &out.firings;
         let (state, settled) = untaken.states(f);
         JudgingColumns {
-            w_rule: rec.iter().map(|r| r.0).collect(),
-            w_start: rec.iter().map(|r| r.1.start().as_micros()).collect(),
-            w_end: rec.iter().map(|r| r.1.end().as_micros()).collect(),
-            w_complete: rec.iter().map(|r| r.2.state.complete).collect(),
-            w_generation: rec
-                .iter()
-                .map(|r| i64::from(r.2.state.generation))
-                .collect(),
-            w_late: rec.iter().map(|r| r.2.late).collect(),
+            deleted_rule: runs.deleted.iter().map(|d| d.0).collect(),
+            deleted_start: runs.deleted.iter().map(|d| d.1).collect(),
+            updated: RunColumns::of(&runs.updated),
+            inserted: RunColumns::of(&runs.inserted),
             n: f.len() as i64,
             rule: f.iter().map(|f| f.rule_id).collect(),
             kind: f.iter().map(|f| firing_kind_code(f.kind)).collect(),
@@ -224,13 +258,22 @@ impl<'o> JudgingColumns<'o> {
 
     /// The parameters in order, with their types.
     pub(crate) fn params(&self) -> [(&(dyn ToSql + Sync), Type); JUDGING_PARAMS] {
+        let (u, i) = (&self.updated, &self.inserted);
         [
-            (&self.w_rule, Type::INT8_ARRAY),
-            (&self.w_start, Type::INT8_ARRAY),
-            (&self.w_end, Type::INT8_ARRAY),
-            (&self.w_complete, Type::BOOL_ARRAY),
-            (&self.w_generation, Type::INT8_ARRAY),
-            (&self.w_late, Type::BOOL_ARRAY),
+            (&self.deleted_rule, Type::INT8_ARRAY),
+            (&self.deleted_start, Type::INT8_ARRAY),
+            (&u.rule, Type::INT8_ARRAY),
+            (&u.start, Type::INT8_ARRAY),
+            (&u.end, Type::INT8_ARRAY),
+            (&u.complete, Type::BOOL_ARRAY),
+            (&u.generation, Type::INT8_ARRAY),
+            (&u.late, Type::BOOL_ARRAY),
+            (&i.rule, Type::INT8_ARRAY),
+            (&i.start, Type::INT8_ARRAY),
+            (&i.end, Type::INT8_ARRAY),
+            (&i.complete, Type::BOOL_ARRAY),
+            (&i.generation, Type::INT8_ARRAY),
+            (&i.late, Type::BOOL_ARRAY),
             (&self.n, Type::INT8),
             (&self.rule, Type::INT8_ARRAY),
             (&self.kind, Type::INT2_ARRAY),
@@ -767,32 +810,34 @@ fn read_for_judging(
                 v.push(run);
             }
         } else {
-            let (key, record) = window_record(&row)?;
-            out.insert(key, record);
+            insert_run(&mut out, &row)?;
         }
     }
     Ok((by_asset, out))
 }
 
-/// A row of [`window_states`]: `(rule, window start)` and its record.
-fn window_record(row: &tokio_postgres::Row) -> Result<((i64, i64), WindowRecord)> {
+/// Add a row of [`window_states`] (a run of a rule's windows) to `states`.
+fn insert_run(states: &mut States, row: &tokio_postgres::Row) -> Result<()> {
     let generation: i64 = row.try_get(5)?;
-    Ok((
-        (row.try_get(1)?, row.try_get(2)?),
-        WindowRecord {
-            state: WindowState {
-                complete: row.try_get(4)?,
-                generation: u32::try_from(generation)
-                    .map_err(|_| crate::error::corrupt("window generation"))?,
-            },
-            late: row.try_get(6)?,
+    let record = WindowRecord {
+        state: WindowState {
+            complete: row.try_get(4)?,
+            generation: u32::try_from(generation)
+                .map_err(|_| crate::error::corrupt("window generation"))?,
         },
-    ))
+        late: row.try_get(6)?,
+    };
+    states.insert(row.try_get(1)?, row.try_get(2)?, row.try_get(3)?, record);
+    Ok(())
 }
 
 /// The recorded states of the rows of [`WINDOW_STATES`].
 pub(crate) fn states_of(rows: &[tokio_postgres::Row]) -> Result<States> {
-    rows.iter().map(window_record).collect()
+    let mut out = States::new();
+    for row in rows {
+        insert_run(&mut out, row)?;
+    }
+    Ok(out)
 }
 
 fn stored_rule(

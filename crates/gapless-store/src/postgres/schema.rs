@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 9)
+//! # Schema (version 10)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -89,6 +89,9 @@
 //! -- 8-byte integers (int8send), refilled from the coverage runs
 //! ALTER TABLE assets ALTER COLUMN recent_runs TYPE bytea, ALTER COLUMN recent_runs
 //!     SET DEFAULT ''::bytea;
+//! -- version 10: a row of rule_windows is a run of a rule's windows with one
+//! -- record, [start_us, end_us); a run that grows is changed in place
+//! ALTER TABLE rule_windows SET (fillfactor = 50);
 //! ```
 //!
 //! Version 6 made events smaller: the columns in an order that wastes no
@@ -117,6 +120,14 @@
 //! every asset's overview inputs from its coverage runs (`overview::fill`,
 //! once, after the last migration, in the migrations' transaction).
 //!
+//! Version 10 keeps a rule's window records as runs (`rule/records.rs`):
+//! a rule that keeps up has one row whose end moves, instead of a row and
+//! an index entry more for every window. Half of each page is left free, so
+//! that the run's new version goes on its page without a new index entry
+//! (a HOT update). Its migration joins the rows of a version 9 ledger (one
+//! a window) into runs. A build before it would read a run as one window:
+//! the version keeps it from opening such a ledger.
+//!
 //! Instants are microseconds since the Unix epoch, as in the SQLite backend.
 //! `coverage_runs` holds the sorted, disjoint, non-adjacent covered runs of
 //! each asset, kept up to date in the transaction of every append.
@@ -133,7 +144,7 @@ use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 9;
+pub(crate) const SCHEMA_VERSION: i32 = 10;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -150,7 +161,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 9] = [
+const MIGRATIONS: [&str; 10] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -320,6 +331,34 @@ UPDATE assets SET last_n = coalesce((SELECT max(n) FROM events e WHERE e.asset_i
 ALTER TABLE assets ALTER COLUMN recent_runs DROP DEFAULT,
     ALTER COLUMN recent_runs TYPE bytea USING NULL,
     ALTER COLUMN recent_runs SET DEFAULT ''::bytea;
+",
+    // A window's row is a run of one: runs of windows that follow one
+    // another with one record become one row.
+    "
+CREATE TABLE rule_windows_v10 (
+    rule_id    bigint NOT NULL,
+    start_us   bigint NOT NULL,
+    end_us     bigint NOT NULL,
+    complete   boolean NOT NULL,
+    generation bigint NOT NULL,
+    late       boolean NOT NULL
+) WITH (fillfactor = 50);
+INSERT INTO rule_windows_v10 (rule_id, start_us, end_us, complete, generation, late)
+    SELECT rule_id, min(start_us), max(end_us), complete, generation, late
+    FROM (SELECT *, count(*) FILTER (WHERE NOT joined)
+            OVER (PARTITION BY rule_id ORDER BY start_us) AS run
+          FROM (SELECT *, coalesce(lag(end_us) OVER w = start_us
+                    AND lag(complete) OVER w = complete
+                    AND lag(generation) OVER w = generation
+                    AND lag(late) OVER w = late, false) AS joined
+                FROM rule_windows
+                WHERE complete OR generation <> 0 OR late
+                WINDOW w AS (PARTITION BY rule_id ORDER BY start_us)) j) r
+    GROUP BY rule_id, run, complete, generation, late
+    ORDER BY rule_id, min(start_us);
+DROP TABLE rule_windows;
+ALTER TABLE rule_windows_v10 RENAME TO rule_windows;
+ALTER TABLE rule_windows ADD CONSTRAINT rule_windows_pkey PRIMARY KEY (rule_id, start_us);
 ",
 ];
 

@@ -34,8 +34,7 @@ pub(crate) struct WindowRecord {
     pub(crate) late: bool,
 }
 
-/// Recorded window states by `(rule id, window start)`.
-pub(crate) type States = HashMap<(i64, i64), WindowRecord>;
+pub(crate) use super::records::States;
 
 /// A firing to record; the backend numbers it.
 #[derive(Debug, Clone, PartialEq)]
@@ -50,18 +49,29 @@ pub(crate) struct NewFiring {
 }
 
 /// What judging changed: firings in the order they happened, and the final
-/// record of every window whose record changed.
+/// record of every window whose record changed (in rule and start order),
+/// with the records read of those windows' rules (to write them as runs:
+/// [`super::records::RunChanges`]).
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
     pub(crate) firings: Vec<NewFiring>,
     pub(crate) records: Vec<(i64, Interval, WindowRecord)>,
+    pub(crate) stored: States,
 }
 
 impl Outcome {
-    /// Add `other`'s firings after this one's, and its records.
+    /// Add `other`'s firings after this one's, and its records (of other
+    /// rules than this one's).
     pub(crate) fn extend(&mut self, other: Outcome) {
         self.firings.extend(other.firings);
         self.records.extend(other.records);
+        self.records.sort_unstable_by_key(|r| (r.0, r.1.start()));
+        self.stored.extend(other.stored);
+    }
+
+    /// The changes that write [`Outcome::records`] as runs.
+    pub(crate) fn run_changes(&self) -> super::records::RunChanges {
+        super::records::RunChanges::of(&self.stored, &self.records)
     }
 
     /// Whether there is nothing to write.
@@ -232,12 +242,12 @@ fn complete(watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<bool> {
     Ok(exact(watch, w, src)?.complete)
 }
 
-/// What judging accumulates: the window records read and changed, and the
-/// firings in order.
+/// What judging accumulates: the window records read, those changed (with
+/// their windows), and the firings in order.
 #[derive(Debug, Default)]
 pub(crate) struct Judged {
     records: States,
-    changed: HashMap<(i64, i64), Interval>,
+    changed: HashMap<(i64, i64), (Interval, WindowRecord)>,
     firings: Vec<NewFiring>,
 }
 
@@ -260,7 +270,10 @@ impl Judged {
     ) -> Result<()> {
         let now = complete(watch, w, src)?;
         let key = (watch.id, w.start().as_micros());
-        let record = self.records.get(&key).copied().unwrap_or_default();
+        let record = match self.changed.get(&key) {
+            Some(c) => c.1,
+            None => self.records.get(key.0, key.1),
+        };
         let (state, fired) = record.state.judged(now);
         if let Some((kind, generation)) = fired {
             let ratio = if now && is_full(watch.rule.def.policy()) {
@@ -268,8 +281,8 @@ impl Judged {
             } else {
                 exact(watch, w, src)?.covered_ratio
             };
-            self.records.insert(key, WindowRecord { state, ..record });
-            self.changed.insert(key, w);
+            self.changed
+                .insert(key, (w, WindowRecord { state, ..record }));
             self.firings
                 .push(new_firing(watch, kind, w, generation, ratio));
         }
@@ -279,7 +292,7 @@ impl Judged {
     /// What to write: the firings, and the final record of every window
     /// whose record changed.
     pub(crate) fn finish(self) -> Outcome {
-        outcome(self.firings, &self.records, self.changed)
+        outcome(self.firings, self.records, self.changed)
     }
 }
 
@@ -302,17 +315,23 @@ fn new_firing(
     }
 }
 
+/// The outcome of `firings` and the `changed` records, over `stored`, the
+/// records read (kept for the rules with a change).
 fn outcome(
     firings: Vec<NewFiring>,
-    records: &States,
-    changed: HashMap<(i64, i64), Interval>,
+    mut stored: States,
+    changed: HashMap<(i64, i64), (Interval, WindowRecord)>,
 ) -> Outcome {
-    let mut records: Vec<(i64, Interval, WindowRecord)> = changed
-        .into_iter()
-        .map(|(k, w)| (k.0, w, records[&k]))
-        .collect();
+    let mut records: Vec<(i64, Interval, WindowRecord)> =
+        changed.into_iter().map(|(k, (w, r))| (k.0, w, r)).collect();
     records.sort_unstable_by_key(|r| (r.0, r.1.start()));
-    Outcome { firings, records }
+    let rules: std::collections::HashSet<i64> = records.iter().map(|r| r.0).collect();
+    stored.retain(|rule| rules.contains(&rule));
+    Outcome {
+        firings,
+        records,
+        stored,
+    }
 }
 
 /// Judging a group of batches, one after the other, on the coverage
@@ -528,23 +547,24 @@ pub(crate) fn late(
     records: &States,
 ) -> Result<Outcome> {
     let mut changed = HashMap::new();
-    let mut new_records = States::new();
     let mut firings = Vec::new();
     for &w in windows {
         let key = (watch.id, w.start().as_micros());
-        let record = records.get(&key).copied().unwrap_or_default();
+        let record = records.get(key.0, key.1);
         if record.state.complete || record.late {
             continue;
         }
         let ratio = exact(watch, w, &mut InMemory(coverage))?.covered_ratio;
-        new_records.insert(
+        changed.insert(
             key,
-            WindowRecord {
-                late: true,
-                ..record
-            },
+            (
+                w,
+                WindowRecord {
+                    late: true,
+                    ..record
+                },
+            ),
         );
-        changed.insert(key, w);
         firings.push(new_firing(
             watch,
             FiringKind::Late,
@@ -553,5 +573,5 @@ pub(crate) fn late(
             ratio,
         ));
     }
-    Ok(outcome(firings, &new_records, changed))
+    Ok(outcome(firings, records.only(watch.id), changed))
 }

@@ -13,10 +13,13 @@
 //! - `judge.rs`: which windows a group of batches touches and their new
 //!   states and firings, judged batch by batch in memory from the coverage
 //!   before the group.
+//! - `records.rs`: the windows' recorded states, kept as runs of windows
+//!   with one record.
 
 pub(crate) mod codec;
 pub(crate) mod deadlines;
 pub(crate) mod judge;
+pub(crate) mod records;
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};

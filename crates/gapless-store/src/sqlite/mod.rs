@@ -398,7 +398,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
         let conn = store.writer();
-        let cases: [(&str, &[&str]); 16] = [
+        let cases: [(&str, &[&str]); 17] = [
             (
                 rules::DUE,
                 &["SCAN firings USING INDEX firings_pending"],
@@ -456,7 +456,14 @@ mod tests {
             ),
             (
                 rules::states_of(4),
-                &["SEARCH w USING PRIMARY KEY (rule_id=? AND start_us>? AND start_us<?)"],
+                &[
+                    "SEARCH w USING PRIMARY KEY (rule_id=? AND start_us>? AND start_us<?)",
+                    "SEARCH p USING PRIMARY KEY (rule_id=? AND start_us<?)",
+                ],
+            ),
+            (
+                rules::DELETE_STATE_RUN,
+                &["SEARCH rule_windows USING PRIMARY KEY (rule_id=? AND start_us=?)"],
             ),
             (
                 append::FIRST_RUN,

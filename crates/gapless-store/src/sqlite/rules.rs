@@ -40,23 +40,32 @@ const SELECT_RULE: &str = concat!(
 const SELECT_RULES: &str = concat!("SELECT id, ", rule_columns!(), " FROM rules ORDER BY name");
 const SELECT_RULE_BY_ID: &str =
     concat!("SELECT id, ", rule_columns!(), " FROM rules WHERE id = ?1");
-/// Recorded states of the windows of rules `r` starting in `[lo, hi)`, for
-/// each `(r, lo, hi)` of the rows (3 columns a row) of [`multi_row`]
-/// between the head and the tail: each an index seek.
+/// Recorded states of the windows of rules `r`, for each `(r, lo, hi)` of
+/// the rows (3 columns a row) of [`multi_row`] between the head and the
+/// tail: the runs of windows (`records.rs`) that overlap or touch
+/// `[lo, hi]`, those touching it to be joined with the windows judged. A
+/// rule's runs never overlap: of those starting before `lo`, only the last
+/// can reach it. Each an index seek.
 const STATES_OF: (&str, &str) = (
     "WITH v(r, lo, hi) AS (VALUES ",
-    ") SELECT w.rule_id, w.start_us, w.complete, w.generation, w.late \
+    ") SELECT w.rule_id, w.start_us, w.end_us, w.complete, w.generation, w.late \
      FROM v CROSS JOIN rule_windows w \
-     ON w.rule_id = v.r AND w.start_us >= v.lo AND w.start_us < v.hi",
+     ON w.rule_id = v.r AND w.start_us >= coalesce((SELECT max(p.start_us) FROM rule_windows p \
+       WHERE p.rule_id = v.r AND p.start_us < v.lo), v.lo) AND w.start_us <= v.hi \
+     WHERE w.end_us >= v.lo",
 );
-/// Window records upserted: what comes before and after the rows (6
-/// columns a row) of [`multi_row`].
+/// Runs of window records written (inserted, or changed in place when a
+/// run keeps its start): what comes before and after the rows (6 columns a
+/// row) of [`multi_row`].
 const UPSERT_STATES: (&str, &str) = (
     "INSERT INTO rule_windows \
      (rule_id, start_us, end_us, complete, generation, late) VALUES ",
-    " ON CONFLICT (rule_id, start_us) DO UPDATE SET \
+    " ON CONFLICT (rule_id, start_us) DO UPDATE SET end_us = excluded.end_us, \
      complete = excluded.complete, generation = excluded.generation, late = excluded.late",
 );
+/// A run of window records that judging joined into another or cut.
+pub(crate) const DELETE_STATE_RUN: &str =
+    "DELETE FROM rule_windows WHERE rule_id = ?1 AND start_us = ?2";
 /// Firings inserted, in order (10 columns a row), as [`UPSERT_STATES`].
 const INSERT_FIRINGS: (&str, &str) = (
     "INSERT INTO firings \
@@ -500,16 +509,18 @@ fn read_states(conn: &Connection, reads: &[(i64, Interval)], into: &mut States) 
         }
         let mut rows = stmt.raw_query();
         while let Some(r) = rows.next()? {
-            let generation: i64 = r.get(3)?;
+            let generation: i64 = r.get(4)?;
             into.insert(
-                (r.get(0)?, r.get(1)?),
+                r.get(0)?,
+                r.get(1)?,
+                r.get(2)?,
                 WindowRecord {
                     state: gapless_core::WindowState {
-                        complete: r.get(2)?,
+                        complete: r.get(3)?,
                         generation: u32::try_from(generation)
                             .map_err(|_| crate::error::corrupt("window generation"))?,
                     },
-                    late: r.get(4)?,
+                    late: r.get(5)?,
                 },
             );
         }
@@ -530,14 +541,23 @@ fn write(conn: &Connection, out: &Outcome, now: Instant, untaken: &Untaken) -> R
     if out.is_empty() {
         return Ok(0);
     }
-    for chunk in write_chunks(&out.records) {
+    let runs = out.run_changes();
+    if !runs.deleted.is_empty() {
+        let mut delete = conn.prepare_cached(DELETE_STATE_RUN)?;
+        for d in &runs.deleted {
+            delete.execute(params![d.0, d.1])?;
+        }
+    }
+    let mut written = runs.updated;
+    written.extend(runs.inserted);
+    for chunk in write_chunks(&written) {
         let sql = chunk_sql(&UPSERTS, UPSERT_STATES, 6, chunk.len());
         let mut upsert = conn.prepare_cached(sql)?;
-        for (i, (rule, w, rec)) in chunk.iter().enumerate() {
+        for (i, (rule, (start, end, rec))) in chunk.iter().enumerate() {
             let p = i * 6;
             upsert.raw_bind_parameter(p + 1, rule)?;
-            upsert.raw_bind_parameter(p + 2, w.start().as_micros())?;
-            upsert.raw_bind_parameter(p + 3, w.end().as_micros())?;
+            upsert.raw_bind_parameter(p + 2, start)?;
+            upsert.raw_bind_parameter(p + 3, end)?;
             upsert.raw_bind_parameter(p + 4, rec.state.complete)?;
             upsert.raw_bind_parameter(p + 5, rec.state.generation)?;
             upsert.raw_bind_parameter(p + 6, rec.late)?;

@@ -1,10 +1,10 @@
 //! Opening a SQLite file as a ledger: recognising it, creating the schema,
 //! and the connection settings.
 //!
-//! # Schema (version 7)
+//! # Schema (version 8)
 //!
 //! ```sql
-//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 7
+//! -- header: PRAGMA application_id = 0x47504C53 ('GPLS'), PRAGMA user_version = 8
 //! CREATE TABLE assets (
 //!     id           INTEGER PRIMARY KEY,
 //!     name         TEXT NOT NULL UNIQUE,
@@ -67,7 +67,8 @@
 //! );
 //! CREATE TABLE rule_assets (asset_id INTEGER NOT NULL, rule_id INTEGER NOT NULL,
 //!     PRIMARY KEY (asset_id, rule_id)) WITHOUT ROWID;
-//! CREATE TABLE rule_windows (           -- windows whose state is not the initial one
+//! CREATE TABLE rule_windows (           -- windows whose state is not the initial one,
+//!     -- version 8: a row a run of windows with one record, [start_us, end_us)
 //!     rule_id INTEGER NOT NULL, start_us INTEGER NOT NULL, end_us INTEGER NOT NULL,
 //!     complete INTEGER NOT NULL, generation INTEGER NOT NULL, late INTEGER NOT NULL,
 //!     PRIMARY KEY (rule_id, start_us)) WITHOUT ROWID;
@@ -94,14 +95,15 @@
 //! CREATE INDEX firings_pending ON firings (next_try_us) WHERE state = 1;
 //! ```
 //!
-//! An older ledger is brought to version 7 when it is opened: version 1 (no
+//! An older ledger is brought to version 8 when it is opened: version 1 (no
 //! rules) gets the rules' tables, version 2 the assets' `last_received_us`
 //! (from their events' `received_at`), version 3 the assets'
 //! `pruned_before_us` (NULL: nothing was pruned before it existed), version
 //! 4 the assets' overview inputs (from their coverage runs), version 5 the
 //! recent runs as bytes instead of JSON text (refilled from the coverage
-//! runs), version 6 the firings' checks as comparisons. Each asset's overview inputs are filled once, after the last
-//! migration, in the migrations' transaction.
+//! runs), version 6 the firings' checks as comparisons, version 7 its rules'
+//! window records joined into runs. Each asset's overview inputs are
+//! filled once, after the last migration, in the migrations' transaction.
 //!
 //! Instants are microseconds since the Unix epoch. `coverage_runs` holds the
 //! sorted, disjoint, non-adjacent covered runs of each asset, kept up to date
@@ -117,7 +119,7 @@ use crate::{Result, StoreError};
 /// `GPLS` in the SQLite header's application id field.
 pub(crate) const APPLICATION_ID: i32 = 0x4750_4C53;
 /// The schema version in the header's user version field.
-pub(crate) const SCHEMA_VERSION: i32 = 7;
+pub(crate) const SCHEMA_VERSION: i32 = 8;
 /// How many prepared statements a reading connection keeps: each one held
 /// is memory a server has once per connection.
 const READER_STATEMENTS: usize = 32;
@@ -250,9 +252,46 @@ ALTER TABLE assets DROP COLUMN recent_runs;
 ALTER TABLE assets ADD COLUMN recent_runs BLOB DEFAULT X'';
 ";
 
-/// Migration `i` brings a ledger from version `i + 1` to `i + 2`; the last,
-/// to version 7, is [`firing_checks`].
-const MIGRATIONS: [&str; 5] = [RULES, LAST_RECEIVED, PRUNED_BEFORE, OVERVIEW, RECENT_BYTES];
+/// From version 7 to 8: a row of `rule_windows` is a run of a rule's
+/// windows with one record (`rule/records.rs`); the rows of windows that
+/// follow one another with one record are joined.
+const RULE_RUNS: &str = "
+CREATE TABLE rule_windows_v8 (
+    rule_id    INTEGER NOT NULL,
+    start_us   INTEGER NOT NULL,
+    end_us     INTEGER NOT NULL,
+    complete   INTEGER NOT NULL,
+    generation INTEGER NOT NULL,
+    late       INTEGER NOT NULL,
+    PRIMARY KEY (rule_id, start_us)
+) WITHOUT ROWID;
+INSERT INTO rule_windows_v8 (rule_id, start_us, end_us, complete, generation, late)
+    SELECT rule_id, min(start_us), max(end_us), complete, generation, late
+    FROM (SELECT *, sum(CASE WHEN joined THEN 0 ELSE 1 END)
+            OVER (PARTITION BY rule_id ORDER BY start_us) AS run
+          FROM (SELECT *, coalesce(lag(end_us) OVER w = start_us
+                    AND lag(complete) OVER w = complete
+                    AND lag(generation) OVER w = generation
+                    AND lag(late) OVER w = late, 0) AS joined
+                FROM rule_windows
+                WHERE complete OR generation <> 0 OR late
+                WINDOW w AS (PARTITION BY rule_id ORDER BY start_us)))
+    GROUP BY rule_id, run, complete, generation, late;
+DROP TABLE rule_windows;
+ALTER TABLE rule_windows_v8 RENAME TO rule_windows;
+";
+
+/// Migration `i` brings a ledger from version `i + 1` to `i + 2`; the one
+/// to version 7 is [`firing_checks`], run after them all.
+const MIGRATIONS: [&str; 7] = [
+    RULES,
+    LAST_RECEIVED,
+    PRUNED_BEFORE,
+    OVERVIEW,
+    RECENT_BYTES,
+    "",
+    RULE_RUNS,
+];
 
 /// The firings' kind and state checks as an `IN` list (version 6) and as
 /// the comparisons that allow the same values (version 7). SQLite checks

@@ -790,3 +790,52 @@ pub fn many_single_asset_rules(store: &dyn Store) {
         }
     }
 }
+
+/// Rule `r`, hourly on asset `a`, with hours 0-5 and 7-9 complete and hour
+/// 3 withdrawn and landed again (its generation 2): for the migrations
+/// that join window records into runs. How many firings it made.
+pub fn window_runs_fixture(store: &dyn Store) -> usize {
+    store.declare_asset("a", &decl()).unwrap();
+    store.put_rule(&hourly("r", &["a"]), super::t(0)).unwrap();
+    let hours = |from: i64, to: i64| super::landed("a", from * 60, to * 60);
+    let at = super::t(1_000_000);
+    store.append(&[hours(0, 6), hours(7, 10)], at).unwrap();
+    store
+        .append(&[super::retracted("a", 3 * 60, 4 * 60)], at)
+        .unwrap();
+    store.append(&[hours(3, 4)], at).unwrap();
+    firings_after(store, None).len()
+}
+
+/// The runs of [`window_runs_fixture`]'s records: `(first hour, end hour,
+/// complete, generation)`.
+pub const FIXTURE_RUNS: [(i64, i64, bool, i64); 4] = [
+    (0, 3, true, 1),
+    (3, 4, true, 2),
+    (4, 6, true, 1),
+    (7, 10, true, 1),
+];
+
+/// After [`window_runs_fixture`] (`fired` firings), hour 6 and hour 10
+/// land: each fires once, nothing before fires again.
+pub fn window_runs_grow(store: &dyn Store, fired: usize) {
+    let hours = |from: i64, to: i64| super::landed("a", from * 60, to * 60);
+    store
+        .append(&[hours(6, 7), hours(10, 11)], super::t(1_000_000))
+        .unwrap();
+    let new: Vec<(FiringKind, i64)> = firings_after(store, None)[fired..]
+        .iter()
+        .map(|f| {
+            (
+                f.kind,
+                (f.window.start().as_micros() - super::t(0).as_micros()) / 3_600_000_000,
+            )
+        })
+        .collect();
+    assert_eq!(new, [(FiringKind::Complete, 6), (FiringKind::Complete, 10)]);
+}
+
+/// The runs after [`window_runs_grow`]: hour 6 joined the runs on either
+/// side, hour 10 grew the last.
+pub const GROWN_RUNS: [(i64, i64, bool, i64); 3] =
+    [(0, 3, true, 1), (3, 4, true, 2), (4, 11, true, 1)];
