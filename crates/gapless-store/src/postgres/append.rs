@@ -220,12 +220,11 @@ struct Keys<'b> {
 }
 
 /// What an append expects to judge ([`super::rules::Prediction`]): the
-/// rules of several assets to lock, and the recorded window states to read,
-/// `(rule id, windows' hull)`.
+/// rules of several assets to lock, and the recorded window states to read.
 #[derive(Default)]
 struct Expected<'p> {
     lock: &'p [i64],
-    states: Vec<(i64, gapless_core::Interval)>,
+    states: &'p [crate::rule::judge::StateRead],
 }
 
 /// Lock the assets `names` until the end of the transaction (their rows, in
@@ -247,13 +246,11 @@ fn lock_and_read(
     let rules = stmts.get(tx, super::rules::RULES_VERSION)?;
     let lock_rules = stmts.get(tx, super::rules::LOCK_RULES)?;
     let read = stmts.get(tx, RUNS_AND_STORED)?;
-    let states = &expected.states;
     let lock_params: [&(dyn ToSql + Sync); 1] = [&expected.lock];
     let window_states = stmts.get(tx, super::rules::WINDOW_STATES)?;
-    let state_rule: Vec<i64> = states.iter().map(|s| s.0).collect();
-    let state_lo: Vec<i64> = states.iter().map(|s| s.1.start().as_micros()).collect();
-    let state_hi: Vec<i64> = states.iter().map(|s| s.1.end().as_micros()).collect();
-    let state_params: [&(dyn ToSql + Sync); 3] = [&state_rule, &state_lo, &state_hi];
+    let [state_rule, state_lo, state_hi, state_rows] =
+        super::rules::state_read_columns(expected.states);
+    let state_params: [&(dyn ToSql + Sync); 4] = [&state_rule, &state_lo, &state_hi, &state_rows];
     let read_params: [&(dyn ToSql + Sync); 5] = [
         &keys.hull_assets,
         &keys.hull_lo,
@@ -864,6 +861,9 @@ fn write(
     let judging = judged
         .as_ref()
         .map(|out| super::rules::JudgingColumns::new(out, received_at, untaken));
+    if let Some(j) = &judging {
+        j.delete_runs(&mut tx, stmts)?;
+    }
     let s = stmts.get(
         &mut tx,
         if judging.is_some() {

@@ -39,7 +39,7 @@ use crate::rule::codec::{
 };
 use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
-    self, AssetEvents, BatchEvents, Judge, Outcome, Plan, States, Watch, WindowRecord,
+    self, AssetEvents, BatchEvents, Judge, Outcome, Plan, StateRead, States, Watch, WindowRecord,
 };
 use crate::rule::records::Run;
 use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
@@ -79,13 +79,14 @@ const RULES_OF_ASSETS: &str = concat!(
 const ASSETS_OF_RULES: &str = "SELECT ra.rule_id, ra.asset_id, a.name FROM rule_assets ra \
      JOIN unnest($1::bigint[]) AS u(id) ON u.id = ra.rule_id \
      JOIN assets a ON a.id = ra.asset_id";
-/// The recorded states of each `(rule, lo, hi)` of $4..$6 ($1..$3 in
-/// [`WINDOW_STATES`]): the runs of windows (`records.rs`) that overlap or
-/// touch [lo, hi] (rule, start, end, complete, generation, late), those
-/// touching it to be joined with the windows judged. Runs of a rule never
-/// overlap: of those starting before lo, only the last can reach it.
+/// The recorded states of each `(rule, lo, hi, rows)` of $4..$7 ($1..$4
+/// in [`WINDOW_STATES`]): the runs of windows (`records.rs`) that overlap
+/// or touch [lo, hi] (rule, start, end, complete, generation, late), those
+/// touching it to be joined with the windows judged. One seek a rule,
+/// reading back from hi: of `rows`, the bound of [`StateRead`], those that
+/// reach lo.
 macro_rules! window_states {
-    ($r:literal, $lo:literal, $hi:literal) => {
+    ($r:literal, $lo:literal, $hi:literal, $rows:literal) => {
         concat!(
             "SELECT 1::smallint, w.rule_id, w.start_us, w.end_us, w.complete, w.generation, \
                w.late \
@@ -95,72 +96,81 @@ macro_rules! window_states {
             $lo,
             "::bigint[], ",
             $hi,
-            "::bigint[]) AS v(r, lo, hi) \
-             CROSS JOIN LATERAL ( \
-               (SELECT rule_id, start_us, end_us, complete, generation, late FROM rule_windows \
-                WHERE rule_id = v.r AND start_us < v.lo ORDER BY start_us DESC LIMIT 1) \
-               UNION ALL \
-               (SELECT rule_id, start_us, end_us, complete, generation, late FROM rule_windows \
-                WHERE rule_id = v.r AND start_us >= v.lo AND start_us <= v.hi) \
-             ) AS w WHERE w.end_us >= v.lo"
+            "::bigint[], ",
+            $rows,
+            "::bigint[]) AS v(r, lo, hi, n) \
+             CROSS JOIN LATERAL (SELECT rule_id, start_us, end_us, complete, generation, late \
+               FROM rule_windows WHERE rule_id = v.r AND start_us <= v.hi \
+               ORDER BY start_us DESC LIMIT v.n) AS w \
+             WHERE w.end_us >= v.lo"
         )
     };
 }
 /// What judging reads, in one round trip: the runs overlapping each
 /// `(asset, lo, hi)` of $1..$3, adjacent ones too (part 0: asset, start,
-/// end), and the recorded states of each `(rule, lo, hi)` of $4..$6 (part
-/// 1, as [`WINDOW_STATES`]). Every access an index seek driven by one
+/// end), and the recorded states of each `(rule, lo, hi, rows)` of $4..$7
+/// (part 1, as [`WINDOW_STATES`]). Every access an index seek driven by one
 /// element of the arrays, for [`Transaction::run_seeks`].
 const JUDGING_READS: &str = concat!(
     "SELECT 0::smallint, u.a, r.start_us, r.end_us, \
        NULL::boolean, NULL::bigint, NULL::boolean ",
     runs_touching_from!(),
     " UNION ALL ",
-    window_states!("$4", "$5", "$6"),
+    window_states!("$4", "$5", "$6", "$7"),
     " ORDER BY 1, 2, 3"
 );
 /// The recorded states of the windows of each `(rule, lo, hi)` of
 /// $1..$3, read by an append in its first round trip when it could say
 /// beforehand which rules judge it ([`Prediction`]).
-pub(crate) const WINDOW_STATES: &str = window_states!("$1", "$2", "$3");
+pub(crate) const WINDOW_STATES: &str = window_states!("$1", "$2", "$3", "$4");
 
-/// What judging changed, as data-modifying CTEs over $1..$25: the runs of
-/// window records (`records.rs`) deleted ($1, $2: rule, start), changed in
-/// place ($3..$8: rule, start, end, complete, generation, late; a run that
-/// grows keeps its row) and inserted ($9..$14), then $15 firing numbers
-/// drawn under the firing clock's lock (not taken when there is no firing),
-/// the firings inserted with them in order. Alone ([`JUDGING_WRITES`]) or
-/// as the tail of an append's one write ([`judged_write_sql`]).
+/// What judging changed, as data-modifying CTEs over $1..$23: the runs of
+/// window records (`records.rs`) changed in place ($1..$6: rule, start,
+/// end, complete, generation, late; a run that grows keeps its row) and
+/// inserted ($7..$12), then $13 firing numbers drawn under the firing
+/// clock's lock (not taken when there is no firing), the firings inserted
+/// with them in order. Alone ([`JUDGING_WRITES`]) or as the tail of an
+/// append's one write ([`judged_write_sql`]); the runs deleted go first, in
+/// a statement of their own ([`DELETE_RUNS`]).
+///
+/// The runs changed in place are written as an upsert of rows that exist:
+/// it finds each by the key's index whatever the plan, where an `UPDATE`
+/// joined with the arrays kept a plan made while the table was small (a
+/// hash join over all of it), as a prepared statement does.
 macro_rules! judging_ctes {
     () => {
-        "wd AS ( \
-           DELETE FROM rule_windows w USING unnest($1::bigint[], $2::bigint[]) AS x(r, s) \
-           WHERE w.rule_id = x.r AND w.start_us = x.s \
-         ), wu AS ( \
-           UPDATE rule_windows w SET end_us = x.e, complete = x.c, generation = x.g, late = x.l \
-           FROM unnest($3::bigint[], $4::bigint[], $5::bigint[], $6::boolean[], $7::bigint[], \
-             $8::boolean[]) AS x(r, s, e, c, g, l) \
-           WHERE w.rule_id = x.r AND w.start_us = x.s \
+        "wu AS ( \
+           INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
+           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
+             $5::bigint[], $6::boolean[]) \
+           ON CONFLICT (rule_id, start_us) DO UPDATE SET end_us = excluded.end_us, \
+             complete = excluded.complete, generation = excluded.generation, late = excluded.late \
          ), wi AS ( \
            INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
-           SELECT * FROM unnest($9::bigint[], $10::bigint[], $11::bigint[], $12::boolean[], \
-             $13::bigint[], $14::boolean[]) \
+           SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], \
+             $11::bigint[], $12::boolean[]) \
          ), d AS ( \
-           UPDATE firing_clock SET last = last + $15::bigint WHERE $15::bigint > 0 RETURNING last \
+           UPDATE firing_clock SET last = last + $13::bigint WHERE $13::bigint > 0 RETURNING last \
          ), f AS ( \
            INSERT INTO firings (seq, rule_id, kind, start_us, end_us, key, generation, \
              covered_ratio, recorded_us, target, state) \
-           SELECT d.last - $15::bigint + u.o, u.r, u.k, u.st, u.en, u.ky, u.g, u.c, $21::bigint, \
+           SELECT d.last - $13::bigint + u.o, u.r, u.k, u.st, u.en, u.ky, u.g, u.c, $19::bigint, \
              u.t, u.d \
-           FROM d, unnest($16::bigint[], $17::smallint[], $18::bigint[], $19::bigint[], \
-             $20::text[], $22::bigint[], $23::double precision[], $24::text[], $25::smallint[]) \
+           FROM d, unnest($14::bigint[], $15::smallint[], $16::bigint[], $17::bigint[], \
+             $18::text[], $20::bigint[], $21::double precision[], $22::text[], $23::smallint[]) \
              WITH ORDINALITY AS u(r, k, st, en, ky, g, c, t, d, o) \
          )"
     };
 }
 const JUDGING_WRITES: &str = concat!("WITH ", judging_ctes!(), " SELECT 1");
 /// How many parameters [`judging_ctes`] takes.
-pub(crate) const JUDGING_PARAMS: usize = 25;
+pub(crate) const JUDGING_PARAMS: usize = 23;
+/// The runs of window records that judging joined into others or cut, by
+/// `(rule, start)` ($1, $2): rare (a window between two runs, a window
+/// cut out of one), and run as index seeks ([`Transaction::run_seeks`]).
+pub(crate) const DELETE_RUNS: &str = "DELETE FROM rule_windows w \
+     USING unnest($1::bigint[], $2::bigint[]) AS x(r, s) \
+     WHERE w.rule_id = x.r AND w.start_us = x.s";
 
 /// The judging CTEs with their parameters numbered from `first` + 1, to
 /// follow the `first` parameters of an append's write.
@@ -256,12 +266,26 @@ impl<'o> JudgingColumns<'o> {
         self.settled
     }
 
+    /// Delete the runs that judging joined into others or cut
+    /// ([`DELETE_RUNS`]), when there are any: before the write of the rest.
+    pub(crate) fn delete_runs(
+        &self,
+        tx: &mut Transaction<'_>,
+        stmts: &mut Stmts,
+    ) -> Result<(), Fail> {
+        if self.deleted_rule.is_empty() {
+            return Ok(());
+        }
+        let s = stmts.get(tx, DELETE_RUNS)?;
+        let params: [&(dyn ToSql + Sync); 2] = [&self.deleted_rule, &self.deleted_start];
+        tx.run_seeks(async |c| c.execute(&s, &params).await)?;
+        Ok(())
+    }
+
     /// The parameters in order, with their types.
     pub(crate) fn params(&self) -> [(&(dyn ToSql + Sync), Type); JUDGING_PARAMS] {
         let (u, i) = (&self.updated, &self.inserted);
         [
-            (&self.deleted_rule, Type::INT8_ARRAY),
-            (&self.deleted_start, Type::INT8_ARRAY),
             (&u.rule, Type::INT8_ARRAY),
             (&u.start, Type::INT8_ARRAY),
             (&u.end, Type::INT8_ARRAY),
@@ -672,6 +696,7 @@ fn read_coverage(
 /// counted once the transaction commits.
 fn write(
     tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
     out: &Outcome,
     now: Instant,
     untaken: &Untaken,
@@ -680,6 +705,7 @@ fn write(
         return Ok(0);
     }
     let cols = JudgingColumns::new(out, now, untaken);
+    cols.delete_runs(tx, stmts)?;
     // Typed and unprepared: one round trip (rule creation and deadlines
     // run it rarely; appends write judging with their own statement).
     tx.query_typed(JUDGING_WRITES, &cols.params())?;
@@ -719,8 +745,7 @@ pub(crate) fn read_and_judge(
         .map(|(a, (lo, hi))| (a, lo, hi))
         .collect();
     reads.sort_unstable();
-    let state_reads = plan.state_reads();
-    let (runs, states) = read_for_judging(tx, stmts, &reads, &state_reads)?;
+    let (runs, states) = read_for_judging(tx, stmts, &reads, plan.state_reads())?;
     Ok(judge_read(watches, batches, plan, runs, states, hulls)?)
 }
 
@@ -786,16 +811,14 @@ fn read_for_judging(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     runs: &[(i64, i64, i64)],
-    states: &[(i64, Interval)],
+    states: &[StateRead],
 ) -> Result<(StoredRuns, States), Fail> {
     let a: Vec<i64> = runs.iter().map(|r| r.0).collect();
     let alo: Vec<i64> = runs.iter().map(|r| r.1).collect();
     let ahi: Vec<i64> = runs.iter().map(|r| r.2).collect();
-    let r: Vec<i64> = states.iter().map(|r| r.0).collect();
-    let rlo: Vec<i64> = states.iter().map(|r| r.1.start().as_micros()).collect();
-    let rhi: Vec<i64> = states.iter().map(|r| r.1.end().as_micros()).collect();
+    let [r, rlo, rhi, rn] = state_read_columns(states);
     let s = stmts.get(tx, JUDGING_READS)?;
-    let params: [&(dyn ToSql + Sync); 6] = [&a, &alo, &ahi, &r, &rlo, &rhi];
+    let params: [&(dyn ToSql + Sync); 7] = [&a, &alo, &ahi, &r, &rlo, &rhi, &rn];
     let rows = tx.run_seeks(async |c| c.query(&s, &params).await)?;
     let mut by_asset = StoredRuns::new();
     let mut out = States::new();
@@ -814,6 +837,16 @@ fn read_for_judging(
         }
     }
     Ok((by_asset, out))
+}
+
+/// The columns of [`window_states`]'s parameters: rule, lo, hi, rows.
+pub(crate) fn state_read_columns(reads: &[StateRead]) -> [Vec<i64>; 4] {
+    [
+        reads.iter().map(|s| s.rule).collect(),
+        reads.iter().map(|s| s.hull.start().as_micros()).collect(),
+        reads.iter().map(|s| s.hull.end().as_micros()).collect(),
+        reads.iter().map(|s| s.rows).collect(),
+    ]
 }
 
 /// Add a row of [`window_states`] (a run of a rule's windows) to `states`.
@@ -965,7 +998,7 @@ pub(crate) fn put_rule(
     let reads: Vec<(i64, Interval)> = watch.assets.iter().map(|&a| (a, span)).collect();
     let coverage = read_coverage(&mut tx, stmts, &reads)?;
     let out = judge::initial(&watch, &coverage)?;
-    let settled = write(&mut tx, &out, now, untaken)?;
+    let settled = write(&mut tx, stmts, &out, now, untaken)?;
     // Last: every `rule set` takes the version's row lock, held to commit,
     // so rules created at once (a deploy) wait for each other's commit
     // only, not for each other's judging.
@@ -1187,7 +1220,7 @@ pub(crate) fn judge_deadlines(
         if let Some(range) = pass.as_ref().and_then(crate::rule::DeadlinePass::hull) {
             let (lo, hi) = (range.start().as_micros(), range.end().as_micros());
             runs.extend(w.assets.iter().map(|&a| (a, lo, hi)));
-            state_reads.push((w.id, range));
+            state_reads.extend(pass.iter().flat_map(|p| StateRead::of(w.id, &p.windows)));
         }
         passes.push(pass);
     }
@@ -1210,7 +1243,7 @@ pub(crate) fn judge_deadlines(
         ups.push(pass.judged_up_to.as_micros());
     }
     let fired = out.firings.len() as u64;
-    let settled = write(&mut tx, &out, now, untaken)?;
+    let settled = write(&mut tx, stmts, &out, now, untaken)?;
     if !ids.is_empty() {
         tx.execute(
             "UPDATE rules r SET deadlines_us = v.up_to \

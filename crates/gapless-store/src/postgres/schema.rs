@@ -335,16 +335,9 @@ ALTER TABLE assets ALTER COLUMN recent_runs DROP DEFAULT,
     // A window's row is a run of one: runs of windows that follow one
     // another with one record become one row.
     "
-CREATE TABLE rule_windows_v10 (
-    rule_id    bigint NOT NULL,
-    start_us   bigint NOT NULL,
-    end_us     bigint NOT NULL,
-    complete   boolean NOT NULL,
-    generation bigint NOT NULL,
-    late       boolean NOT NULL
-) WITH (fillfactor = 50);
-INSERT INTO rule_windows_v10 (rule_id, start_us, end_us, complete, generation, late)
-    SELECT rule_id, min(start_us), max(end_us), complete, generation, late
+ALTER TABLE rule_windows SET (fillfactor = 50);
+CREATE TEMP TABLE rule_runs ON COMMIT DROP AS
+    SELECT rule_id, min(start_us) AS start_us, max(end_us) AS end_us, complete, generation, late
     FROM (SELECT *, count(*) FILTER (WHERE NOT joined)
             OVER (PARTITION BY rule_id ORDER BY start_us) AS run
           FROM (SELECT *, coalesce(lag(end_us) OVER w = start_us
@@ -354,11 +347,11 @@ INSERT INTO rule_windows_v10 (rule_id, start_us, end_us, complete, generation, l
                 FROM rule_windows
                 WHERE complete OR generation <> 0 OR late
                 WINDOW w AS (PARTITION BY rule_id ORDER BY start_us)) j) r
-    GROUP BY rule_id, run, complete, generation, late
-    ORDER BY rule_id, min(start_us);
-DROP TABLE rule_windows;
-ALTER TABLE rule_windows_v10 RENAME TO rule_windows;
-ALTER TABLE rule_windows ADD CONSTRAINT rule_windows_pkey PRIMARY KEY (rule_id, start_us);
+    GROUP BY rule_id, run, complete, generation, late;
+TRUNCATE rule_windows;
+INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late)
+    SELECT rule_id, start_us, end_us, complete, generation, late FROM rule_runs
+    ORDER BY rule_id, start_us;
 ",
 ];
 

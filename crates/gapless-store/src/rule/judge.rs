@@ -34,7 +34,7 @@ pub(crate) struct WindowRecord {
     pub(crate) late: bool,
 }
 
-pub(crate) use super::records::States;
+pub(crate) use super::records::{StateRead, States};
 
 /// A firing to record; the backend numbers it.
 #[derive(Debug, Clone, PartialEq)]
@@ -49,8 +49,8 @@ pub(crate) struct NewFiring {
 }
 
 /// What judging changed: firings in the order they happened, and the final
-/// record of every window whose record changed (in rule and start order),
-/// with the records read of those windows' rules (to write them as runs:
+/// record of every window whose record changed (each rule's together, in
+/// start order), with the records read of those windows' rules (to write them as runs:
 /// [`super::records::RunChanges`]).
 #[derive(Debug, Default)]
 pub(crate) struct Outcome {
@@ -65,7 +65,6 @@ impl Outcome {
     pub(crate) fn extend(&mut self, other: Outcome) {
         self.firings.extend(other.firings);
         self.records.extend(other.records);
-        self.records.sort_unstable_by_key(|r| (r.0, r.1.start()));
         self.stored.extend(other.stored);
     }
 
@@ -90,10 +89,10 @@ pub(crate) type AssetEvents<'e> = (i64, &'e [(EventKind, Interval)]);
 /// What a backend must read before judging a group of batches.
 #[derive(Debug)]
 pub(crate) struct Plan {
-    /// Per watch (same order): its rule's id.
-    ids: Vec<i64>,
     /// Per watch (same order): every window some batch touches.
     windows: Vec<Vec<Interval>>,
+    /// The recorded states to read, for every watch that touches a window.
+    state_reads: Vec<StateRead>,
     /// Per asset: the hull of the windows of every watch on it; read the
     /// coverage runs that overlap it.
     pub(crate) reads: Vec<(i64, Interval)>,
@@ -134,9 +133,14 @@ impl Plan {
             .map(|(a, (s, e))| (a, Interval::new(s, e).expect("windows are not empty")))
             .collect();
         reads.sort_unstable_by_key(|r| r.0);
+        let state_reads = watches
+            .iter()
+            .zip(&windows)
+            .flat_map(|(w, ws)| StateRead::of(w.id, ws))
+            .collect();
         Plan {
-            ids: watches.iter().map(|w| w.id).collect(),
             windows,
+            state_reads,
             reads,
         }
     }
@@ -151,20 +155,10 @@ impl Plan {
         self.reads.is_empty()
     }
 
-    /// The recorded window states to read: `(rule id, hull of the windows
-    /// its watch touches)`, for every watch that touches one.
-    pub(crate) fn state_reads(&self) -> Vec<(i64, Interval)> {
-        self.ids
-            .iter()
-            .zip(&self.windows)
-            .filter_map(|(id, ws)| {
-                let (first, last) = (ws.first()?, ws.last()?);
-                Some((
-                    *id,
-                    Interval::new(first.start(), last.end()).expect("windows are not empty"),
-                ))
-            })
-            .collect()
+    /// The recorded window states to read, for every watch that touches
+    /// a window.
+    pub(crate) fn state_reads(&self) -> &[StateRead] {
+        &self.state_reads
     }
 }
 

@@ -89,6 +89,35 @@ impl States {
     }
 }
 
+/// What to read of a rule's runs before judging some of its windows that
+/// follow one another: the runs that overlap or touch `hull`, the windows'
+/// hull. A rule's runs never overlap and start at window starts, so
+/// reading back from the hull's end, they are among the first `rows` (a
+/// run for each window of the hull, one starting at its end, the one
+/// before), which bounds a read that walks the rule's runs from the end.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct StateRead {
+    pub(crate) rule: i64,
+    pub(crate) hull: Interval,
+    pub(crate) rows: i64,
+}
+
+impl StateRead {
+    /// The reads for judging `windows` (in order) of rule `rule`: one for
+    /// each stretch of windows that follow one another (a run between two
+    /// stretches is no part of either's judging).
+    pub(crate) fn of(rule: i64, windows: &[Interval]) -> impl Iterator<Item = StateRead> + '_ {
+        windows
+            .chunk_by(|a, b| a.end() == b.start())
+            .map(move |stretch| StateRead {
+                rule,
+                hull: Interval::new(stretch[0].start(), stretch[stretch.len() - 1].end())
+                    .expect("windows are not empty"),
+                rows: stretch.len() as i64 + 2,
+            })
+    }
+}
+
 /// How to bring the stored runs to what judging changed: runs deleted
 /// `(rule, start)`, runs whose start stays and whose end or record changes,
 /// runs inserted (`(rule, run)`).
@@ -101,20 +130,26 @@ pub(crate) struct RunChanges {
 
 impl RunChanges {
     /// The changes that give each window of `changed` (`(rule, window,
-    /// record)`, in rule and start order) its record over `stored`, what
+    /// record)`, each rule's windows once) its record over `stored`, what
     /// was read of those rules: every run overlapping the hull of their
     /// changed windows, and those touching it.
     pub(crate) fn of(stored: &States, changed: &[(i64, Interval, WindowRecord)]) -> RunChanges {
+        let mut changed: Vec<(i64, Run)> = changed
+            .iter()
+            .map(|c| (c.0, (c.1.start().as_micros(), c.1.end().as_micros(), c.2)))
+            .collect();
+        // Mostly in order already (a judge's outcome, or rules' outcomes
+        // one after the other).
+        changed.sort_by_key(|c| (c.0, c.1 .0));
         let mut out = RunChanges::default();
-        let mut rest = changed;
-        while let Some(&(rule, _, _)) = rest.first() {
+        let mut rest = &changed[..];
+        let mut windows: Vec<Run> = Vec::new();
+        while let Some(&(rule, _)) = rest.first() {
             let n = rest.iter().take_while(|c| c.0 == rule).count();
             let (of_rule, next) = rest.split_at(n);
             rest = next;
-            let windows: Vec<Run> = of_rule
-                .iter()
-                .map(|c| (c.1.start().as_micros(), c.1.end().as_micros(), c.2))
-                .collect();
+            windows.clear();
+            windows.extend(of_rule.iter().map(|c| c.1));
             out.rule(rule, stored.runs(rule), &windows);
         }
         out
@@ -273,7 +308,10 @@ mod tests {
                 for (i, code) in batch {
                     reference.insert(*i, record(*code));
                 }
-                let c = RunChanges::of(&stored, &changed);
+                // In any order.
+                let mut shuffled = changed.clone();
+                shuffled.reverse();
+                let c = RunChanges::of(&stored, &shuffled);
                 table.apply(rule, &c);
                 for i in -1..41 {
                     let want = reference.get(&i).copied().unwrap_or_default();

@@ -20,8 +20,8 @@ use crate::rule::codec::{
 };
 use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
-    self, AssetEvents, BatchEvents, Covered, Judge, Judged, Outcome, Plan, States, Watch,
-    WindowRecord,
+    self, AssetEvents, BatchEvents, Covered, Judge, Judged, Outcome, Plan, StateRead, States,
+    Watch, WindowRecord,
 };
 use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
 use crate::{Result, StoreError};
@@ -435,9 +435,8 @@ impl<'c> GroupJudge<'c> {
             .map(|b| b.iter().map(|(a, e)| (*a, e.as_slice())).collect())
             .collect();
         let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
-        let reads = plan.state_reads();
         let mut states = States::new();
-        read_states(conn, &reads, &mut states)?;
+        read_states(conn, plan.state_reads(), &mut states)?;
         // No coverage is read ahead: each batch is judged on what it left.
         Ok(GroupJudge {
             judge: Some(Judge::new(watches, plan, HashMap::new(), states)),
@@ -497,15 +496,15 @@ fn read_coverage(
 /// windows starting in the range. Many rules a statement ([`STATES_OF`], in
 /// the sizes of [`write_chunks`]): a group commit over thousands of assets
 /// reads a range for each of their rules.
-fn read_states(conn: &Connection, reads: &[(i64, Interval)], into: &mut States) -> Result<()> {
+fn read_states(conn: &Connection, reads: &[StateRead], into: &mut States) -> Result<()> {
     for chunk in write_chunks(reads) {
         let sql = chunk_sql(&STATE_READS, STATES_OF, 3, chunk.len());
         let mut stmt = conn.prepare_cached(sql)?;
-        for (i, (rule, range)) in chunk.iter().enumerate() {
+        for (i, read) in chunk.iter().enumerate() {
             let p = i * 3;
-            stmt.raw_bind_parameter(p + 1, rule)?;
-            stmt.raw_bind_parameter(p + 2, range.start().as_micros())?;
-            stmt.raw_bind_parameter(p + 3, range.end().as_micros())?;
+            stmt.raw_bind_parameter(p + 1, read.rule)?;
+            stmt.raw_bind_parameter(p + 2, read.hull.start().as_micros())?;
+            stmt.raw_bind_parameter(p + 3, read.hull.end().as_micros())?;
         }
         let mut rows = stmt.raw_query();
         while let Some(r) = rows.next()? {
@@ -681,9 +680,8 @@ pub(crate) fn judge_append(
         return Ok(0);
     }
     let plan = Plan::new(&watches, [batch]);
-    let reads = plan.state_reads();
     let mut states = States::new();
-    read_states(conn, &reads, &mut states)?;
+    read_states(conn, plan.state_reads(), &mut states)?;
     let mut judged = Judged::new(states);
     let mut src = Fresh::new(conn, rebuilt);
     for (i, w) in watches.iter().enumerate() {
@@ -974,7 +972,8 @@ pub(crate) fn judge_deadlines(
                 &w.assets.iter().map(|&a| (a, range)).collect::<Vec<_>>(),
             )?;
             let mut states = States::new();
-            read_states(&tx, &[(id, range)], &mut states)?;
+            let reads: Vec<StateRead> = StateRead::of(id, &step.windows).collect();
+            read_states(&tx, &reads, &mut states)?;
             let out = judge::late(&w, &step.windows, &coverage, &states)?;
             fired += out.firings.len() as u64;
             settled += write(&tx, &out, now, untaken)?;

@@ -256,17 +256,8 @@ ALTER TABLE assets ADD COLUMN recent_runs BLOB DEFAULT X'';
 /// windows with one record (`rule/records.rs`); the rows of windows that
 /// follow one another with one record are joined.
 const RULE_RUNS: &str = "
-CREATE TABLE rule_windows_v8 (
-    rule_id    INTEGER NOT NULL,
-    start_us   INTEGER NOT NULL,
-    end_us     INTEGER NOT NULL,
-    complete   INTEGER NOT NULL,
-    generation INTEGER NOT NULL,
-    late       INTEGER NOT NULL,
-    PRIMARY KEY (rule_id, start_us)
-) WITHOUT ROWID;
-INSERT INTO rule_windows_v8 (rule_id, start_us, end_us, complete, generation, late)
-    SELECT rule_id, min(start_us), max(end_us), complete, generation, late
+CREATE TEMP TABLE rule_runs AS
+    SELECT rule_id, min(start_us) AS start_us, max(end_us) AS end_us, complete, generation, late
     FROM (SELECT *, sum(CASE WHEN joined THEN 0 ELSE 1 END)
             OVER (PARTITION BY rule_id ORDER BY start_us) AS run
           FROM (SELECT *, coalesce(lag(end_us) OVER w = start_us
@@ -277,8 +268,10 @@ INSERT INTO rule_windows_v8 (rule_id, start_us, end_us, complete, generation, la
                 WHERE complete OR generation <> 0 OR late
                 WINDOW w AS (PARTITION BY rule_id ORDER BY start_us)))
     GROUP BY rule_id, run, complete, generation, late;
-DROP TABLE rule_windows;
-ALTER TABLE rule_windows_v8 RENAME TO rule_windows;
+DELETE FROM rule_windows;
+INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late)
+    SELECT rule_id, start_us, end_us, complete, generation, late FROM rule_runs;
+DROP TABLE rule_runs;
 ";
 
 /// Migration `i` brings a ledger from version `i + 1` to `i + 2`; the one
