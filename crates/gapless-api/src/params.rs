@@ -403,7 +403,11 @@ pub fn name_after(text: &str) -> Result<String, Error> {
             bytes.push((n >> (16 - 8 * i)) as u8);
         }
     }
-    String::from_utf8(bytes).map_err(|_| invalid())
+    // No name holds a control character (SPEC §1), so no page ended at one.
+    String::from_utf8(bytes)
+        .ok()
+        .filter(|name| !name.chars().any(char::is_control))
+        .ok_or_else(invalid)
 }
 
 #[cfg(test)]
@@ -430,7 +434,8 @@ mod cursor_tests {
         }
         assert_eq!(name_cursor("abc"), "YWJj");
         assert_eq!(name_cursor("ab"), "YWI");
-        for bad in ["", "a", "YW=", "YWJ", "YW!j", "_w"] {
+        // "YQA" is "a" and a NUL: a name no page holds.
+        for bad in ["", "a", "YW=", "YWJ", "YW!j", "_w", "YQA"] {
             let e = name_after(bad).unwrap_err().to_string();
             assert!(e.starts_with("after: invalid cursor"), "{bad}: {e}");
         }

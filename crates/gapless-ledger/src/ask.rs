@@ -70,6 +70,18 @@ fn rule_name(field: &str, name: &str) -> Result<()> {
     gapless_core::validate_rule_name(name).map_err(|e| Error::bad_input(format!("{field}: {e}")))
 }
 
+/// A name filter (a prefix, a substring) with a character no name can
+/// hold (SPEC §1: no control characters) is bad input, the same on every
+/// backend, before a store sees it, as for [`asset_name`].
+fn name_filter(field: &str, text: Option<&str>) -> Result<()> {
+    match text.and_then(|t| t.chars().find(|c| c.is_control())) {
+        Some(c) => Err(Error::bad_input(format!(
+            "{field}: control character {c:?} is not allowed (no name holds one)"
+        ))),
+        None => Ok(()),
+    }
+}
+
 /// The range and policy a coverage question asks about.
 fn coverage_question(q: &CoverageRequest) -> Result<(Interval, Policy)> {
     range_and_policy(
@@ -256,6 +268,8 @@ impl Ask for Ledger {
     }
 
     fn assets(&self, q: &AssetsRequest) -> Result<AssetsAnswer> {
+        name_filter("prefix", q.prefix.as_deref())?;
+        name_filter("contains", q.contains.as_deref())?;
         let query = gapless_store::AssetQuery {
             prefix: q.prefix.clone(),
             contains: q.contains.clone(),
@@ -335,6 +349,7 @@ impl Ask for Ledger {
     }
 
     fn rules(&self, q: &RulesRequest) -> Result<RulesAnswer> {
+        name_filter("prefix", q.prefix.as_deref())?;
         let query = gapless_store::RuleQuery {
             prefix: q.prefix.clone(),
             after: q.after.as_deref().map(params::name_after).transpose()?,

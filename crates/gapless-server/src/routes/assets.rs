@@ -19,7 +19,7 @@ use crate::{ApiError, AppState};
     params(AssetsRequest),
     responses(
         (status = 200, description = "A page of assets, by name; `next` is the cursor of the next one", body = AssetsAnswer),
-        (status = 400, description = "Bad limit or cursor, or an unknown query parameter", body = gapless_api::ErrorBody),
+        (status = 400, description = "Bad limit or cursor, a prefix or substring with a control character, or an unknown query parameter", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),

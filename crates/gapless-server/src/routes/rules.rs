@@ -71,7 +71,7 @@ pub(crate) async fn put(
     params(RulesRequest),
     responses(
         (status = 200, description = "A page of rules, by name; `next` is the cursor of the next one", body = RulesAnswer),
-        (status = 400, description = "Bad limit or cursor, or an unknown query parameter", body = gapless_api::ErrorBody),
+        (status = 400, description = "Bad limit or cursor, a prefix with a control character, or an unknown query parameter", body = gapless_api::ErrorBody),
         (status = 401, description = "Missing or invalid token", body = gapless_api::ErrorBody),
         (status = 403, description = "No read scope", body = gapless_api::ErrorBody),
         (status = 500, description = "A fault of the server", body = gapless_api::ErrorBody),
