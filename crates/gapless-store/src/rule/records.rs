@@ -8,8 +8,8 @@
 //! row, whose end moves. A window in no run has the default record (never
 //! complete, never late), so such windows are not kept at all.
 //!
-//! [`States`] is what a backend read: runs (a backend that keeps a row per
-//! window reads runs of one window). [`RunChanges::of`] says how to write
+//! [`States`] is what a backend read: runs (a ledger from before runs held
+//! a row per window, which its migration joined). [`RunChanges::of`] says how to write
 //! what judging changed as runs: the runs read for the judged windows'
 //! hull (and those touching it, to join them), cut where windows changed,
 //! joined where neighbours hold the same record. Runs are cut only at

@@ -492,8 +492,8 @@ fn read_coverage(
     Ok(out)
 }
 
-/// The recorded states of each `(rule, range)` of `reads`: the rule's
-/// windows starting in the range. Many rules a statement ([`STATES_OF`], in
+/// The recorded states of each read of `reads`: the rule's runs that
+/// overlap or touch its hull. Many rules a statement ([`STATES_OF`], in
 /// the sizes of [`write_chunks`]): a group commit over thousands of assets
 /// reads a range for each of their rules.
 fn read_states(conn: &Connection, reads: &[StateRead], into: &mut States) -> Result<()> {
