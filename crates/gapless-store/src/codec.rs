@@ -1,6 +1,8 @@
-//! How an event is stored, the same in both backends: the kind as a small
-//! integer (0 landed, 1 retracted), instants as microseconds since the Unix
-//! epoch, `extra` as the JSON text byte for byte, the id as text.
+//! How an event is stored: the kind as a small integer (0 landed, 1
+//! retracted), instants as microseconds since the Unix epoch, `extra` as
+//! the JSON text byte for byte, the id as text. The PostgreSQL backend
+//! keeps the kind, `extra` and `produced_at` in two columns of its own
+//! (`postgres/row.rs`) and reads them back into the same [`EventRow`].
 //!
 //! Encoding borrows from the event (no allocation per event on the append
 //! path); decoding checks what the ledger holds, so that a bad value is
@@ -12,7 +14,7 @@ use crate::error::corrupt;
 use crate::{AssetSummary, Result, StoredEvent};
 
 /// The columns of a stored event, in the order [`EventRow`] holds them:
-/// both backends select them so (`concat!(... event_columns!() ...)`).
+/// the SQLite backend selects them so (`concat!(... event_columns!() ...)`).
 macro_rules! event_columns {
     () => {
         "seq, id, start_us, end_us, kind, extra, produced_at, received_at"

@@ -643,7 +643,7 @@ fn concurrent_opens_migrate_once() {
         .unwrap()
         .get(0);
     // One row per migration, each applied once.
-    assert_eq!(versions, 10);
+    assert_eq!(versions, 11);
 }
 
 #[test]
@@ -1216,7 +1216,8 @@ fn version_1_schema_is_migrated() {
         .unwrap();
     admin()
         .batch_execute(&format!(
-            "SET search_path TO \"{}\"; DROP TABLE meta, rules, rule_assets, rule_windows, \
+            "SET search_path TO \"{}\"; {EVENTS_AS_VERSION_10} \
+             DROP TABLE meta, rules, rule_assets, rule_windows, \
              firing_clock, firings; DROP INDEX events_retracted; \
              ALTER TABLE assets DROP COLUMN last_received_us; \
              ALTER TABLE assets DROP COLUMN pruned_before_us; \
@@ -1558,38 +1559,10 @@ fn answers(
 #[test]
 fn version_3_schema_is_migrated() {
     let schema = Schema::new("v3");
-    let assets = ["a", "b", "c"];
-    let before = {
-        let store = schema.open();
-        let mut rng = Rng::new(0x0003_0004_AB1E_0001);
-        for round in 0..20_i64 {
-            let batch: Vec<NewEvent> = (0..50_i64)
-                .map(|i| {
-                    let asset = assets[rng.below(3) as usize];
-                    let a = rng.below(600) as i64;
-                    let ev = if rng.below(8) == 0 {
-                        retracted(asset, a, a + 1 + rng.below(20) as i64)
-                    } else {
-                        landed(asset, a, a + 1 + rng.below(30) as i64)
-                    };
-                    let mut ev = match rng.below(4) {
-                        0 => ev,
-                        _ => with_id(ev, &format!("id-{round}-{i}")),
-                    };
-                    if rng.below(5) == 0 {
-                        ev.extra = Some(format!("{{\"n\": {i}}}"));
-                        ev.produced_at = Some(t(a));
-                    }
-                    ev
-                })
-                .collect();
-            store.append(&batch, t(100_000 + round)).unwrap();
-        }
-        answers(&store, &assets)
-    };
+    let before = mixed_events(&schema);
     admin()
         .batch_execute(&format!(
-            "SET search_path TO \"{}\";
+            "SET search_path TO \"{}\"; {EVENTS_AS_VERSION_10}
              CREATE TABLE events_v3 (
                  seq bigint NOT NULL, asset_id bigint NOT NULL, id text,
                  start_us bigint NOT NULL, end_us bigint NOT NULL,
@@ -1608,7 +1581,151 @@ fn version_3_schema_is_migrated() {
         ))
         .unwrap();
     let store = schema.open();
-    assert_eq!(answers(&store, &assets), before);
+    assert_eq!(answers(&store, &MIXED_ASSETS), before);
+    ids_still_decide(&schema, &store, &before);
+}
+
+/// A ledger of schema version 10 (events in ten columns: the kind, `extra`
+/// and `produced_at` each a column of its own) opened by this build is
+/// migrated to the current version, events in eight columns, and answers
+/// the same; ids still make duplicates and conflicts.
+#[test]
+fn version_10_events_are_rewritten_in_eight_columns() {
+    let schema = Schema::new("v10");
+    let before = mixed_events(&schema);
+    let columns = |admin: &mut postgres::Client| -> Vec<String> {
+        admin
+            .query(
+                "SELECT column_name::text FROM information_schema.columns \
+                 WHERE table_schema = $1 AND table_name = 'events' ORDER BY ordinal_position",
+                &[&schema.name],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect()
+    };
+    let mut admin = admin();
+    admin
+        .batch_execute(&format!(
+            "SET search_path TO \"{}\"; {EVENTS_AS_VERSION_10} \
+             DELETE FROM gapless_version WHERE version >= 11",
+            schema.name
+        ))
+        .unwrap();
+    assert_eq!(
+        columns(&mut admin).len(),
+        10,
+        "events as version 10 kept them"
+    );
+    let store = schema.open();
+    assert_eq!(
+        columns(&mut admin),
+        [
+            "seq",
+            "asset_id",
+            "start_us",
+            "end_us",
+            "received_at",
+            "n",
+            "id",
+            "detail"
+        ]
+    );
+    assert_eq!(answers(&store, &MIXED_ASSETS), before);
+    ids_still_decide(&schema, &store, &before);
+}
+
+/// What version 10 kept of the current `events` (`search_path` set to the
+/// ledger): ten columns, the indexes of version 8.
+const EVENTS_AS_VERSION_10: &str = "
+    CREATE TABLE events_v10 (
+        seq bigint NOT NULL, asset_id bigint NOT NULL, start_us bigint NOT NULL,
+        end_us bigint NOT NULL, received_at bigint NOT NULL, produced_at bigint,
+        n integer NOT NULL, kind smallint NOT NULL CHECK (kind IN (0, 1)), id text, extra text,
+        CHECK (start_us < end_us));
+    INSERT INTO events_v10 SELECT seq, asset_id, start_us, end_us, received_at,
+        CASE WHEN get_byte(detail, 0) & 1 = 1
+            THEN ('x' || encode(substr(detail, 2, 8), 'hex'))::bit(64)::bigint END,
+        abs(n), (n < 0)::int, id,
+        CASE WHEN get_byte(detail, 0) & 2 = 2
+            THEN convert_from(substr(detail, 2 + 8 * (get_byte(detail, 0) & 1)), 'UTF8') END
+        FROM events ORDER BY asset_id, seq;
+    DROP TABLE events;
+    ALTER TABLE events_v10 RENAME TO events;
+    CREATE INDEX events_asset_n ON events (asset_id, (n >> 6));
+    CREATE INDEX events_asset_start ON events (asset_id, (start_us >> 32));
+    CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE kind = 1;
+    CREATE INDEX events_id_hash ON events (hashtextextended(id, asset_id)) WHERE id IS NOT NULL;";
+
+/// The assets of [`mixed_events`].
+const MIXED_ASSETS: [&str; 3] = ["a", "b", "c"];
+
+/// A ledger of 1,000 events over [`MIXED_ASSETS`] of every kind of event:
+/// landed and retracted, with and without id, some with `extra` and
+/// `produced_at`, one with a `produced_at` before 1970; and its answers.
+fn mixed_events(
+    schema: &Schema,
+) -> Vec<(
+    gapless_store::AssetSummary,
+    Vec<gapless_store::StoredEvent>,
+    gapless_core::IntervalSet,
+    gapless_core::IntervalSet,
+)> {
+    let assets = MIXED_ASSETS;
+    {
+        let store = schema.open();
+        let mut rng = Rng::new(0x0003_0004_AB1E_0001);
+        for round in 0..20_i64 {
+            let batch: Vec<NewEvent> = (0..50_i64)
+                .map(|i| {
+                    let asset = assets[rng.below(3) as usize];
+                    let a = rng.below(600) as i64;
+                    let ev = if rng.below(8) == 0 {
+                        retracted(asset, a, a + 1 + rng.below(20) as i64)
+                    } else {
+                        landed(asset, a, a + 1 + rng.below(30) as i64)
+                    };
+                    let mut ev = match rng.below(4) {
+                        0 => ev,
+                        _ => with_id(ev, &format!("id-{round}-{i}")),
+                    };
+                    match rng.below(10) {
+                        0 => ev.extra = Some(format!("{{\"n\": {i}, \"é\": \"ü\"}}")),
+                        1 => ev.produced_at = Some(t(a)),
+                        2 => {
+                            ev.extra = Some(format!("{{\"n\": {i}}}"));
+                            ev.produced_at = Some(t(a));
+                        }
+                        _ => {}
+                    }
+                    ev
+                })
+                .collect();
+            store.append(&batch, t(100_000 + round)).unwrap();
+        }
+        let early = NewEvent {
+            produced_at: Some(t(-10_000_000)),
+            ..landed("c", 700, 701)
+        };
+        store.append(&[early], t(100_100)).unwrap();
+        answers(&store, &assets)
+    }
+}
+
+/// Each index of `events` as this build makes it, and stored ids deciding
+/// as they did: with their content a duplicate, with other content a
+/// conflict that stores nothing.
+fn ids_still_decide(
+    schema: &Schema,
+    store: &PostgresStore,
+    before: &[(
+        gapless_store::AssetSummary,
+        Vec<gapless_store::StoredEvent>,
+        gapless_core::IntervalSet,
+        gapless_core::IntervalSet,
+    )],
+) {
     let indexes: Vec<String> = admin()
         .query(
             "SELECT indexname::text FROM pg_indexes WHERE schemaname = $1 \
@@ -1628,30 +1745,39 @@ fn version_3_schema_is_migrated() {
             "events_retracted"
         ]
     );
-    // A stored id again: with its content a duplicate, with other content
-    // a conflict that stores nothing.
-    let first = before[0].1.iter().find(|e| e.id.is_some()).unwrap();
-    let again = NewEvent {
-        asset: "a".into(),
-        id: first.id.clone(),
-        interval: first.interval,
-        kind: first.kind,
-        extra: first.extra.clone(),
-        produced_at: first.produced_at,
-    };
-    let got = store
-        .append(std::slice::from_ref(&again), t(200_000))
-        .unwrap();
-    assert_eq!((got.accepted, got.duplicates), (0, 1));
+    // Every stored id again: with its content a duplicate, with other
+    // content a conflict that stores nothing.
+    let again: Vec<NewEvent> = before
+        .iter()
+        .zip(MIXED_ASSETS)
+        .flat_map(|((_, events, _, _), asset)| {
+            events
+                .iter()
+                .filter(|e| e.id.is_some())
+                .map(move |e| NewEvent {
+                    asset: asset.into(),
+                    id: e.id.clone(),
+                    interval: e.interval,
+                    kind: e.kind,
+                    extra: e.extra.clone(),
+                    produced_at: e.produced_at,
+                })
+        })
+        .collect();
+    assert!(again
+        .iter()
+        .any(|e| e.extra.is_some() && e.produced_at.is_some()));
+    let got = store.append(&again, t(200_000)).unwrap();
+    assert_eq!((got.accepted, got.duplicates as usize), (0, again.len()));
     let other = NewEvent {
         interval: iv(9_000, 9_001),
-        ..again
+        ..again[0].clone()
     };
     match store.append(&[landed("a", 0, 1), other], t(200_000)) {
         Err(StoreError::Conflict { index: 1, .. }) => {}
         got => panic!("expected a conflict, got {got:?}"),
     }
-    assert_eq!(answers(&store, &assets), before);
+    assert_eq!(answers(store, &MIXED_ASSETS), before);
 }
 
 /// A current schema holding the overview story's fixture, and its pages.
@@ -1671,7 +1797,8 @@ fn version_6_schema_is_migrated() {
     let (schema, before) = overview_schema("v6");
     admin()
         .batch_execute(&format!(
-            "SET search_path TO \"{}\"; ALTER TABLE assets DROP COLUMN first_start_us, \
+            "SET search_path TO \"{}\"; {EVENTS_AS_VERSION_10} \
+             ALTER TABLE assets DROP COLUMN first_start_us, \
              DROP COLUMN first_end_us, DROP COLUMN last_end_us, DROP COLUMN recent_runs; \
              DELETE FROM gapless_version WHERE version >= 7",
             schema.name
@@ -1700,6 +1827,7 @@ fn version_8_schema_is_migrated() {
             .map(|r| (r.get(0), r.get(1)))
             .collect(),
     );
+    tx.batch_execute(EVENTS_AS_VERSION_10).unwrap();
     tx.batch_execute(
         "ALTER TABLE assets ALTER COLUMN recent_runs DROP DEFAULT, \
          ALTER COLUMN recent_runs TYPE text USING NULL, \
@@ -1739,6 +1867,7 @@ fn version_9_rule_windows_are_joined_into_runs() {
     let mut tx = admin.transaction().unwrap();
     tx.batch_execute(&format!("SET LOCAL search_path TO \"{}\"", schema.name))
         .unwrap();
+    tx.batch_execute(EVENTS_AS_VERSION_10).unwrap();
     // What version 9 kept: a row for each window, on pages filled full.
     tx.batch_execute(
         "CREATE TABLE windows_v9 AS SELECT w.rule_id, h AS start_us, \

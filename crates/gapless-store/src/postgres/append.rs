@@ -43,14 +43,15 @@
 
 use std::collections::{HashMap, HashSet};
 
-use gapless_core::{Instant, NewEvent};
+use gapless_core::{EventKind, Instant, NewEvent};
 use tokio_postgres::types::{ToSql, Type};
 use tokio_postgres::Row;
 
 use super::client::{CommitError, Transaction};
 use super::error::Fail;
 use super::pool::{Conn, Stmts};
-use crate::codec::{decode_content, encode, Encoded};
+use super::row;
+use crate::codec::{decode_content, encode, kind_code, Encoded};
 use crate::delta::AssetDelta;
 use crate::rule::Untaken;
 use crate::runs::RunChanges;
@@ -77,8 +78,7 @@ const LOCK_ASSETS: &str = "SELECT id, name, last_n FROM assets WHERE name = ANY(
 const NEXT_SEQS: &str =
     "SELECT array_agg(nextval('events_seq')) FROM generate_series(1, $1::bigint)";
 const COPY_EVENTS: &str = "COPY events \
-     (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at, n) \
-     FROM STDIN (FORMAT binary)";
+     (seq, asset_id, id, start_us, end_us, n, detail, received_at) FROM STDIN (FORMAT binary)";
 const DECLARE: &str = "INSERT INTO assets (name, key_span, tz) VALUES ($1, $2, $3) \
      ON CONFLICT (name) DO UPDATE SET key_span = EXCLUDED.key_span, tz = EXCLUDED.tz";
 
@@ -106,12 +106,14 @@ pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
 /// The stored content of a row of [`RUNS_AND_STORED`] (`part` 0), for
 /// [`NewEvent::same_content`].
 fn stored_content(r: &Row) -> Result<NewEvent> {
+    let (kind, _) = row::number_of(r.try_get(4)?)?;
+    let detail = row::undetail(r.try_get(5)?)?;
     decode_content(
         r.try_get(2)?,
         r.try_get(3)?,
-        r.try_get::<_, i16>(4)?.into(),
-        r.try_get(5)?,
-        r.try_get(6)?,
+        kind_code(kind).into(),
+        detail.extra,
+        detail.produced_at,
     )
 }
 
@@ -123,11 +125,11 @@ struct Columns<'a> {
     id: Vec<Option<&'a str>>,
     start: Vec<i64>,
     end: Vec<i64>,
-    kind: Vec<i16>,
-    extra: Vec<Option<&'a str>>,
-    produced_at: Vec<Option<i64>>,
-    /// Each event's number among its asset's events.
+    /// Each event's number among its asset's events, signed by its kind
+    /// (`row.rs`).
     n: Vec<i32>,
+    /// Its `produced_at` and `extra` (`row.rs`).
+    detail: Vec<Option<Vec<u8>>>,
 }
 
 impl<'a> Columns<'a> {
@@ -139,23 +141,20 @@ impl<'a> Columns<'a> {
             id: Vec::with_capacity(n),
             start: Vec::with_capacity(n),
             end: Vec::with_capacity(n),
-            kind: Vec::with_capacity(n),
-            extra: Vec::with_capacity(n),
-            produced_at: Vec::with_capacity(n),
             n: Vec::with_capacity(n),
+            detail: Vec::with_capacity(n),
         }
     }
 
-    /// One more event of asset `asset_id`, its `n`th, stored as `c`.
-    fn push(&mut self, asset_id: i64, n: i32, c: &Encoded<'a>) {
+    /// One more event of asset `asset_id`, its `number`th, of kind `kind`,
+    /// stored as `c`.
+    fn push(&mut self, asset_id: i64, number: i32, kind: EventKind, c: &Encoded<'a>) {
         self.asset_id.push(asset_id);
-        self.n.push(n);
+        self.n.push(row::signed_number(number, kind));
         self.id.push(c.id);
         self.start.push(c.start);
         self.end.push(c.end);
-        self.kind.push(c.kind);
-        self.extra.push(c.extra);
-        self.produced_at.push(c.produced_at);
+        self.detail.push(row::detail(c.extra, c.produced_at));
     }
 }
 
@@ -440,7 +439,7 @@ fn append_group(
     let mut runs = super::rules::StoredRuns::new();
     let mut firsts: Vec<((i64, String), NewEvent)> = Vec::new();
     for r in &stored {
-        if r.try_get::<_, i16>(7)? == 1 {
+        if r.try_get::<_, i16>(6)? == 1 {
             runs.entry(r.try_get(0)?)
                 .or_default()
                 .push((r.try_get(2)?, r.try_get(3)?));
@@ -488,7 +487,7 @@ fn append_group(
                             i32::MAX
                         )))
                     })?;
-                    cols.push(aid, *n, &c);
+                    cols.push(aid, *n, ev.kind, &c);
                 }
                 out[bi] = Ok(p.out);
             }
@@ -665,7 +664,7 @@ fn walk<'b>(
 /// The two reads of a group: the stored runs that touch each `(asset name,
 /// lo, hi)` of $1..$3 (rows with `part` 1: asset id, -, start, end), and
 /// the stored events of the `(asset name, id)` keys of $4, $5 (`part` 0:
-/// asset id, id, start, end, kind, extra, produced at). The hulls are those
+/// asset id, id, start, end, signed number, detail). The hulls are those
 /// of all the group's events, not only of the new ones (which are known
 /// only once the stored ids are): runs that no new event touches come back
 /// unchanged from [`crate::runs::changes`].
@@ -678,17 +677,17 @@ fn walk<'b>(
 /// the other indexes, which lead with the asset, out of that seek (a
 /// bitmap of all the asset's events beside the hash's one row).
 const RUNS_AND_STORED: &str = concat!(
-    "SELECT u.a, NULL::text, r.start_us, r.end_us, NULL::smallint, NULL::text, NULL::bigint, \
+    "SELECT u.a, NULL::text, r.start_us, r.end_us, NULL::integer, NULL::bytea, \
      1::smallint AS part \
      FROM (SELECT s.id AS a, h.lo, h.hi \
        FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS h(name, lo, hi) \
        CROSS JOIN LATERAL (SELECT id FROM assets WHERE name = h.name OFFSET 0) AS s) AS u",
     runs_touching_lateral!(),
     " UNION ALL \
-     SELECT s.id, k.id, e.start_us, e.end_us, e.kind, e.extra, e.produced_at, 0::smallint \
+     SELECT s.id, k.id, e.start_us, e.end_us, e.n, e.detail, 0::smallint \
      FROM unnest($4::text[], $5::text[]) AS k(name, id) \
      CROSS JOIN LATERAL (SELECT id FROM assets WHERE name = k.name OFFSET 0) AS s \
-     CROSS JOIN LATERAL (SELECT start_us, end_us, kind, extra, produced_at FROM events \
+     CROSS JOIN LATERAL (SELECT start_us, end_us, n, detail FROM events \
        WHERE hashtextextended(id, asset_id) = hashtextextended(k.id, s.id) \
        AND asset_id + 0 = s.id AND id = k.id OFFSET 0) AS e"
 );
@@ -696,32 +695,31 @@ const RUNS_AND_STORED: &str = concat!(
 /// Everything a group writes, in one statement: the events (sequence
 /// numbers drawn in array order), the coverage runs (deleted, changed and
 /// new ones have distinct keys), the asset statistics; as CTEs over
-/// $1..$22 ([`WRITE`]), which a group that fires extends with judging's
+/// $1..$20 ([`WRITE`]), which a group that fires extends with judging's
 /// ([`judged_write_sql`]).
 macro_rules! write_ctes {
     () => {
         "WITH ev AS ( \
-       INSERT INTO events \
-       (seq, asset_id, id, start_us, end_us, kind, extra, produced_at, received_at, n) \
-       SELECT nextval('events_seq'), a, i, st, en, k, x, p, $8::bigint, nn \
-       FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::smallint[], \
-         $6::text[], $7::bigint[], $22::integer[]) AS u(a, i, st, en, k, x, p, nn) \
+       INSERT INTO events (seq, asset_id, id, start_us, end_us, n, detail, received_at) \
+       SELECT nextval('events_seq'), a, i, st, en, nn, d, $7::bigint \
+       FROM unnest($1::bigint[], $2::text[], $3::bigint[], $4::bigint[], $5::integer[], \
+         $6::bytea[]) AS u(a, i, st, en, nn, d) \
      ), del AS ( \
-       DELETE FROM coverage_runs c USING unnest($9::bigint[], $10::bigint[]) AS d(a, s) \
+       DELETE FROM coverage_runs c USING unnest($8::bigint[], $9::bigint[]) AS d(a, s) \
        WHERE c.asset_id = d.a AND c.start_us = d.s \
      ), upd AS ( \
        UPDATE coverage_runs c SET end_us = u.e \
-       FROM unnest($11::bigint[], $12::bigint[], $13::bigint[]) AS u(a, s, e) \
+       FROM unnest($10::bigint[], $11::bigint[], $12::bigint[]) AS u(a, s, e) \
        WHERE c.asset_id = u.a AND c.start_us = u.s \
      ), ins AS ( \
        INSERT INTO coverage_runs (asset_id, start_us, end_us) \
-       SELECT a, s, e FROM unnest($14::bigint[], $15::bigint[], $16::bigint[]) AS u(a, s, e) \
+       SELECT a, s, e FROM unnest($13::bigint[], $14::bigint[], $15::bigint[]) AS u(a, s, e) \
      ), st AS ( \
        UPDATE assets SET event_count = event_count + u.n, last_n = last_n + u.n, \
        max_len_us = greatest(max_len_us, u.l), \
        min_start_us = least(coalesce(min_start_us, u.s), u.s), \
-       max_end_us = greatest(coalesce(max_end_us, u.e), u.e), last_received_us = $8::bigint \
-       FROM unnest($17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[], $21::bigint[]) \
+       max_end_us = greatest(coalesce(max_end_us, u.e), u.e), last_received_us = $7::bigint \
+       FROM unnest($16::bigint[], $17::bigint[], $18::bigint[], $19::bigint[], $20::bigint[]) \
          AS u(id, n, l, s, e) \
        WHERE assets.id = u.id \
      )"
@@ -729,7 +727,7 @@ macro_rules! write_ctes {
 }
 const WRITE: &str = concat!(write_ctes!(), " SELECT 1");
 /// How many parameters [`write_ctes`] takes.
-const WRITE_PARAMS: usize = 22;
+const WRITE_PARAMS: usize = 20;
 
 /// [`WRITE`] and judging's writes in one statement: a group that fires
 /// costs no round trip more than one that does not.
@@ -877,9 +875,8 @@ fn write(
         &ev.id,
         &ev.start,
         &ev.end,
-        &ev.kind,
-        &ev.extra,
-        &ev.produced_at,
+        &ev.n,
+        &ev.detail,
         &received,
         &del_asset,
         &del_start,
@@ -894,7 +891,6 @@ fn write(
         &lens,
         &los,
         &his,
-        &ev.n,
     ];
     let judging_params = judging.as_ref().map(super::rules::JudgingColumns::params);
     let params: Vec<&(dyn ToSql + Sync)> = write_params
@@ -938,17 +934,15 @@ fn draw_and_copy(
 }
 
 fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> Result<(), Fail> {
-    const TYPES: [Type; 10] = [
+    const TYPES: [Type; 8] = [
         Type::INT8,
         Type::INT8,
-        Type::TEXT,
-        Type::INT8,
-        Type::INT8,
-        Type::INT2,
         Type::TEXT,
         Type::INT8,
         Type::INT8,
         Type::INT4,
+        Type::BYTEA,
+        Type::INT8,
     ];
     // Grouped by asset (each asset's events in sequence order): every
     // index of `events` leads with the asset, so a group that interleaves
@@ -957,18 +951,16 @@ fn copy_events(tx: &mut Transaction<'_>, cols: &Columns<'_>, received: i64) -> R
     // asset's rows go to its few leaf pages one after the other.
     let mut order: Vec<usize> = (0..cols.seq.len()).collect();
     order.sort_by_key(|&i| cols.asset_id[i]);
-    let rows = order.into_iter().map(|i| -> [&(dyn ToSql + Sync); 10] {
+    let rows = order.into_iter().map(|i| -> [&(dyn ToSql + Sync); 8] {
         [
             &cols.seq[i],
             &cols.asset_id[i],
             &cols.id[i],
             &cols.start[i],
             &cols.end[i],
-            &cols.kind[i],
-            &cols.extra[i],
-            &cols.produced_at[i],
-            &received,
             &cols.n[i],
+            &cols.detail[i],
+            &received,
         ]
     });
     tx.copy_in_binary(COPY_EVENTS, &TYPES, rows)?;

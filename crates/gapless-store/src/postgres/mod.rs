@@ -15,6 +15,8 @@
 //! - `error.rs`: PostgreSQL errors as storage errors.
 //! - `schema.rs`: the schema, migrations, recognising a ledger schema,
 //!   schema names and quoted identifiers.
+//! - `row.rs`: an event as a row of `events`: the kind in the sign of its
+//!   number, `produced_at` and `extra` as one column of bytes.
 //! - `append.rs`: appends: idempotency, sequence, coverage runs kept up to
 //!   date in the same transaction.
 //! - `read.rs`: coverage, events, declarations and the asset listing.
@@ -109,6 +111,7 @@ mod overview;
 mod pool;
 mod prune;
 mod read;
+mod row;
 mod rules;
 mod schema;
 mod tls;

@@ -11,7 +11,8 @@ use tokio_postgres::Row;
 
 use super::error::Fail;
 use super::pool::Conn;
-use crate::codec::{self, event_columns, interval, EventRow};
+use super::row::{self, event_columns};
+use crate::codec::{self, interval, EventRow};
 use crate::listing::{self, AssetPage, AssetQuery};
 use crate::overview;
 use crate::page::{self, Path, Shape, Walk};
@@ -32,7 +33,7 @@ pub(super) const RUNS_OVERLAPPING: &str = "SELECT start_us, end_us FROM coverage
 /// their own partial index: the range index would walk every event of the
 /// range.
 const RETRACTIONS: &str = "SELECT start_us, end_us FROM events \
-     WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND kind = 1 \
+     WHERE asset_id = (SELECT id FROM assets WHERE name = $1) AND n < 0 \
      AND start_us < $3 AND end_us > $2";
 
 pub(super) const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_runs \
@@ -41,16 +42,18 @@ pub(super) const RUN_CONTAINING: &str = "SELECT start_us, end_us FROM coverage_r
 
 /// Part of a walk in sequence order: the asset's events numbered after the
 /// cursor $2 in the groups of 64 numbers before $7 (the index of
-/// `(asset_id, n >> 6)`), of kind $3 and overlapping [$5, $6) (`+ 0` keeps
-/// the planner off the start index), in number order, at most $4.
+/// `(asset_id, abs(n) >> 6)`: a retraction's number is negated), of kind $3
+/// and overlapping [$5, $6) (`+ 0` keeps the planner off the start index),
+/// in number order, at most $4.
 const EVENTS_WALK: &str = concat!(
     "SELECT ",
     event_columns!(),
-    ", n FROM events \
-     WHERE asset_id = $1 AND (n >> 6) >= (($2::bigint + 1) >> 6) AND (n >> 6) < $7::bigint \
-     AND n > $2::bigint AND ($3::smallint IS NULL OR kind = $3) \
+    " FROM events \
+     WHERE asset_id = $1 AND (abs(n) >> 6) >= (($2::bigint + 1) >> 6) \
+     AND (abs(n) >> 6) < $7::bigint AND abs(n) > $2::bigint \
+     AND ($3::smallint IS NULL OR (n < 0) = ($3 = 1)) \
      AND start_us + 0 < $6 AND end_us + 0 > $5 \
-     ORDER BY asset_id, (n >> 6), n LIMIT $4"
+     ORDER BY asset_id, (abs(n) >> 6), abs(n) LIMIT $4"
 );
 
 /// The most groups of 64 numbers one statement of a walk reads. A walk
@@ -61,7 +64,7 @@ const EVENTS_WALK: &str = concat!(
 const WALK_GROUPS: i64 = 1 << 10;
 
 /// The bits of an event's number below its group: the index of `events`
-/// holds `n >> 6` (schema.rs), which the statements above write out.
+/// holds `abs(n) >> 6` (schema.rs), which the statements above write out.
 const GROUP_BITS: u32 = 6;
 
 /// A page of a narrow range: seek the start index (no event starts earlier
@@ -73,12 +76,12 @@ const EVENTS_BY_START: &str = concat!(
      r AS MATERIALIZED ( \
      SELECT ",
     event_columns!(),
-    ", n FROM events, m \
+    " FROM events, m \
      WHERE asset_id = $1 \
      AND (start_us >> 32) >= (m.lo >> 32) AND (start_us >> 32) <= (($6::bigint - 1) >> 32) \
-     AND start_us >= m.lo AND start_us < $6 AND end_us > $5 AND n > $2::bigint \
-     AND ($3::smallint IS NULL OR kind = $3)) \
-     SELECT * FROM r ORDER BY n LIMIT $4"
+     AND start_us >= m.lo AND start_us < $6 AND end_us > $5 AND abs(n) > $2::bigint \
+     AND ($3::smallint IS NULL OR (n < 0) = ($3 = 1))) \
+     SELECT * FROM r ORDER BY abs(n) LIMIT $4"
 );
 
 const ASSET_DECL: &str = "SELECT key_span, tz FROM assets WHERE name = $1";
@@ -90,18 +93,20 @@ const ASSETS: &str = "SELECT a.name, a.event_count, \
        a.last_received_us, a.key_span, a.tz, a.pruned_before_us \
      FROM assets a ORDER BY a.name COLLATE \"C\"";
 
-/// The event of a row of [`event_columns!`].
+/// The event of a row of [`event_columns!`]; its cursor is its number.
 fn event_of(r: &Row) -> Result<StoredEvent> {
+    let (kind, number) = row::number_of(r.try_get(4)?)?;
+    let detail = row::undetail(r.try_get(5)?)?;
     codec::decode(EventRow {
         seq: r.try_get(0)?,
         id: r.try_get(1)?,
         start: r.try_get(2)?,
         end: r.try_get(3)?,
-        kind: r.try_get::<_, i16>(4)?.into(),
-        extra: r.try_get(5)?,
-        produced_at: r.try_get(6)?,
-        received_at: r.try_get(7)?,
-        cursor: r.try_get::<_, i32>(8)?.into(),
+        kind: codec::kind_code(kind).into(),
+        extra: detail.extra,
+        produced_at: detail.produced_at,
+        received_at: r.try_get(6)?,
+        cursor: number.into(),
     })
 }
 
