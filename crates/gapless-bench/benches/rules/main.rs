@@ -32,7 +32,7 @@
 //! (`many-posts` or `many-ingest`: half of part 3),
 //! `GAPLESS_RULES_DEADLINE` (default `1h`, `none` for none) the deadline and
 //! `GAPLESS_RULES_TARGET` (default `hook`, `none` for none) the target of
-//! part 3's rules,
+//! part 3's rules, `GAPLESS_RULES_SQLITE` (`off` skips SQLite in part 3),
 //! `GAPLESS_LOAD_PG` (default `postgres://postgres@127.0.0.1:5432/test`,
 //! `off` to skip).
 
@@ -291,12 +291,14 @@ fn main() {
             ingest: phase("many-ingest") || phase("many"),
             settle: &settle,
         };
-        many_sqlite = Some(many.run("SQLite", &|i| {
-            dir.path()
-                .join(format!("many-{i}.db"))
-                .display()
-                .to_string()
-        }));
+        if env_or("GAPLESS_RULES_SQLITE", "on".to_string()) != "off" {
+            many_sqlite = Some(many.run("SQLite", &|i| {
+                dir.path()
+                    .join(format!("many-{i}.db"))
+                    .display()
+                    .to_string()
+            }));
+        }
         if pg.is_some() {
             let first = pg_schemas;
             many_pg = Some(many.run("PostgreSQL", &|i| pg_db(first + i)));
