@@ -1529,17 +1529,17 @@ fn deadline_passes_racing_appends_keep_each_window_s_record() {
     );
 }
 
-/// Everything a ledger answers about `assets`: their listing entries, every
-/// event in sequence order, the coverage and the retractions over all time.
-fn answers(
-    store: &PostgresStore,
-    assets: &[&str],
-) -> Vec<(
+/// Per asset, its listing entry, every event in sequence order, its
+/// coverage and its retractions over all time.
+type Answers = Vec<(
     gapless_store::AssetSummary,
     Vec<gapless_store::StoredEvent>,
     gapless_core::IntervalSet,
     gapless_core::IntervalSet,
-)> {
+)>;
+
+/// Everything a ledger answers about `assets` ([`Answers`]).
+fn answers(store: &PostgresStore, assets: &[&str]) -> Answers {
     assets
         .iter()
         .map(|&a| {
@@ -1664,14 +1664,7 @@ const MIXED_ASSETS: [&str; 3] = ["a", "b", "c"];
 /// A ledger of 1,000 events over [`MIXED_ASSETS`] of every kind of event:
 /// landed and retracted, with and without id, some with `extra` and
 /// `produced_at`, one with a `produced_at` before 1970; and its answers.
-fn mixed_events(
-    schema: &Schema,
-) -> Vec<(
-    gapless_store::AssetSummary,
-    Vec<gapless_store::StoredEvent>,
-    gapless_core::IntervalSet,
-    gapless_core::IntervalSet,
-)> {
+fn mixed_events(schema: &Schema) -> Answers {
     let assets = MIXED_ASSETS;
     {
         let store = schema.open();
@@ -1716,16 +1709,7 @@ fn mixed_events(
 /// Each index of `events` as this build makes it, and stored ids deciding
 /// as they did: with their content a duplicate, with other content a
 /// conflict that stores nothing.
-fn ids_still_decide(
-    schema: &Schema,
-    store: &PostgresStore,
-    before: &[(
-        gapless_store::AssetSummary,
-        Vec<gapless_store::StoredEvent>,
-        gapless_core::IntervalSet,
-        gapless_core::IntervalSet,
-    )],
-) {
+fn ids_still_decide(schema: &Schema, store: &PostgresStore, before: &Answers) {
     let indexes: Vec<String> = admin()
         .query(
             "SELECT indexname::text FROM pg_indexes WHERE schemaname = $1 \
@@ -1777,7 +1761,7 @@ fn ids_still_decide(
         Err(StoreError::Conflict { index: 1, .. }) => {}
         got => panic!("expected a conflict, got {got:?}"),
     }
-    assert_eq!(answers(store, &MIXED_ASSETS), before);
+    assert_eq!(&answers(store, &MIXED_ASSETS), before);
 }
 
 /// A current schema holding the overview story's fixture, and its pages.
