@@ -51,7 +51,7 @@ use super::client::{CommitError, Transaction};
 use super::error::Fail;
 use super::pool::{Conn, Stmts};
 use super::row;
-use crate::codec::{decode_content, encode, kind_code, Encoded};
+use crate::codec::{decode_content, encode, Encoded};
 use crate::delta::AssetDelta;
 use crate::rule::Untaken;
 use crate::runs::RunChanges;
@@ -106,14 +106,13 @@ pub(crate) fn check_batch(batch: &[NewEvent]) -> Result<()> {
 /// The stored content of a row of [`RUNS_AND_STORED`] (`part` 0), for
 /// [`NewEvent::same_content`].
 fn stored_content(r: &Row) -> Result<NewEvent> {
-    let (kind, _) = row::number_of(r.try_get(4)?)?;
-    let detail = row::undetail(r.try_get(5)?)?;
+    let c = row::content(r.try_get(4)?, r.try_get(5)?)?;
     decode_content(
         r.try_get(2)?,
         r.try_get(3)?,
-        kind_code(kind).into(),
-        detail.extra,
-        detail.produced_at,
+        c.kind,
+        c.detail.extra,
+        c.detail.produced_at,
     )
 }
 

@@ -14,9 +14,10 @@ use super::pool::Conn;
 
 const LOCK_ASSET: &str = "SELECT id FROM assets WHERE name = $1 FOR UPDATE";
 
-/// Up to $3 of asset $1's landed events (a positive number) that end at or before $2, found on
-/// the start index (an event that ends by $2 starts before it), deleted by
-/// their row addresses (the asset's row lock keeps them where they are).
+/// Up to $3 of asset $1's landed events (a positive number) that end at
+/// or before $2, found on the start index (an event that ends by $2 starts
+/// before it), deleted by their row addresses (the asset's row lock keeps
+/// them where they are).
 const PRUNE_EVENTS: &str = "DELETE FROM events WHERE ctid = ANY(ARRAY( \
      SELECT ctid FROM events WHERE asset_id = $1 AND (start_us >> 32) <= ($2::bigint >> 32) \
      AND start_us < $2 AND end_us <= $2 AND n > 0 LIMIT $3))";

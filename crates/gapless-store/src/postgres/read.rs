@@ -95,18 +95,17 @@ const ASSETS: &str = "SELECT a.name, a.event_count, \
 
 /// The event of a row of [`event_columns!`]; its cursor is its number.
 fn event_of(r: &Row) -> Result<StoredEvent> {
-    let (kind, number) = row::number_of(r.try_get(4)?)?;
-    let detail = row::undetail(r.try_get(5)?)?;
+    let c = row::content(r.try_get(4)?, r.try_get(5)?)?;
     codec::decode(EventRow {
         seq: r.try_get(0)?,
         id: r.try_get(1)?,
         start: r.try_get(2)?,
         end: r.try_get(3)?,
-        kind: codec::kind_code(kind).into(),
-        extra: detail.extra,
-        produced_at: detail.produced_at,
+        kind: c.kind,
+        extra: c.detail.extra,
+        produced_at: c.detail.produced_at,
         received_at: r.try_get(6)?,
-        cursor: number.into(),
+        cursor: c.number.into(),
     })
 }
 

@@ -17,6 +17,7 @@
 
 use gapless_core::EventKind;
 
+use crate::codec::kind_code;
 use crate::error::corrupt;
 use crate::Result;
 
@@ -44,7 +45,7 @@ pub(super) fn signed_number(number: i32, kind: EventKind) -> i32 {
 }
 
 /// The kind and the number of a stored `n`.
-pub(super) fn number_of(n: i32) -> Result<(EventKind, i32)> {
+fn number_of(n: i32) -> Result<(EventKind, i32)> {
     // `i32::MIN` is never stored: numbers stop at `i32::MAX`.
     match n {
         1.. => Ok((EventKind::Landed, n)),
@@ -77,8 +78,26 @@ pub(super) struct Detail {
     pub(super) produced_at: Option<i64>,
 }
 
+/// What a row's `n` and `detail` hold, as [`crate::codec`] takes an
+/// event's columns: the kind's code, its number, `extra` and `produced_at`.
+pub(super) struct Content {
+    pub(super) kind: i64,
+    pub(super) number: i32,
+    pub(super) detail: Detail,
+}
+
+/// The content of a stored `n` and `detail`.
+pub(super) fn content(n: i32, detail: Option<Vec<u8>>) -> Result<Content> {
+    let (kind, number) = number_of(n)?;
+    Ok(Content {
+        kind: kind_code(kind).into(),
+        number,
+        detail: undetail(detail)?,
+    })
+}
+
 /// The `extra` and `produced_at` of a stored detail.
-pub(super) fn undetail(bytes: Option<Vec<u8>>) -> Result<Detail> {
+fn undetail(bytes: Option<Vec<u8>>) -> Result<Detail> {
     let Some(mut bytes) = bytes else {
         return Ok(Detail::default());
     };
