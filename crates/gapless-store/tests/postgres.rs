@@ -643,7 +643,7 @@ fn concurrent_opens_migrate_once() {
         .unwrap()
         .get(0);
     // One row per migration, each applied once.
-    assert_eq!(versions, 11);
+    assert_eq!(versions, 12);
 }
 
 #[test]
@@ -1331,6 +1331,152 @@ fn two_replicas_judging_deadlines_fire_late_once() {
             ("rb".to_string(), 180)
         ]
     );
+}
+
+/// Two replicas that keep the window states of the rules they judged judge
+/// as stores that keep nothing (each step on a store opened for it):
+/// appends to the rules' asset from either replica, in order and out of
+/// it, retractions, deadline passes, a rule's key format changed, a rule
+/// of two assets beside them; the firings and the recorded window states
+/// the same after every step.
+#[test]
+fn replicas_that_keep_window_states_judge_as_stores_that_keep_none() {
+    use gapless_core::RuleSettings;
+    #[derive(Debug, Clone)]
+    enum Step {
+        Append(usize, NewEvent),
+        Deadlines(usize, i64),
+        KeyFormat(usize, i64, &'static str),
+    }
+    // Minutes on a grid of 15, hours 0..12. Mostly a stream: the next slot
+    // after the last, from the replica that wrote the last (what a
+    // replica keeps is then still the ledger's); sometimes another
+    // replica, an older slot, a retraction, a deadline pass or a rule set.
+    let mut rng = story::Rng::new(24);
+    // First the two cases themselves. The first replica knows the hour
+    // [0, 60) half covered (from its second append: the first reads the
+    // rules); the other's deadline pass records it late; the first
+    // completes it, and must record it complete and late. Then the first
+    // knows [60, 120) half covered, the other completes it, and the first
+    // covering it again must not fire it again.
+    let mut steps = vec![
+        Step::Append(0, landed("a", 0, 15)),
+        Step::Append(0, landed("a", 15, 30)),
+        Step::Deadlines(1, 100),
+        Step::Append(0, landed("a", 30, 60)),
+        Step::Append(0, landed("a", 60, 90)),
+        Step::Append(1, landed("a", 90, 120)),
+        Step::Append(0, landed("a", 60, 120)),
+    ];
+    let (mut clock, mut replica, mut next) = (100, 0, 120);
+    for i in 0..240 {
+        if rng.below(6) == 0 {
+            replica = 1 - replica;
+        }
+        let start = if rng.below(4) == 0 {
+            15 * rng.below(48) as i64
+        } else {
+            // A slot skipped now and then: a hole that a deadline may pass.
+            next = (next + 15 * (1 + i64::from(rng.below(4) == 0))) % 720;
+            next
+        };
+        let end = start + 15 * (1 + rng.below(2) as i64);
+        steps.push(match rng.below(20) {
+            0..=13 => Step::Append(
+                replica,
+                landed(if i % 7 == 0 { "b" } else { "a" }, start, end),
+            ),
+            14..=15 => Step::Append(replica, retracted("a", start, end)),
+            16..=18 => {
+                // Faster than the stream: windows it has not reached yet
+                // pass their deadline.
+                clock += 120;
+                Step::Deadlines(replica, clock)
+            }
+            _ => Step::KeyFormat(
+                replica,
+                clock,
+                if i % 2 == 0 { "%H" } else { "%Y-%m-%dT%H" },
+            ),
+        });
+    }
+    let rules = |format: &str| {
+        let settings = RuleSettings {
+            deadline: Some(Duration::parse("PT30M").unwrap()),
+            key_format: format.to_string(),
+            ..RuleSettings::default()
+        };
+        [
+            hourly_rule("one_asset", &["a"], settings.clone()),
+            hourly_rule("two_assets", &["a", "b"], settings),
+        ]
+    };
+    let setup = |store: &PostgresStore| {
+        for a in ["a", "b"] {
+            store.declare_asset(a, &utc()).unwrap();
+        }
+        for r in rules("%Y-%m-%dT%H:%M:%S") {
+            store.put_rule(&r, t(0)).unwrap();
+        }
+    };
+    let apply = |store: &PostgresStore, step: &Step| match step {
+        Step::Append(_, ev) => {
+            // Events without ids: none is refused.
+            store.append(std::slice::from_ref(ev), received()).unwrap();
+        }
+        Step::Deadlines(_, at) => {
+            store.judge_deadlines(t(*at)).unwrap();
+        }
+        Step::KeyFormat(_, at, f) => {
+            for r in rules(f) {
+                store.put_rule(&r, t(*at)).unwrap();
+            }
+        }
+    };
+    let windows = |schema: &Schema| -> Vec<(String, i64, i64, bool, i64, bool)> {
+        admin()
+            .query(
+                &format!(
+                    "SELECT r.name, w.start_us, w.end_us, w.complete, w.generation, w.late \
+                     FROM \"{0}\".rule_windows w JOIN \"{0}\".rules r ON r.id = w.rule_id \
+                     ORDER BY 1, 2",
+                    schema.name
+                ),
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4), r.get(5)))
+            .collect()
+    };
+    let fired = |store: &PostgresStore| -> Vec<_> {
+        story::rules::firings_after(store, None)
+            .into_iter()
+            .map(|f| (f.rule, f.kind, f.window, f.key, f.generation))
+            .collect()
+    };
+    let (kept, one, two) = two_replicas("keeps");
+    let none = Schema::new("keepsnone");
+    setup(&one);
+    setup(&none.open());
+    for (i, step) in steps.iter().enumerate() {
+        let replica = match step {
+            Step::Append(r, _) | Step::Deadlines(r, _) | Step::KeyFormat(r, _, _) => *r,
+        };
+        apply([&one, &two][replica], step);
+        let fresh = none.open();
+        apply(&fresh, step);
+        assert_eq!(
+            fired(&one),
+            fired(&fresh),
+            "firings after step {i}: {step:?}"
+        );
+        assert_eq!(
+            windows(&kept),
+            windows(&none),
+            "window states after step {i}: {step:?}"
+        );
+    }
 }
 
 /// A fresh schema and two stores on it, two replicas of one ledger.

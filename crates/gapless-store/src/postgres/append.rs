@@ -49,6 +49,7 @@ use tokio_postgres::Row;
 
 use super::client::{CommitError, Transaction};
 use super::error::Fail;
+use super::known::{KnownStates, StateReads};
 use super::pool::{Conn, Stmts};
 use super::row;
 use crate::codec::{decode_content, encode, Encoded};
@@ -162,8 +163,9 @@ pub(crate) fn append(
     batch: &[NewEvent],
     received_at: Instant,
     untaken: &Untaken,
+    kept: &Known,
 ) -> Result<Appended, Fail> {
-    Ok(append_many(conn, &[batch], received_at, untaken)?
+    Ok(append_many(conn, &[batch], received_at, untaken, kept)?
         .pop()
         .expect("one answer per batch")?)
 }
@@ -175,6 +177,7 @@ pub(crate) fn append_many(
     batches: &[&[NewEvent]],
     received_at: Instant,
     untaken: &Untaken,
+    kept: &Known,
 ) -> Result<Vec<Result<Appended>>, Fail> {
     let Conn {
         client,
@@ -188,7 +191,16 @@ pub(crate) fn append_many(
         batches,
         received_at,
         untaken,
+        kept,
     )
+}
+
+/// The window states a store's appends know, shared by its connections.
+type Known = std::sync::Mutex<KnownStates>;
+
+fn known_states(kept: &Known) -> std::sync::MutexGuard<'_, KnownStates> {
+    // A panic while it was held left it whole or emptied: either holds.
+    kept.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// The assets of a group, locked, and what was read once they were.
@@ -222,7 +234,7 @@ struct Keys<'b> {
 #[derive(Default)]
 struct Expected<'p> {
     lock: &'p [i64],
-    states: &'p [crate::rule::judge::StateRead],
+    states: Option<&'p StateReads>,
 }
 
 /// Lock the assets `names` until the end of the transaction (their rows, in
@@ -245,10 +257,21 @@ fn lock_and_read(
     let lock_rules = stmts.get(tx, super::rules::LOCK_RULES)?;
     let read = stmts.get(tx, RUNS_AND_STORED)?;
     let lock_params: [&(dyn ToSql + Sync); 1] = [&expected.lock];
-    let window_states = stmts.get(tx, super::rules::WINDOW_STATES)?;
+    let window_states = stmts.get(tx, super::rules::WINDOW_STATES_AND_AFTER)?;
+    let (state_reads, probes) = expected
+        .states
+        .map_or((&[][..], &[][..]), |s| (&s.read[..], &s.after[..]));
     let [state_rule, state_lo, state_hi, state_rows] =
-        super::rules::state_read_columns(expected.states);
-    let state_params: [&(dyn ToSql + Sync); 4] = [&state_rule, &state_lo, &state_hi, &state_rows];
+        super::rules::state_read_columns(state_reads);
+    let (after_rule, after_hi): (Vec<i64>, Vec<i64>) = probes.iter().copied().unzip();
+    let state_params: [&(dyn ToSql + Sync); 6] = [
+        &state_rule,
+        &state_lo,
+        &state_hi,
+        &state_rows,
+        &after_rule,
+        &after_hi,
+    ];
     let read_params: [&(dyn ToSql + Sync); 5] = [
         &keys.hull_assets,
         &keys.hull_lo,
@@ -284,7 +307,7 @@ fn lock_and_read(
                 },
                 c.query(&read, &read_params),
                 async {
-                    if state_rule.is_empty() {
+                    if state_rule.is_empty() && after_rule.is_empty() {
                         Ok(Vec::new())
                     } else {
                         c.query(&window_states, &state_params).await
@@ -348,6 +371,7 @@ fn append_group(
     batches: &[&[NewEvent]],
     received_at: Instant,
     untaken: &Untaken,
+    kept: &Known,
 ) -> Result<Vec<Result<Appended>>, Fail> {
     let mut out: Vec<Result<Appended>> = batches
         .iter()
@@ -389,11 +413,16 @@ fn append_group(
         with_ids,
         prediction.as_ref().map_or(&[][..], |p| &p.reads),
     );
+    // Of the window states judging needs, those this store knows are not
+    // read (known.rs).
+    let state_reads = prediction
+        .as_ref()
+        .map(|p| known_states(kept).split(&cache.at(&p.positions), p.plan.state_reads()));
     let expected = prediction
         .as_ref()
         .map_or_else(Expected::default, |p| Expected {
             lock: &p.multi,
-            states: p.plan.state_reads(),
+            states: state_reads.as_ref(),
         });
     let Locked {
         id_of,
@@ -408,24 +437,40 @@ fn append_group(
         Some(p) if p.holds(&rules)? => Some((p.positions, p.plan)),
         _ => None,
     };
+    let versions = super::rules::versions_of(&rules)?;
     // The rules on these assets as the ledger has them once the assets were
     // locked (SPEC §7: judged after each batch, in this transaction); those
     // of several assets locked too. When they are not the ones expected
     // (the version moved), they are read again, those of several assets
     // locked now, and judging reads again after that.
-    let (watches, prefetched) = match predicted {
-        Some((positions, plan)) => (
-            cache.at(&positions),
-            Some((plan, super::rules::states_of(&states)?)),
-        ),
-        None => {
+    // The window states this store knows of those rules hold if the rules'
+    // assets, the rules and the deadline passes did not move since
+    // (known.rs).
+    let (watches, prefetched, keeping) = match (predicted, state_reads) {
+        (Some((positions, plan)), Some(reads)) => {
+            let (mut got, after) = super::rules::states_and_after(&states)?;
+            let missing = {
+                let mut k = known_states(kept);
+                k.check(versions, &reads, &last_n);
+                k.fill(&reads, &mut got)
+            };
+            super::rules::read_states(&mut tx, stmts, &missing, &mut got)?;
+            let fresh = super::known::KnownStates::fresh(&reads, &got, &after);
+            let locked_n = last_n.clone();
+            (
+                cache.at(&positions),
+                Some((plan, got)),
+                Some((reads, fresh, locked_n)),
+            )
+        }
+        _ => {
             let watches = super::rules::watches_of(&mut tx, cache, &rules, &names)?;
             let several = super::rules::of_several_assets(&watches);
             if !several.is_empty() {
                 let s = stmts.get(&mut tx, super::rules::LOCK_RULES)?;
                 tx.query(&s, &[&several])?;
             }
-            (watches, None)
+            (watches, None, None)
         }
     };
     drop(states);
@@ -527,7 +572,24 @@ fn append_group(
         },
         None => Stored::Judge(watches.as_slice(), judged.as_slice()),
     };
-    let settled = write(tx, stmts, &mut cols, &assets, received_at, stored, untaken)?;
+    let written = write(tx, stmts, &mut cols, &assets, received_at, stored, untaken);
+    let (settled, changes) = match written {
+        Ok(w) => w,
+        Err(e) => {
+            // Written or not: what the store knew may be stale.
+            known_states(kept).clear();
+            return Err(e);
+        }
+    };
+    if let Some((reads, fresh, locked_n)) = keeping {
+        known_states(kept).committed(
+            versions,
+            &reads,
+            fresh,
+            changes.as_ref(),
+            [&locked_n, &last_n],
+        );
+    }
     untaken.committed(settled);
     Ok(out)
 }
@@ -761,7 +823,7 @@ impl RunCols {
 /// statistics (assets locked), and commit; with watches in `stored` (the
 /// locked watches and the group's batches), judge them first and write what
 /// that changed in the same statement. How many firings it recorded
-/// delivered unsent (`untaken`).
+/// delivered unsent (`untaken`), and the window states it wrote.
 fn write(
     mut tx: Transaction<'_>,
     stmts: &mut Stmts,
@@ -770,7 +832,7 @@ fn write(
     received_at: Instant,
     stored: Stored<'_>,
     untaken: &Untaken,
-) -> Result<u64, Fail> {
+) -> Result<(u64, Option<crate::rule::records::RunChanges>), Fail> {
     let received = received_at.as_micros();
     let ids: Vec<i64> = assets.iter().map(|a| a.id).collect();
     let los: Vec<i64> = assets.iter().map(|a| a.min_start).collect();
@@ -907,9 +969,7 @@ fn write(
         CommitError::Statement(e) => Fail::Pg(e),
         CommitError::Commit(e) => Fail::Commit(e),
     })?;
-    Ok(judging
-        .as_ref()
-        .map_or(0, super::rules::JudgingColumns::settled))
+    Ok(judging.map_or((0, None), |j| (j.settled(), Some(j.into_changes()))))
 }
 
 /// The events of `cols` numbered from the event sequence and sent by COPY.

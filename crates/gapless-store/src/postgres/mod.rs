@@ -26,6 +26,8 @@
 //!   on the asynchronous driver, for a server to await on its own task.
 //! - `rules.rs`: rules, judging an append's windows under the rules' locks,
 //!   deadlines, firings.
+//! - `known.rs`: the window states an append's connection keeps of the
+//!   rules it judged, and when they still hold.
 //!
 //! # Concurrency
 //!
@@ -106,6 +108,7 @@ macro_rules! runs_touching_from {
 mod append;
 mod client;
 mod error;
+mod known;
 mod nonblocking;
 mod overview;
 mod pool;
@@ -136,6 +139,8 @@ pub struct PostgresStore {
     pool: Pool,
     reads: nonblocking::Reads,
     untaken: crate::rule::Untaken,
+    /// The window states the store's appends know ([`known`]).
+    known: std::sync::Mutex<known::KnownStates>,
 }
 
 impl std::fmt::Debug for PostgresStore {
@@ -225,6 +230,7 @@ impl PostgresStore {
             pool,
             reads,
             untaken: crate::rule::Untaken::default(),
+            known: std::sync::Mutex::default(),
         })
     }
 
@@ -259,7 +265,7 @@ impl crate::Store for PostgresStore {
         }
         append::check_batch(batch)?;
         self.pool
-            .run(|c| append::append(c, batch, received_at, &self.untaken))
+            .run(|c| append::append(c, batch, received_at, &self.untaken, &self.known))
     }
 
     /// One transaction, one durable commit, a savepoint per batch.
@@ -269,7 +275,7 @@ impl crate::Store for PostgresStore {
         }
         match self
             .pool
-            .run(|c| append::append_many(c, batches, received_at, &self.untaken))
+            .run(|c| append::append_many(c, batches, received_at, &self.untaken, &self.known))
         {
             Ok(results) => results,
             Err(e) => batches.iter().map(|_| Err(e.clone())).collect(),

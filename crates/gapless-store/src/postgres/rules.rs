@@ -31,6 +31,7 @@ use tokio_postgres::types::{ToSql, Type};
 
 use super::client::Transaction;
 use super::error::Fail;
+use super::known::Versions;
 use super::pool::{Conn, Stmts};
 use crate::listing::{self, RulePage, RuleQuery};
 use crate::rule::codec::{
@@ -41,7 +42,7 @@ use crate::rule::deadlines::DeadlineCache;
 use crate::rule::judge::{
     self, AssetEvents, BatchEvents, Judge, Outcome, Plan, StateRead, States, Watch, WindowRecord,
 };
-use crate::rule::records::Run;
+use crate::rule::records::{Run, RunChanges};
 use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
 use crate::{Result, StoreError};
 
@@ -55,7 +56,13 @@ const MAX_FIRINGS_PAGE: i64 = 10_000;
 /// are locked, it says whether the rules the connection keeps are the
 /// ledger's, at least for those assets (a change of a rule on them waits
 /// for their locks, # Concurrency).
-pub(crate) const RULES_VERSION: &str = "SELECT value FROM meta WHERE key = 'rules_version'";
+///
+/// Beside it, the count of deadline passes that wrote window states
+/// (`windows_version`): what the connection knows of those states holds
+/// while it does not move ([`super::known`]).
+pub(crate) const RULES_VERSION: &str = "SELECT value, \
+     (SELECT value FROM meta WHERE key = 'windows_version') \
+     FROM meta WHERE key = 'rules_version'";
 /// The rules of ids $1 locked, in name order: the rules of several assets
 /// an append judges (see # Concurrency).
 pub(crate) const LOCK_RULES: &str = "SELECT id FROM rules WHERE id = ANY($1::bigint[]) \
@@ -123,6 +130,19 @@ const JUDGING_READS: &str = concat!(
 /// $1..$3, read by an append in its first round trip when it could say
 /// beforehand which rules judge it ([`Prediction`]).
 pub(crate) const WINDOW_STATES: &str = window_states!("$1", "$2", "$3", "$4");
+/// [`WINDOW_STATES`] and, for each `(rule, hi)` of $5, $6, the first run
+/// of the rule that starts after `hi` (part 2): where there is none, every
+/// run of the rule from the read's `lo` on was read
+/// ([`super::known::StateReads::after`]).
+pub(crate) const WINDOW_STATES_AND_AFTER: &str = concat!(
+    window_states!("$1", "$2", "$3", "$4"),
+    " UNION ALL \
+     SELECT 2::smallint, v.r, w.start_us, w.end_us, w.complete, w.generation, w.late \
+     FROM unnest($5::bigint[], $6::bigint[]) AS v(r, hi) \
+     CROSS JOIN LATERAL (SELECT start_us, end_us, complete, generation, late \
+       FROM rule_windows WHERE rule_id = v.r AND start_us > v.hi \
+       ORDER BY start_us LIMIT 1) AS w"
+);
 
 /// What judging changed, as data-modifying CTEs over $1..$23: the runs of
 /// window records (`records.rs`) changed in place ($1..$6: rule, start,
@@ -218,6 +238,7 @@ impl RunColumns {
 
 /// What judging changed, as the columns of [`judging_ctes`]'s parameters.
 pub(crate) struct JudgingColumns<'o> {
+    changes: RunChanges,
     deleted_rule: Vec<i64>,
     deleted_start: Vec<i64>,
     updated: RunColumns,
@@ -246,6 +267,7 @@ impl<'o> JudgingColumns<'o> {
             deleted_start: runs.deleted.iter().map(|d| d.1).collect(),
             updated: RunColumns::of(&runs.updated),
             inserted: RunColumns::of(&runs.inserted),
+            changes: runs,
             n: f.len() as i64,
             rule: f.iter().map(|f| f.rule_id).collect(),
             kind: f.iter().map(|f| firing_kind_code(f.kind)).collect(),
@@ -264,6 +286,11 @@ impl<'o> JudgingColumns<'o> {
     /// How many of the firings are recorded delivered unsent.
     pub(crate) fn settled(&self) -> u64 {
         self.settled
+    }
+
+    /// The window states written, as changes of runs.
+    pub(crate) fn into_changes(self) -> RunChanges {
+        self.changes
     }
 
     /// Delete the runs that judging joined into others or cut
@@ -562,6 +589,21 @@ pub(crate) fn watches_of<'c>(
     cache.learn(tx, names)?;
     let cache: &'c WatchCache = cache;
     Ok(cache.at(&cache.positions(names.iter().copied())))
+}
+
+/// The `rules_version` and `windows_version` in the rows of
+/// [`RULES_VERSION`], when there are rules.
+pub(crate) fn versions_of(rows: &[tokio_postgres::Row]) -> Result<Option<Versions>> {
+    let Some(r) = rows.first() else {
+        return Ok(None);
+    };
+    let number = |v: Option<String>| -> Result<i64> {
+        v.map_or(Ok(0), |v| {
+            v.parse()
+                .map_err(|_| crate::error::corrupt("a version in meta"))
+        })
+    };
+    Ok(Some((number(r.try_get(0)?)?, number(r.try_get(1)?)?)))
 }
 
 /// The version in the rows of [`RULES_VERSION`] ("0" before any rule).
@@ -864,13 +906,38 @@ fn insert_run(states: &mut States, row: &tokio_postgres::Row) -> Result<()> {
     Ok(())
 }
 
-/// The recorded states of the rows of [`WINDOW_STATES`].
-pub(crate) fn states_of(rows: &[tokio_postgres::Row]) -> Result<States> {
+/// The recorded states of the rows of [`WINDOW_STATES_AND_AFTER`], and
+/// the rules with a run after the range probed.
+pub(crate) fn states_and_after(rows: &[tokio_postgres::Row]) -> Result<(States, HashSet<i64>)> {
     let mut out = States::new();
+    let mut after = HashSet::new();
     for row in rows {
-        insert_run(&mut out, row)?;
+        if row.try_get::<_, i16>(0)? == 2 {
+            after.insert(row.try_get(1)?);
+        } else {
+            insert_run(&mut out, row)?;
+        }
     }
-    Ok(out)
+    Ok((out, after))
+}
+
+/// Read the recorded states of `reads` into `states` (none: nothing).
+pub(crate) fn read_states(
+    tx: &mut Transaction<'_>,
+    stmts: &mut Stmts,
+    reads: &[StateRead],
+    states: &mut States,
+) -> Result<(), Fail> {
+    if reads.is_empty() {
+        return Ok(());
+    }
+    let s = stmts.get(tx, WINDOW_STATES)?;
+    let [r, lo, hi, n] = state_read_columns(reads);
+    let params: [&(dyn ToSql + Sync); 4] = [&r, &lo, &hi, &n];
+    for row in tx.run_seeks(async |c| c.query(&s, &params).await)? {
+        insert_run(states, &row)?;
+    }
+    Ok(())
 }
 
 fn stored_rule(
@@ -1244,6 +1311,15 @@ pub(crate) fn judge_deadlines(
     }
     let fired = out.firings.len() as u64;
     let settled = write(&mut tx, stmts, &out, now, untaken)?;
+    if !out.records.is_empty() {
+        // Appends on other connections that know these states learn here
+        // that they changed.
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('windows_version', '1') \
+             ON CONFLICT (key) DO UPDATE SET value = (meta.value::bigint + 1)::text",
+            &[],
+        )?;
+    }
     if !ids.is_empty() {
         tx.execute(
             "UPDATE rules r SET deadlines_us = v.up_to \

@@ -1,7 +1,7 @@
 //! Creating and recognising a ledger schema in PostgreSQL, migrations, and
 //! naming it in SQL (schema names, quoted identifiers).
 //!
-//! # Schema (version 11)
+//! # Schema (version 12)
 //!
 //! All objects live in one PostgreSQL schema (`gapless` unless the URL says
 //! `?schema=NAME`), created when missing:
@@ -93,6 +93,8 @@
 //! ALTER TABLE rule_windows SET (fillfactor = 50);
 //! -- version 11: events in eight columns, so that a row with a NULL keeps
 //! -- its null bitmap in the header's padding (row.rs); rewritten as version 8
+//! -- version 12: meta 'windows_version', moved by each deadline pass that
+//! -- writes window states (known.rs)
 //! ```
 //!
 //! Version 6 made events smaller: the columns in an order that wastes no
@@ -153,7 +155,7 @@ use super::error::{open_error, open_failed, Refusal};
 use crate::Result;
 
 /// The schema version this build writes and understands.
-pub(crate) const SCHEMA_VERSION: i32 = 11;
+pub(crate) const SCHEMA_VERSION: i32 = 12;
 
 /// The tables of a current ledger.
 const TABLES: [&str; 10] = [
@@ -170,7 +172,7 @@ const TABLES: [&str; 10] = [
 ];
 
 /// Migration `i` brings a schema from version `i` to `i + 1`.
-const MIGRATIONS: [&str; 11] = [
+const MIGRATIONS: [&str; 12] = [
     "
 CREATE TABLE gapless_version (
     version    integer PRIMARY KEY,
@@ -389,6 +391,12 @@ CREATE INDEX events_asset_n ON events (asset_id, (abs(n) >> 6));
 CREATE INDEX events_asset_start ON events (asset_id, (start_us >> 32));
 CREATE INDEX events_retracted ON events (asset_id, start_us) WHERE n < 0;
 CREATE INDEX events_id_hash ON events (hashtextextended(id, asset_id)) WHERE id IS NOT NULL;
+",
+    // Deadline passes count the passes that wrote window states, so that
+    // an append's connection can keep the states it read and wrote; a
+    // build before this version would pass deadlines without counting.
+    "
+INSERT INTO meta (key, value) VALUES ('windows_version', '0') ON CONFLICT (key) DO NOTHING;
 ",
 ];
 

@@ -63,7 +63,7 @@ impl States {
     }
 
     /// `rule`'s runs, in start order.
-    fn runs(&self, rule: i64) -> &[Run] {
+    pub(crate) fn runs(&self, rule: i64) -> &[Run] {
         self.0.get(&rule).map_or(&[], Vec::as_slice)
     }
 

@@ -1,0 +1,243 @@
+//! The window states an append's connection knows already, so that the
+//! next append need not read them: a stream's appends judge the same
+//! rules window after window, and what one append read and wrote is what
+//! the next would read.
+//!
+//! Only rules of one asset are kept. Whoever writes such a rule's states
+//! holds its asset's lock (`rules.rs`, # Concurrency) and
+//! - appends to the asset, which moves the asset's `last_n`;
+//! - passes deadlines, which moves the ledger's `windows_version`;
+//! - sets or deletes a rule, which moves `rules_version` (the connection
+//!   then reads its rules again and forgets every state it knew).
+//!
+//! So what was known when the asset's last event had number `last_n` and
+//! the ledger was at `rules_version` and `windows_version` still holds when
+//! an append reads the same three under the asset's lock. An entry holds
+//! every run of its rule from an instant on: what a read of a range found,
+//! with a probe that found no run starting after the range, and what the
+//! appends of the process wrote since. The entries are the store's, shared
+//! by its connections; each says what it holds for, so an entry written
+//! late by one append does not pass for newer.
+
+use std::collections::{HashMap, HashSet};
+
+use crate::rule::judge::{StateRead, States, Watch};
+use crate::rule::records::{Run, RunChanges};
+
+/// What a store knows of the states of rules of one asset.
+#[derive(Debug, Default)]
+pub(crate) struct KnownStates {
+    rules: HashMap<i64, Known>,
+}
+
+/// The ledger's `rules_version` and `windows_version`.
+pub(crate) type Versions = (i64, i64);
+
+/// Every run of one rule from `from` on, as the ledger had them when the
+/// rule's asset's last event had number `last_n`, at `versions`.
+#[derive(Debug)]
+struct Known {
+    versions: Versions,
+    last_n: i32,
+    from: i64,
+    /// In start order.
+    runs: Vec<Run>,
+}
+
+/// An append's planned state reads ([`crate::rule::judge::Plan`]), split
+/// into those read from the ledger and those taken from what the
+/// connection knows (if it still holds once the assets are locked).
+#[derive(Debug, Default)]
+pub(crate) struct StateReads {
+    /// Read from the ledger.
+    pub(crate) read: Vec<StateRead>,
+    /// The `(rule, hi)` of each rule of one asset read over one range: a
+    /// probe for a run starting after it, so that what is read can be
+    /// kept.
+    pub(crate) after: Vec<(i64, i64)>,
+    /// Taken from what the connection knows.
+    known: Vec<StateRead>,
+    /// The rules of one asset judged, with their asset.
+    rules: Vec<(i64, i64)>,
+}
+
+/// What a first read found that can be kept: the rule, where the read
+/// began, the runs from there on.
+pub(crate) type Fresh = Vec<(i64, i64, Vec<Run>)>;
+
+/// The asset of `w` when it watches one asset only.
+fn single_asset(w: &Watch) -> Option<i64> {
+    let first = *w.assets.first()?;
+    w.assets.iter().all(|a| *a == first).then_some(first)
+}
+
+impl KnownStates {
+    /// Forget everything (a write that failed).
+    pub(crate) fn clear(&mut self) {
+        self.rules.clear();
+    }
+
+    /// Split `reads` (planned for `watches`, each rule's reads together):
+    /// a rule of one asset whose every read range begins where this
+    /// connection knows its runs is taken from there; the others are read,
+    /// with a probe past the range when the rule is of one asset and read
+    /// over one range.
+    pub(crate) fn split(&self, watches: &[&Watch], reads: &[StateRead]) -> StateReads {
+        let asset_of: HashMap<i64, i64> = watches
+            .iter()
+            .filter_map(|w| Some((w.id, single_asset(w)?)))
+            .collect();
+        let mut out = StateReads {
+            rules: asset_of.iter().map(|(r, a)| (*r, *a)).collect(),
+            ..StateReads::default()
+        };
+        for of_rule in reads.chunk_by(|a, b| a.rule == b.rule) {
+            let rule = of_rule[0].rule;
+            if !asset_of.contains_key(&rule) {
+                out.read.extend_from_slice(of_rule);
+                continue;
+            }
+            let from = self.rules.get(&rule).map(|k| k.from);
+            let lo = of_rule
+                .iter()
+                .map(|r| r.hull.start().as_micros())
+                .min()
+                .expect("a chunk is not empty");
+            if from.is_some_and(|from| from <= lo) {
+                out.known.extend_from_slice(of_rule);
+            } else {
+                if let [one] = of_rule {
+                    out.after.push((rule, one.hull.end().as_micros()));
+                }
+                out.read.extend_from_slice(of_rule);
+            }
+        }
+        out
+    }
+
+    /// Once the assets are locked: forget the rules of `reads` known at
+    /// other `versions` or at another last event of their asset (`last_n`,
+    /// by asset).
+    pub(crate) fn check(
+        &mut self,
+        versions: Option<Versions>,
+        reads: &StateReads,
+        last_n: &HashMap<i64, i32>,
+    ) {
+        for (rule, asset) in &reads.rules {
+            if self.rules.get(rule).is_some_and(|k| {
+                Some(k.versions) != versions || last_n.get(asset) != Some(&k.last_n)
+            }) {
+                self.rules.remove(rule);
+            }
+        }
+    }
+
+    /// Add the states of `reads`' known ranges to `states`; the ranges
+    /// whose rule is no longer known are returned, to be read.
+    pub(crate) fn fill(&self, reads: &StateReads, states: &mut States) -> Vec<StateRead> {
+        let mut missing = Vec::new();
+        for read in &reads.known {
+            let Some(known) = self.rules.get(&read.rule) else {
+                missing.push(*read);
+                continue;
+            };
+            let (lo, hi) = (read.hull.start().as_micros(), read.hull.end().as_micros());
+            // As the ledger's read: every run overlapping or touching it.
+            for &(start, end, record) in known.runs.iter().filter(|r| r.1 >= lo && r.0 <= hi) {
+                states.insert(read.rule, start, end, record);
+            }
+        }
+        missing
+    }
+
+    /// What the reads of `reads` found that can be kept: the rules probed
+    /// for which no run starts after the range (`after`: those for which
+    /// one does).
+    pub(crate) fn fresh(reads: &StateReads, states: &States, after: &HashSet<i64>) -> Fresh {
+        reads
+            .after
+            .iter()
+            .filter(|(rule, _)| !after.contains(rule))
+            .filter_map(|&(rule, _)| {
+                let read = reads.read.iter().find(|r| r.rule == rule)?;
+                Some((
+                    rule,
+                    read.hull.start().as_micros(),
+                    states.runs(rule).to_vec(),
+                ))
+            })
+            .collect()
+    }
+
+    /// Once an append's transaction committed at `versions`: its rules of
+    /// one asset (`reads`) hold what it read (`fresh`) or knew when it
+    /// locked their asset (at `before`, by asset), with what judging
+    /// changed (`changes`), at their asset's last event now (`after`).
+    pub(crate) fn committed(
+        &mut self,
+        versions: Option<Versions>,
+        reads: &StateReads,
+        fresh: Fresh,
+        changes: Option<&RunChanges>,
+        [before, after]: [&HashMap<i64, i32>; 2],
+    ) {
+        let Some(versions) = versions else {
+            return;
+        };
+        let read: HashSet<i64> = reads.read.iter().map(|r| r.rule).collect();
+        for (rule, asset) in &reads.rules {
+            // Read again, or changed by another append since the check (on
+            // another thread): replaced by what was read, or forgotten.
+            if read.contains(rule)
+                || self
+                    .rules
+                    .get(rule)
+                    .is_some_and(|k| k.versions != versions || before.get(asset) != Some(&k.last_n))
+            {
+                self.rules.remove(rule);
+            }
+        }
+        for (rule, from, runs) in fresh {
+            // Its `last_n` is set below, with the others'.
+            self.rules.insert(
+                rule,
+                Known {
+                    versions,
+                    last_n: 0,
+                    from,
+                    runs,
+                },
+            );
+        }
+        if let Some(c) = changes {
+            let mut touched = HashSet::new();
+            for (rule, start) in &c.deleted {
+                if let Some(k) = self.rules.get_mut(rule) {
+                    k.runs.retain(|r| r.0 != *start);
+                }
+            }
+            for (rule, run) in c.updated.iter().chain(&c.inserted) {
+                if let Some(k) = self.rules.get_mut(rule) {
+                    k.runs.retain(|r| r.0 != run.0);
+                    k.runs.push(*run);
+                    touched.insert(*rule);
+                }
+            }
+            for rule in touched {
+                if let Some(k) = self.rules.get_mut(&rule) {
+                    k.runs.sort_unstable_by_key(|r| r.0);
+                }
+            }
+        }
+        for (rule, asset) in &reads.rules {
+            match (self.rules.get_mut(rule), after.get(asset)) {
+                (Some(k), Some(&n)) => k.last_n = n,
+                (Some(_), None) => {
+                    self.rules.remove(rule);
+                }
+                (None, _) => {}
+            }
+        }
+    }
+}
