@@ -83,17 +83,17 @@ impl KnownStates {
     /// with a probe past the range when the rule is of one asset and read
     /// over one range.
     pub(crate) fn split(&self, watches: &[&Watch], reads: &[StateRead]) -> StateReads {
-        let asset_of: HashMap<i64, i64> = watches
-            .iter()
-            .filter_map(|w| Some((w.id, single_asset(w)?)))
-            .collect();
         let mut out = StateReads {
-            rules: asset_of.iter().map(|(r, a)| (*r, *a)).collect(),
+            rules: watches
+                .iter()
+                .filter_map(|w| Some((w.id, single_asset(w)?)))
+                .collect(),
             ..StateReads::default()
         };
         for of_rule in reads.chunk_by(|a, b| a.rule == b.rule) {
             let rule = of_rule[0].rule;
-            if !asset_of.contains_key(&rule) {
+            // A few dozen rules a group: a scan, not a map built each time.
+            if !out.rules.iter().any(|(r, _)| *r == rule) {
                 out.read.extend_from_slice(of_rule);
                 continue;
             }
