@@ -78,8 +78,8 @@ impl KnownStates {
     }
 
     /// Split `reads` (planned for `watches`, each rule's reads together):
-    /// a rule of one asset whose every read range begins where this
-    /// connection knows its runs is taken from there; the others are read,
+    /// a rule of one asset whose every read range begins where the store
+    /// knows its runs is taken from there; the others are read,
     /// with a probe past the range when the rule is of one asset and read
     /// over one range.
     pub(crate) fn split(&self, watches: &[&Watch], reads: &[StateRead]) -> StateReads {
@@ -239,5 +239,141 @@ impl KnownStates {
                 (None, _) => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gapless_core::{Grid, Instant, Interval, Policy, Rule, RuleDef, RuleSettings, WindowState};
+
+    use super::*;
+    use crate::rule::judge::WindowRecord;
+
+    const H: i64 = 3_600_000_000;
+    const AT: Option<Versions> = Some((3, 1));
+
+    /// Rule `id`, hourly, on the assets `assets` (by id).
+    fn watch(id: i64, assets: &[i64]) -> Watch {
+        let names = assets.iter().map(|a| format!("a{a}")).collect();
+        let from = Instant::from_micros(0).unwrap();
+        let def = RuleDef::new(
+            names,
+            Grid::parse("1h").unwrap(),
+            "UTC",
+            Policy::Full,
+            from,
+            None,
+        )
+        .unwrap();
+        Watch {
+            id,
+            rule: Rule {
+                name: format!("r{id}"),
+                def,
+                settings: RuleSettings::default(),
+            },
+            assets: assets.to_vec(),
+        }
+    }
+
+    /// The read of `rule`'s hours `[a, b)`.
+    fn read(rule: i64, a: i64, b: i64) -> StateRead {
+        StateRead {
+            rule,
+            hull: Interval::from_micros(a * H, b * H).unwrap(),
+            rows: b - a + 2,
+        }
+    }
+
+    fn complete() -> WindowRecord {
+        WindowRecord {
+            state: WindowState {
+                complete: true,
+                generation: 1,
+            },
+            late: false,
+        }
+    }
+
+    fn last_n(n: i32) -> HashMap<i64, i32> {
+        HashMap::from([(10, n)])
+    }
+
+    /// Rule 1 on asset 10, its hour 1 read (nothing after it) and
+    /// completed by an append that took the asset's events from 0 to 4.
+    fn kept() -> (KnownStates, Watch) {
+        let mut k = KnownStates::default();
+        let w = watch(1, &[10]);
+        let s = k.split(&[&w], &[read(1, 1, 2)]);
+        assert_eq!(s.read, [read(1, 1, 2)]);
+        assert_eq!(s.after, [(1, 2 * H)]);
+        k.check(AT, &s, &last_n(0));
+        let fresh = KnownStates::fresh(&s, &States::new(), &HashSet::new());
+        let changes = RunChanges {
+            inserted: vec![(1, (H, 2 * H, complete()))],
+            ..RunChanges::default()
+        };
+        k.committed(AT, &s, fresh, Some(&changes), [&last_n(0), &last_n(4)]);
+        (k, w)
+    }
+
+    #[test]
+    fn what_an_append_read_and_wrote_is_not_read_again() {
+        let (mut k, w) = kept();
+        let s = k.split(&[&w], &[read(1, 2, 3)]);
+        assert!(s.read.is_empty() && s.after.is_empty());
+        k.check(AT, &s, &last_n(4));
+        let mut states = States::new();
+        assert!(k.fill(&s, &mut states).is_empty());
+        // The run that ends where the read begins, as the ledger's read.
+        assert_eq!(states.runs(1), [(H, 2 * H, complete())]);
+    }
+
+    #[test]
+    fn another_append_a_deadline_pass_or_a_rule_change_since_is_read() {
+        for (versions, n) in [(AT, 5), (Some((3, 2)), 4), (Some((4, 1)), 4), (None, 4)] {
+            let (mut k, w) = kept();
+            let s = k.split(&[&w], &[read(1, 2, 3)]);
+            k.check(versions, &s, &last_n(n));
+            let mut states = States::new();
+            assert_eq!(k.fill(&s, &mut states), [read(1, 2, 3)]);
+            assert!(states.runs(1).is_empty());
+        }
+    }
+
+    #[test]
+    fn a_range_before_what_is_known_is_read_and_replaces_it() {
+        let (mut k, w) = kept();
+        let s = k.split(&[&w], &[read(1, 0, 1)]);
+        assert_eq!(s.read, [read(1, 0, 1)]);
+        k.check(AT, &s, &last_n(4));
+        // A run after the range: what was read cannot be kept.
+        let after = HashSet::from([1]);
+        let fresh = KnownStates::fresh(&s, &States::new(), &after);
+        assert!(fresh.is_empty());
+        k.committed(AT, &s, fresh, None, [&last_n(4), &last_n(5)]);
+        assert!(!k.rules.contains_key(&1));
+    }
+
+    #[test]
+    fn rules_of_several_assets_and_reads_of_several_ranges_are_read() {
+        let k = KnownStates::default();
+        let two = watch(2, &[10, 11]);
+        let s = k.split(&[&two], &[read(2, 0, 1)]);
+        assert_eq!((s.read.len(), s.after.len()), (1, 0));
+        let one = watch(1, &[10]);
+        let s = k.split(&[&one], &[read(1, 0, 1), read(1, 3, 4)]);
+        assert_eq!((s.read.len(), s.after.len()), (2, 0));
+    }
+
+    #[test]
+    fn an_entry_changed_by_another_append_since_the_check_is_forgotten() {
+        let (mut k, w) = kept();
+        let s = k.split(&[&w], &[read(1, 2, 3)]);
+        k.check(AT, &s, &last_n(4));
+        // Another thread's late commit left it at another last event.
+        k.rules.get_mut(&1).unwrap().last_n = 2;
+        k.committed(AT, &s, Vec::new(), None, [&last_n(4), &last_n(6)]);
+        assert!(!k.rules.contains_key(&1));
     }
 }
