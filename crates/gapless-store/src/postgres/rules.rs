@@ -667,6 +667,9 @@ pub(crate) fn of_several_assets(watches: &[&Watch]) -> Vec<i64> {
         .collect()
 }
 
+/// An asset's name and the kind and interval of each of its events.
+type NamedEvents<'a> = (&'a str, Vec<(EventKind, Interval)>);
+
 /// The judging `events` (a group's, all of them) would need by the rules
 /// in `cache`: none when no rule the cache knows watches their assets.
 pub(crate) fn predict<'a>(
@@ -674,7 +677,9 @@ pub(crate) fn predict<'a>(
     events: impl IntoIterator<Item = &'a NewEvent>,
 ) -> Option<Prediction<'a>> {
     let version = cache.version.clone()?;
-    let mut per_asset: HashMap<i64, Vec<(EventKind, Interval)>> = HashMap::new();
+    // Each asset's name too, for the reads: the group's few, at hand,
+    // rather than looked up again among every asset of the rules.
+    let mut per_asset: HashMap<i64, NamedEvents<'a>> = HashMap::new();
     let mut positions: Vec<u32> = Vec::new();
     // A batch's events of one asset come together: one lookup for them.
     let mut last: Option<(&str, Option<i64>)> = None;
@@ -701,7 +706,8 @@ pub(crate) fn predict<'a>(
         if let Some(asset) = asset {
             per_asset
                 .entry(asset)
-                .or_default()
+                .or_insert_with(|| (name, Vec::new()))
+                .1
                 .push((ev.kind, ev.interval));
         }
     }
@@ -712,7 +718,7 @@ pub(crate) fn predict<'a>(
     let watches = cache.at(&positions);
     let batch: Vec<AssetEvents<'_>> = per_asset
         .iter()
-        .map(|(a, evs)| (*a, evs.as_slice()))
+        .map(|(a, (_, evs))| (*a, evs.as_slice()))
         .collect();
     let plan = Plan::new(&watches, [batch.as_slice()]);
     // A rule's other assets, outside the group, are read by name too.
@@ -720,7 +726,10 @@ pub(crate) fn predict<'a>(
         .reads
         .iter()
         .map(|(a, r)| {
-            let name = cache.names.get(a).map(String::as_str)?;
+            let name = match per_asset.get(a) {
+                Some((name, _)) => *name,
+                None => cache.names.get(a).map(String::as_str)?,
+            };
             Some((name, r.start().as_micros(), r.end().as_micros()))
         })
         .collect::<Option<_>>()?;
