@@ -24,6 +24,11 @@ use std::collections::{HashMap, HashSet};
 use crate::rule::judge::{StateRead, States, Watch};
 use crate::rule::records::{Run, RunChanges};
 
+/// The most runs kept of one rule. A rule whose windows change record
+/// often (gaps, retractions) adds runs as its stream goes on; beyond this
+/// the oldest are forgotten, and read from the ledger if judged again.
+const MAX_RUNS_KEPT: usize = 64;
+
 /// What a store knows of the states of rules of one asset.
 #[derive(Debug, Default)]
 pub(crate) struct KnownStates {
@@ -69,6 +74,20 @@ pub(crate) type Fresh = Vec<(i64, i64, Vec<Run>)>;
 fn single_asset(w: &Watch) -> Option<i64> {
     let first = *w.assets.first()?;
     w.assets.iter().all(|a| *a == first).then_some(first)
+}
+
+impl Known {
+    /// At most [`MAX_RUNS_KEPT`] runs, the last: what it knows then begins
+    /// just after the end of the last run forgotten (a range that touches
+    /// that run is read from the ledger).
+    fn keep_the_last(&mut self) {
+        let Some(drop) = self.runs.len().checked_sub(MAX_RUNS_KEPT) else {
+            return;
+        };
+        if let Some(last) = self.runs.drain(..drop).next_back() {
+            self.from = self.from.max(last.1 + 1);
+        }
+    }
 }
 
 impl KnownStates {
@@ -227,6 +246,7 @@ impl KnownStates {
             for rule in touched {
                 if let Some(k) = self.rules.get_mut(&rule) {
                     k.runs.sort_unstable_by_key(|r| r.0);
+                    k.keep_the_last();
                 }
             }
         }
@@ -364,6 +384,31 @@ mod tests {
         let one = watch(1, &[10]);
         let s = k.split(&[&one], &[read(1, 0, 1), read(1, 3, 4)]);
         assert_eq!((s.read.len(), s.after.len()), (2, 0));
+    }
+
+    #[test]
+    fn a_rule_keeps_its_last_runs_and_reads_what_it_forgot() {
+        let (mut k, w) = kept();
+        // Every other hour complete from hour 3 on: a run each.
+        let runs = (0..MAX_RUNS_KEPT as i64 + 5)
+            .map(|i| (1, ((3 + 2 * i) * H, (4 + 2 * i) * H, complete())))
+            .collect();
+        let s = k.split(&[&w], &[read(1, 2, 3)]);
+        k.check(AT, &s, &last_n(4));
+        let changes = RunChanges {
+            inserted: runs,
+            ..RunChanges::default()
+        };
+        k.committed(AT, &s, Vec::new(), Some(&changes), [&last_n(4), &last_n(9)]);
+        let kept = &k.rules[&1];
+        assert_eq!(kept.runs.len(), MAX_RUNS_KEPT);
+        // The runs of hours 1, 3, ..., 11 forgotten: from just after 12.
+        assert_eq!(kept.from, 12 * H + 1);
+        assert_eq!(kept.runs[0].0, 13 * H);
+        let s = k.split(&[&w], &[read(1, 12, 13)]);
+        assert_eq!(s.read, [read(1, 12, 13)]);
+        let s = k.split(&[&w], &[read(1, 13, 14)]);
+        assert_eq!(s.known, [read(1, 13, 14)]);
     }
 
     #[test]
