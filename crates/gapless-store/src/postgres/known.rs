@@ -77,6 +77,12 @@ fn single_asset(w: &Watch) -> Option<i64> {
 }
 
 impl Known {
+    /// Whether it still holds at `versions`, its asset's last event being
+    /// `last_n`.
+    fn holds(&self, versions: Option<Versions>, last_n: Option<&i32>) -> bool {
+        versions == Some(self.versions) && last_n == Some(&self.last_n)
+    }
+
     /// At most [`MAX_RUNS_KEPT`] runs, the last: what it knows then begins
     /// just after the end of the last run forgotten (a range that touches
     /// that run is read from the ledger).
@@ -144,9 +150,11 @@ impl KnownStates {
         last_n: &HashMap<i64, i32>,
     ) {
         for (rule, asset) in &reads.rules {
-            if self.rules.get(rule).is_some_and(|k| {
-                Some(k.versions) != versions || last_n.get(asset) != Some(&k.last_n)
-            }) {
+            if self
+                .rules
+                .get(rule)
+                .is_some_and(|k| !k.holds(versions, last_n.get(asset)))
+            {
                 self.rules.remove(rule);
             }
         }
@@ -212,7 +220,7 @@ impl KnownStates {
                 || self
                     .rules
                     .get(rule)
-                    .is_some_and(|k| k.versions != versions || before.get(asset) != Some(&k.last_n))
+                    .is_some_and(|k| !k.holds(Some(versions), before.get(asset)))
             {
                 self.rules.remove(rule);
             }
