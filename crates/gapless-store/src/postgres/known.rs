@@ -70,12 +70,6 @@ pub(crate) struct StateReads {
 /// began, the runs from there on.
 pub(crate) type Fresh = Vec<(i64, i64, Vec<Run>)>;
 
-/// The asset of `w` when it watches one asset only.
-fn single_asset(w: &Watch) -> Option<i64> {
-    let first = *w.assets.first()?;
-    w.assets.iter().all(|a| *a == first).then_some(first)
-}
-
 impl Known {
     /// Whether it still holds at `versions`, its asset's last event being
     /// `last_n`.
@@ -111,7 +105,7 @@ impl KnownStates {
         let mut out = StateReads {
             rules: watches
                 .iter()
-                .filter_map(|w| Some((w.id, single_asset(w)?)))
+                .filter_map(|w| Some((w.id, w.single_asset()?)))
                 .collect(),
             ..StateReads::default()
         };

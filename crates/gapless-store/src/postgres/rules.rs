@@ -662,7 +662,7 @@ impl Prediction<'_> {
 pub(crate) fn of_several_assets(watches: &[&Watch]) -> Vec<i64> {
     watches
         .iter()
-        .filter(|w| w.assets.iter().any(|a| *a != w.assets[0]))
+        .filter(|w| w.single_asset().is_none())
         .map(|w| w.id)
         .collect()
 }

@@ -26,6 +26,14 @@ pub(crate) struct Watch {
     pub(crate) assets: Vec<i64>,
 }
 
+impl Watch {
+    /// Its asset, when it watches one only (named once or more).
+    pub(crate) fn single_asset(&self) -> Option<i64> {
+        let first = *self.assets.first()?;
+        self.assets.iter().all(|a| *a == first).then_some(first)
+    }
+}
+
 /// A window's recorded state: complete or not (with its generation), and
 /// whether it fired `late`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
