@@ -185,7 +185,7 @@ pub(crate) fn append_many(
         watches,
     } = conn;
     append_group(
-        client.transaction(),
+        client.seeking_transaction(),
         stmts,
         watches,
         batches,
@@ -757,7 +757,10 @@ const RUNS_AND_STORED: &str = concat!(
 /// numbers drawn in array order), the coverage runs (deleted, changed and
 /// new ones have distinct keys), the asset statistics; as CTEs over
 /// $1..$20 ([`WRITE`]), which a group that fires extends with judging's
-/// ([`judged_write_sql`]).
+/// ([`judged_write_sql`]). An append's transaction is a seeking one
+/// ([`super::client::Client::seeking_transaction`]): the joins of the
+/// arrays with `coverage_runs` and `assets` are index seeks whatever the
+/// tables' size when the connection planned them.
 macro_rules! write_ctes {
     () => {
         "WITH ev AS ( \

@@ -121,6 +121,19 @@ impl Client {
         Transaction {
             client: self,
             state: TxState::NotBegun,
+            seeking: false,
+        }
+    }
+
+    /// A transaction every statement of which is planned as
+    /// [`Transaction::run_seeks`] plans its own: for one whose statements
+    /// are all index seeks driven by their parameters, writes too. The
+    /// settings go with its `BEGIN`, in the same message, and end with it.
+    pub(crate) fn seeking_transaction(&mut self) -> Transaction<'_> {
+        Transaction {
+            client: self,
+            state: TxState::NotBegun,
+            seeking: true,
         }
     }
 }
@@ -168,7 +181,23 @@ enum TxState {
 pub(crate) struct Transaction<'c> {
     client: &'c mut Client,
     state: TxState,
+    /// Begun with the settings of [`SEEKS`], kept to its end.
+    seeking: bool,
 }
+
+/// The settings of [`Transaction::run_seeks`], for the rest of the
+/// transaction.
+macro_rules! seeks {
+    () => {
+        "SET LOCAL enable_seqscan = off; SET LOCAL plan_cache_mode = force_generic_plan"
+    };
+}
+const SEEKS: &str = seeks!();
+/// Back to the session's settings.
+const SEEKS_DONE: &str = "SET LOCAL enable_seqscan TO DEFAULT; \
+     SET LOCAL plan_cache_mode TO DEFAULT";
+/// The `BEGIN` of a [`Client::seeking_transaction`], with its settings.
+const BEGIN_SEEKING: &str = concat!("BEGIN; ", seeks!());
 
 /// What [`Transaction::execute_and_commit`] can fail with.
 #[derive(Debug)]
@@ -200,10 +229,11 @@ impl Transaction<'_> {
             // to the `BEGIN` is lost.
             self.state = TxState::Open;
         }
+        let begin_sql = if self.seeking { BEGIN_SEEKING } else { "BEGIN" };
         let client = self.client.inner();
         self.client.block_on(async {
             if begin {
-                let (begun, out) = tokio::join!(biased; client.batch_execute("BEGIN"), f(client));
+                let (begun, out) = tokio::join!(biased; client.batch_execute(begin_sql), f(client));
                 begun?;
                 out
             } else {
@@ -228,15 +258,15 @@ impl Transaction<'_> {
     /// plan's estimated cost can be huge; the session has no JIT (see
     /// `session_settings`), so that it is not compiled each time. The
     /// settings are the transaction's (`SET LOCAL`), back to the session's
-    /// for the statements after, in the same round trip.
+    /// for the statements after, in the same round trip; a
+    /// [`Client::seeking_transaction`] has them throughout.
     pub(crate) fn run_seeks<T>(
         &mut self,
         f: impl AsyncFnOnce(&tokio_postgres::Client) -> Result<T, Error>,
     ) -> Result<T, Error> {
-        const SEEKS: &str = "SET LOCAL enable_seqscan = off; \
-             SET LOCAL plan_cache_mode = force_generic_plan";
-        const SEEKS_DONE: &str = "SET LOCAL enable_seqscan TO DEFAULT; \
-             SET LOCAL plan_cache_mode TO DEFAULT";
+        if self.seeking {
+            return self.run(f);
+        }
         self.run(async |c| {
             let ((), out, ()) = tokio::try_join!(
                 biased;
