@@ -1503,6 +1503,52 @@ fn replicas_that_keep_window_states_judge_as_stores_that_keep_none() {
     }
 }
 
+/// A window run that a connection knows as stored, and changes in place,
+/// is written whole when its row is gone: the recorded states end as a
+/// store's that never lost it.
+#[test]
+fn a_known_run_that_is_not_stored_is_written_whole() {
+    use gapless_core::RuleSettings;
+    let states = |schema: &Schema| -> Vec<(i64, i64, bool, i64, bool)> {
+        admin()
+            .query(
+                &format!(
+                    "SELECT start_us, end_us, complete, generation, late \
+                     FROM \"{}\".rule_windows ORDER BY 1",
+                    schema.name
+                ),
+                &[],
+            )
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3), r.get(4)))
+            .collect()
+    };
+    let (lost, whole) = (Schema::new("lostrun"), Schema::new("wholerun"));
+    let stores = [lost.open(), whole.open()];
+    for store in &stores {
+        store.declare_asset("a", &utc()).unwrap();
+        let rule = hourly_rule("r", &["a"], RuleSettings::default());
+        store.put_rule(&rule, t(0)).unwrap();
+        // The second append completes the first hour: its run is stored
+        // and, from then on, known to the connection.
+        for (start, end) in [(0, 30), (30, 60)] {
+            store
+                .append(&[landed("a", start, end)], received())
+                .unwrap();
+        }
+    }
+    assert_eq!(states(&lost).len(), 1, "the first hour's run");
+    admin()
+        .batch_execute(&format!("DELETE FROM \"{}\".rule_windows", lost.name))
+        .unwrap();
+    // The next hour extends the run the connection knows.
+    for store in &stores {
+        store.append(&[landed("a", 60, 120)], received()).unwrap();
+    }
+    assert_eq!(states(&lost), states(&whole));
+}
+
 /// A fresh schema and two stores on it, two replicas of one ledger.
 fn two_replicas(tag: &str) -> (Schema, PostgresStore, PostgresStore) {
     let schema = Schema::new(tag);

@@ -157,22 +157,30 @@ pub(crate) const WINDOW_STATES_AND_AFTER: &str = concat!(
 /// append's one write ([`judged_write_sql`]); the runs deleted go first, in
 /// a statement of their own ([`DELETE_RUNS`]).
 ///
-/// The runs changed in place are written as an upsert of rows that exist:
-/// it finds each by the key's index whatever the plan, where an `UPDATE`
-/// joined with the arrays kept a plan made while the table was small (a
-/// hash join over all of it), as a prepared statement does.
+/// The runs changed in place are written by an `UPDATE` joined with the
+/// arrays, which takes no row lock before it writes, as an upsert does. It
+/// finds each row by the key's index: in an append's write, prepared, the
+/// transaction is a seeking one ([`super::client::Client::seeking_transaction`]),
+/// so a plan made while the table was small (a hash join over all of it)
+/// is not kept; alone, the statement is planned for the tables as they
+/// are. A run to change that is not stored is inserted with the new ones,
+/// as an upsert would: a state the connection wrongly believed stored
+/// (`known.rs`) cannot lose a record.
 macro_rules! judging_ctes {
     () => {
         "wu AS ( \
-           INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
-           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
-             $5::bigint[], $6::boolean[]) \
-           ON CONFLICT (rule_id, start_us) DO UPDATE SET end_us = excluded.end_us, \
-             complete = excluded.complete, generation = excluded.generation, late = excluded.late \
+           UPDATE rule_windows w SET end_us = u.e, complete = u.c, generation = u.g, late = u.l \
+           FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
+             $5::bigint[], $6::boolean[]) AS u(r, s, e, c, g, l) \
+           WHERE w.rule_id = u.r AND w.start_us = u.s RETURNING w.rule_id, w.start_us \
          ), wi AS ( \
            INSERT INTO rule_windows (rule_id, start_us, end_us, complete, generation, late) \
            SELECT * FROM unnest($7::bigint[], $8::bigint[], $9::bigint[], $10::boolean[], \
              $11::bigint[], $12::boolean[]) \
+           UNION ALL \
+           SELECT * FROM unnest($1::bigint[], $2::bigint[], $3::bigint[], $4::boolean[], \
+             $5::bigint[], $6::boolean[]) AS u(r, s, e, c, g, l) \
+           WHERE NOT EXISTS (SELECT 1 FROM wu WHERE wu.rule_id = u.r AND wu.start_us = u.s) \
          ), d AS ( \
            UPDATE firing_clock SET last = last + $13::bigint WHERE $13::bigint > 0 RETURNING last \
          ), f AS ( \
