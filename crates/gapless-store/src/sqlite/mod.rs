@@ -398,7 +398,23 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = SqliteStore::open(dir.path().join("l.db")).unwrap();
         let conn = store.writer();
-        let cases: [(&str, &[&str]); 17] = [
+        let cases: [(&str, &[&str]); 21] = [
+            (
+                rules::FIRINGS_PAGE,
+                &["SEARCH f USING INTEGER PRIMARY KEY (rowid>?)"],
+            ),
+            (
+                rules::FIRINGS_PAGE_NEWEST,
+                &["SEARCH f USING INTEGER PRIMARY KEY (rowid>?)"],
+            ),
+            (
+                rules::RULE_FIRINGS_PAGE,
+                &["SEARCH f USING INDEX firings_rule (rule_id=? AND seq>?)"],
+            ),
+            (
+                rules::RULE_FIRINGS_PAGE_NEWEST,
+                &["SEARCH f USING INDEX firings_rule (rule_id=? AND seq>?)"],
+            ),
             (
                 rules::DUE,
                 &["SCAN firings USING INDEX firings_pending"],
@@ -501,6 +517,9 @@ mod tests {
             append::STORED_BY_ID,
             append::FIRST_RUN,
             append::LAST_RUNS,
+            // A page of one rule's firings reads them in the index's order.
+            rules::RULE_FIRINGS_PAGE,
+            rules::RULE_FIRINGS_PAGE_NEWEST,
         ] {
             let got = plan(&conn, sql);
             assert!(!got.contains("TEMP B-TREE"), "{sql}\n--- plan:\n{got}");

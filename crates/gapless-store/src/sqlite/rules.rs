@@ -856,26 +856,53 @@ pub(crate) fn delete_rule(conn: &mut Connection, name: &str) -> Result<bool> {
     Ok(true)
 }
 
+/// A page of every rule's firings after ?1 (at most ?3; ?2 is NULL, no
+/// rule named): one statement per order, the newest page reading
+/// downwards.
+macro_rules! firings_page {
+    ($order:literal) => {
+        concat!(
+            "SELECT ",
+            firing_columns!(),
+            " FROM firings f JOIN rules r ON r.id = f.rule_id \
+             WHERE f.seq > ?1 AND ?2 IS NULL ORDER BY f.seq ",
+            $order,
+            " LIMIT ?3"
+        )
+    };
+}
+/// [`firings_page`] of the rule named ?2: its firings sought in their
+/// index by rule, not found among every rule's.
+macro_rules! rule_firings_page {
+    ($order:literal) => {
+        concat!(
+            "SELECT ",
+            firing_columns!(),
+            " FROM rules r JOIN firings f ON f.rule_id = r.id \
+             WHERE r.name = ?2 AND f.seq > ?1 ORDER BY f.seq ",
+            $order,
+            " LIMIT ?3"
+        )
+    };
+}
+pub(crate) const FIRINGS_PAGE: &str = firings_page!("");
+pub(crate) const FIRINGS_PAGE_NEWEST: &str = firings_page!("DESC");
+pub(crate) const RULE_FIRINGS_PAGE: &str = rule_firings_page!("");
+pub(crate) const RULE_FIRINGS_PAGE_NEWEST: &str = rule_firings_page!("DESC");
+
 pub(crate) fn firings(conn: &mut Connection, q: &FiringQuery) -> Result<FiringPage> {
     let limit = if q.limit == 0 || q.limit > MAX_FIRINGS_PAGE {
         MAX_FIRINGS_PAGE
     } else {
         q.limit
     };
-    // One statement per order: the newest page reads downwards.
-    macro_rules! page {
-        ($order:literal) => {
-            concat!(
-                "SELECT ",
-                firing_columns!(),
-                " FROM firings f JOIN rules r ON r.id = f.rule_id \
-                 WHERE f.seq > ?1 AND (?2 IS NULL OR r.name = ?2) ORDER BY f.seq ",
-                $order,
-                " LIMIT ?3"
-            )
-        };
-    }
-    let mut stmt = conn.prepare_cached(if q.newest { page!("DESC") } else { page!("") })?;
+    let sql = match (q.rule.is_some(), q.newest) {
+        (false, false) => FIRINGS_PAGE,
+        (false, true) => FIRINGS_PAGE_NEWEST,
+        (true, false) => RULE_FIRINGS_PAGE,
+        (true, true) => RULE_FIRINGS_PAGE_NEWEST,
+    };
+    let mut stmt = conn.prepare_cached(sql)?;
     let rows = stmt
         .query_map(
             params![q.after.unwrap_or(0), q.rule, limit as i64],

@@ -548,6 +548,43 @@ pub fn joint_coverage_and_generations(store: &dyn Store) {
     // The same landing again changes nothing.
     store.append(&[super::landed("a", 0, 60)], now).unwrap();
     assert_eq!(kinds("both").len(), 3);
+    // One rule's firings a page at a time, and its newest, are those of
+    // every rule's that are its own.
+    let all = store.firings(&FiringQuery::default()).unwrap().firings;
+    for rule in ["both", "only_a"] {
+        let own: Vec<i64> = all
+            .iter()
+            .filter(|f| f.rule == rule)
+            .map(|f| f.seq)
+            .collect();
+        let (mut paged, mut after) = (Vec::new(), None);
+        loop {
+            let page = store
+                .firings(&FiringQuery {
+                    rule: Some(rule.into()),
+                    after,
+                    limit: 1,
+                    ..FiringQuery::default()
+                })
+                .unwrap();
+            paged.extend(page.firings.iter().map(|f| f.seq));
+            match page.next {
+                Some(next) => after = Some(next),
+                None => break,
+            }
+        }
+        assert_eq!(paged, own, "{rule}, a page at a time");
+        let newest = store
+            .firings(&FiringQuery {
+                rule: Some(rule.into()),
+                limit: 2,
+                newest: true,
+                ..FiringQuery::default()
+            })
+            .unwrap();
+        let seqs: Vec<i64> = newest.firings.iter().map(|f| f.seq).collect();
+        assert_eq!(seqs, own[own.len() - 2..], "{rule}, the newest two");
+    }
 }
 
 /// Deadlines: one `late` firing per window not complete at its end plus
