@@ -856,39 +856,33 @@ pub(crate) fn delete_rule(conn: &mut Connection, name: &str) -> Result<bool> {
     Ok(true)
 }
 
-/// A page of every rule's firings after ?1 (at most ?3; ?2 is NULL, no
-/// rule named): one statement per order, the newest page reading
-/// downwards.
+/// A page of firings after ?1, at most ?3: every rule's (?2 is NULL, no
+/// rule named), or those of the rule named ?2, sought in the firings'
+/// index by rule rather than found among every rule's. One statement per
+/// order, the newest page reading downwards.
 macro_rules! firings_page {
-    ($order:literal) => {
+    (every, $order:literal) => {
+        firings_page!(@ "firings f JOIN rules r ON r.id = f.rule_id WHERE ?2 IS NULL", $order)
+    };
+    (named, $order:literal) => {
+        firings_page!(@ "rules r JOIN firings f ON f.rule_id = r.id WHERE r.name = ?2", $order)
+    };
+    (@ $which:literal, $order:literal) => {
         concat!(
             "SELECT ",
             firing_columns!(),
-            " FROM firings f JOIN rules r ON r.id = f.rule_id \
-             WHERE f.seq > ?1 AND ?2 IS NULL ORDER BY f.seq ",
+            " FROM ",
+            $which,
+            " AND f.seq > ?1 ORDER BY f.seq ",
             $order,
             " LIMIT ?3"
         )
     };
 }
-/// [`firings_page`] of the rule named ?2: its firings sought in their
-/// index by rule, not found among every rule's.
-macro_rules! rule_firings_page {
-    ($order:literal) => {
-        concat!(
-            "SELECT ",
-            firing_columns!(),
-            " FROM rules r JOIN firings f ON f.rule_id = r.id \
-             WHERE r.name = ?2 AND f.seq > ?1 ORDER BY f.seq ",
-            $order,
-            " LIMIT ?3"
-        )
-    };
-}
-pub(crate) const FIRINGS_PAGE: &str = firings_page!("");
-pub(crate) const FIRINGS_PAGE_NEWEST: &str = firings_page!("DESC");
-pub(crate) const RULE_FIRINGS_PAGE: &str = rule_firings_page!("");
-pub(crate) const RULE_FIRINGS_PAGE_NEWEST: &str = rule_firings_page!("DESC");
+pub(crate) const FIRINGS_PAGE: &str = firings_page!(every, "");
+pub(crate) const FIRINGS_PAGE_NEWEST: &str = firings_page!(every, "DESC");
+pub(crate) const RULE_FIRINGS_PAGE: &str = firings_page!(named, "");
+pub(crate) const RULE_FIRINGS_PAGE_NEWEST: &str = firings_page!(named, "DESC");
 
 pub(crate) fn firings(conn: &mut Connection, q: &FiringQuery) -> Result<FiringPage> {
     let limit = if q.limit == 0 || q.limit > MAX_FIRINGS_PAGE {
