@@ -1549,6 +1549,14 @@ fn a_known_run_that_is_not_stored_is_written_whole() {
     assert_eq!(states(&lost), states(&whole));
 }
 
+/// Two replicas take turns with group commits on a rule's asset: each
+/// judges the window states the other wrote.
+#[test]
+fn group_commits_of_two_replicas_judge_each_other_s_states() {
+    let (_schema, one, two) = two_replicas("turns");
+    story::rules::group_commits_take_turns_with_another_store(&one, &two);
+}
+
 /// A fresh schema and two stores on it, two replicas of one ledger.
 fn two_replicas(tag: &str) -> (Schema, PostgresStore, PostgresStore) {
     let schema = Schema::new(tag);

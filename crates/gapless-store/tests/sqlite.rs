@@ -338,6 +338,20 @@ fn two_stores_on_one_file() {
     }
 }
 
+/// Two stores on one file take turns with group commits on a rule's asset:
+/// each judges the window states the other wrote.
+#[test]
+fn group_commits_of_two_stores_judge_each_other_s_states() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let (one, two) = (
+        SqliteStore::open(&path).unwrap(),
+        SqliteStore::open(&path).unwrap(),
+    );
+    story::rules::group_commits_take_turns_with_another_store(&one, &two);
+    one.verify().unwrap();
+}
+
 /// The child side of `two_processes_append_to_one_file`.
 #[test]
 fn writer_child() {

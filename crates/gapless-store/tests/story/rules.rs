@@ -648,6 +648,48 @@ pub fn deadlines_fire_late_once(store: &dyn Store) {
     assert_eq!(store.judge_deadlines(super::t(1_021)).unwrap(), 1);
 }
 
+/// Two stores on one ledger (two processes, two replicas) take turns with
+/// group commits on the asset of a rule: each judges the window states as
+/// the other left them, not as its own last commit did. Hour 0 fires
+/// `complete`, `incomplete` when withdrawn and `complete` again when
+/// landed again, each once.
+pub fn group_commits_take_turns_with_another_store(one: &dyn Store, two: &dyn Store) {
+    one.declare_asset("a", &decl()).unwrap();
+    one.put_rule(&hourly("r", &["a"]), super::t(0)).unwrap();
+    let group = |store: &dyn Store, ev: NewEvent| {
+        for r in store.append_many(&[&[ev]], super::t(1_000)) {
+            r.unwrap();
+        }
+    };
+    // One judges hour 0 incomplete and knows so; two completes it.
+    group(one, super::landed("a", 0, 30));
+    group(two, super::landed("a", 30, 60));
+    // Complete already: nothing fires.
+    group(one, super::landed("a", 10, 20));
+    // Two knows it complete from its commit; one withdraws part of it.
+    group(one, super::retracted("a", 0, 60));
+    group(two, super::landed("a", 0, 60));
+    group(one, super::landed("a", 30, 40));
+    let fired: Vec<(FiringKind, i64, u32)> = firings_after(one, None)
+        .iter()
+        .map(|f| {
+            (
+                f.kind,
+                (f.window.start().as_micros() - super::t(0).as_micros()) / MINUTE,
+                f.generation,
+            )
+        })
+        .collect();
+    assert_eq!(
+        fired,
+        [
+            (FiringKind::Complete, 0, 1),
+            (FiringKind::Incomplete, 0, 1),
+            (FiringKind::Complete, 0, 2),
+        ]
+    );
+}
+
 /// How many single-asset rules [`many_single_asset_rules`] puts on the
 /// ledger, one per asset.
 const MANY: usize = 500;
