@@ -59,13 +59,31 @@ fn landed(asset: String, id: String, start: i64, len: i64) -> NewEvent {
 }
 
 /// Append `events` as single-event batches, `group` batches a commit (as a
-/// busy server's group commit does).
+/// busy server's group commit does), in the order the requests of a
+/// group reach a server: not in the order of their events.
 fn append_singles(store: &dyn Store, events: &[NewEvent], group: usize, now: Instant) {
     for g in events.chunks(group) {
-        let batches: Vec<&[NewEvent]> = g.chunks(1).collect();
+        let mut batches: Vec<&[NewEvent]> = g.chunks(1).collect();
+        arrival_order(&mut batches);
         for r in store.append_many(&batches, now) {
             r.unwrap();
         }
+    }
+}
+
+/// Put a group's requests in an order they may reach a server in from as
+/// many producers, each sending its next event when its last is
+/// answered: not the order of their events (a fixed permutation, so that
+/// runs compare).
+fn arrival_order<T: Copy>(batches: &mut [T]) {
+    let n = batches.len();
+    // `k * 37 mod n` is a permutation when 37 does not divide `n`.
+    if n < 2 || n % 37 == 0 {
+        return;
+    }
+    let was = batches.to_vec();
+    for (k, b) in batches.iter_mut().enumerate() {
+        *b = was[(k * 37) % n];
     }
 }
 
