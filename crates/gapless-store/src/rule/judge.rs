@@ -181,6 +181,12 @@ pub(crate) trait Covered {
     fn judge_one(&mut self, watch: &Watch, asset: i64, w: Interval) -> Result<Judgement> {
         Ok(watch.rule.def.judge(w, &self.runs(asset, w)?))
     }
+    /// The windows about to be judged on `asset` by their runs (not by
+    /// [`Covered::covers`]) lie within `span`: a source that reads them
+    /// from the store may read that span once instead of each window.
+    fn ahead(&mut self, _asset: i64, _span: Interval) -> Result<()> {
+        Ok(())
+    }
 }
 
 /// Coverage in memory, by asset (an asset absent covers nothing).
@@ -478,8 +484,8 @@ fn touched(parts: Parts<'_, '_>, batch: &BatchEvents<'_>, src: &mut dyn Covered)
         let first = of_asset.partition_point(|e| e.0 < a);
         of_asset[first..].iter().take_while(move |e| e.0 == a)
     };
-    let mut picked: Vec<Interval> = Vec::new();
-    for i in on {
+    // The windows of watch `i` that the batch's events touch.
+    let pick = |i: usize, picked: &mut Vec<Interval>| {
         let (watch, planned) = (watches[i], &windows[i]);
         picked.clear();
         for &(_, events) in watch.assets.iter().flat_map(|&a| events_of(a)) {
@@ -488,6 +494,41 @@ fn touched(parts: Parts<'_, '_>, batch: &BatchEvents<'_>, src: &mut dyn Covered)
                 picked.extend(planned[first..].iter().take_while(|w| w.start() < iv.end()));
             }
         }
+    };
+    let mut picked: Vec<Interval> = Vec::new();
+    // Windows judged by their runs (policies other than "no gap"): each
+    // asset's span of them, told to the source first. An event's windows
+    // of several such rules nest (an hour in its day), and the source can
+    // read their runs once.
+    let mut ahead: Vec<(i64, Interval)> = Vec::new();
+    for &i in &on {
+        if is_full(watches[i].rule.def.policy()) {
+            continue;
+        }
+        pick(i, &mut picked);
+        let (Some(lo), Some(hi)) = (
+            picked.iter().map(|w| w.start()).min(),
+            picked.iter().map(|w| w.end()).max(),
+        ) else {
+            continue;
+        };
+        let span = Interval::new(lo, hi).expect("windows are not empty");
+        for &a in &watches[i].assets {
+            match ahead.iter_mut().find(|(b, _)| *b == a) {
+                Some((_, s)) => {
+                    *s = Interval::new(s.start().min(lo), s.end().max(hi))
+                        .expect("a hull of intervals")
+                }
+                None => ahead.push((a, span)),
+            }
+        }
+    }
+    for (asset, span) in ahead {
+        src.ahead(asset, span)?;
+    }
+    for i in on {
+        let watch = watches[i];
+        pick(i, &mut picked);
         if picked.len() > 1 {
             picked.sort_unstable_by_key(|w| w.start());
             picked.dedup();

@@ -337,7 +337,16 @@ struct StoredBatch {
     deltas: Vec<AssetDelta>,
     /// Per delta (same order): the asset's runs, as now stored, that touch
     /// the hull of its new events.
-    after: Vec<IntervalSet>,
+    after: Vec<Around>,
+}
+
+/// An asset's coverage around an append's new events, as the append left
+/// it: `runs`, every stored run that touches the hull of the new events,
+/// are all of the asset's coverage over `known` (`[lo, hi]`, µs), which
+/// holds the hull and the runs.
+pub(crate) struct Around {
+    pub(crate) runs: IntervalSet,
+    pub(crate) known: (i64, i64),
 }
 
 impl StoredBatch {
@@ -366,7 +375,7 @@ impl StoredBatch {
         self.deltas
             .iter()
             .zip(&self.after)
-            .map(|(d, runs)| (d.id, (d.min_start, d.max_end), runs))
+            .map(|(d, around)| (d.id, (d.min_start, d.max_end), around))
             .collect()
     }
 }
@@ -588,7 +597,11 @@ fn judged_events(deltas: &[AssetDelta]) -> Vec<crate::rule::judge::AssetEvents<'
 /// Read by two seeks and written by plain values: the same inputs made in
 /// one SQL statement (an ordered `group_concat`, a join) opened a
 /// temporary B-tree on every call, about half of a single-event append.
-pub(super) fn refresh_overview(conn: &Connection, id: i64) -> rusqlite::Result<()> {
+/// The start of the asset's first run and the end of its last, as read.
+pub(super) fn refresh_overview(
+    conn: &Connection,
+    id: i64,
+) -> rusqlite::Result<(Option<i64>, Option<i64>)> {
     use crate::overview::RECENT_RUNS;
     let first: Option<(i64, i64)> = conn
         .prepare_cached(FIRST_RUN)?
@@ -629,14 +642,14 @@ pub(super) fn refresh_overview(conn: &Connection, id: i64) -> rusqlite::Result<(
         last_end,
         bytes
     ])?;
-    Ok(())
+    Ok((first.map(|f| f.0), last_end))
 }
 
 /// Bring the asset's stored runs that touch the batch's hull up to date
 /// with the batch's new events: only the rows that change are written,
 /// and the asset's overview inputs when any is. The runs that touch the
-/// hull now.
-fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<IntervalSet> {
+/// hull now, and where they are the whole coverage.
+fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<Around> {
     let (hull_start, hull_end) = (a.min_start, a.max_end);
     // The run with the greatest start at or before the hull (it may reach
     // into or touch the hull), then every run starting up to the hull's end.
@@ -678,10 +691,27 @@ fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<IntervalSet> {
             insert.execute(params![a.id, s, e])?;
         }
     }
+    // Runs are disjoint and never touch: no other run reaches the span
+    // from the hull to the far ends of the runs that touch it. When those
+    // are the asset's first or last run (the overview's inputs, read when
+    // they change), nothing lies beyond them either: a stream's windows
+    // reaching past its last event are judged without reading the ledger.
+    let span = after
+        .span()
+        .map(|s| (s.start().as_micros(), s.end().as_micros()));
+    let mut known = span.map_or((hull_start, hull_end), |(s, e)| {
+        (s.min(hull_start), e.max(hull_end))
+    });
     if changed {
-        refresh_overview(conn, a.id)?;
+        let (first, last) = refresh_overview(conn, a.id)?;
+        if first.is_none() || first == span.map(|s| s.0) {
+            known.0 = i64::MIN;
+        }
+        if last.is_none() || last == span.map(|s| s.1) {
+            known.1 = i64::MAX;
+        }
     }
-    Ok(after)
+    Ok(Around { runs: after, known })
 }
 
 pub(crate) fn declare_asset(conn: &mut Connection, asset: &str, decl: &AssetDecl) -> Result<()> {

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use gapless_core::{EventKind, Instant, Interval, IntervalSet, NewEvent, Rule};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
+use super::append::Around;
 use super::read::{runs_overlapping, RUN_AT_OR_BEFORE_ID};
 use crate::listing::{self, RulePage, RuleQuery};
 use crate::rule::codec::{
@@ -423,7 +424,11 @@ impl<'c> GroupJudge<'c> {
                 per
             })
             .collect();
-        let assets: Vec<i64> = planned.iter().flatten().map(|(a, _)| *a).collect();
+        // A group of single events names an asset once a batch: its rules
+        // are looked up once.
+        let mut assets: Vec<i64> = planned.iter().flatten().map(|(a, _)| *a).collect();
+        assets.sort_unstable();
+        assets.dedup();
         cache.load(conn, &assets)?;
         let cache: &'c WatchCache = cache;
         let watches = cache.of(&assets);
@@ -608,9 +613,10 @@ impl Covered for Stored<'_> {
 }
 
 /// An asset's coverage as an append just rebuilt it: `(asset, (lo, hi),
-/// runs)`, `[lo, hi]` the hull of the append's new events on it, `runs`
-/// every run that touches that hull, as now stored.
-pub(crate) type Rebuilt<'a> = (i64, (i64, i64), &'a IntervalSet);
+/// around)`, `[lo, hi]` the hull of the append's new events on it,
+/// `around` every run that touches that hull, as now stored, and where
+/// they are all of the asset's coverage.
+pub(crate) type Rebuilt<'a> = (i64, (i64, i64), &'a Around);
 
 /// The ledger's coverage in the caller's transaction, answered from the
 /// runs an append just rebuilt where they tell it all, else read.
@@ -621,8 +627,11 @@ pub(crate) type Rebuilt<'a> = (i64, (i64, i64), &'a IntervalSet);
 /// windows an append judges touch its hull: an append over thousands of
 /// assets then probes none.
 struct Fresh<'a, 'c> {
-    rebuilt: HashMap<i64, ((i64, i64), &'a IntervalSet)>,
+    rebuilt: HashMap<i64, ((i64, i64), &'a Around)>,
     stored: Stored<'c>,
+    /// Per asset, a span read from the store ahead of the windows in it
+    /// ([`Covered::ahead`]) and its runs.
+    ahead: HashMap<i64, (Interval, IntervalSet)>,
 }
 
 impl<'a, 'c> Fresh<'a, 'c> {
@@ -633,27 +642,52 @@ impl<'a, 'c> Fresh<'a, 'c> {
                 .map(|&(a, hull, runs)| (a, (hull, runs)))
                 .collect(),
             stored: Stored(conn),
+            ahead: HashMap::new(),
         }
     }
+}
+
+/// Whether `w` lies within `[lo, hi]`.
+fn within(w: Interval, (lo, hi): (i64, i64)) -> bool {
+    w.start().as_micros() >= lo && w.end().as_micros() <= hi
 }
 
 impl Covered for Fresh<'_, '_> {
     fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
         match self.rebuilt.get(&asset) {
-            Some(&((lo, hi), runs)) if w.start().as_micros() <= hi && w.end().as_micros() >= lo => {
-                Ok(runs.covers(w))
+            // A run that covers a window touching the hull touches it too.
+            Some(&((lo, hi), around))
+                if (w.start().as_micros() <= hi && w.end().as_micros() >= lo)
+                    || within(w, around.known) =>
+            {
+                Ok(around.runs.covers(w))
             }
             _ => self.stored.covers(asset, w),
         }
     }
 
     fn runs(&mut self, asset: i64, w: Interval) -> Result<IntervalSet> {
-        match self.rebuilt.get(&asset) {
-            Some(&((lo, hi), runs)) if w.start().as_micros() >= lo && w.end().as_micros() <= hi => {
+        if let Some(&(_, around)) = self.rebuilt.get(&asset) {
+            if within(w, around.known) {
+                return Ok(around.runs.runs_overlapping(w).collect());
+            }
+        }
+        match self.ahead.get(&asset) {
+            Some((span, runs)) if span.start() <= w.start() && w.end() <= span.end() => {
                 Ok(runs.runs_overlapping(w).collect())
             }
             _ => self.stored.runs(asset, w),
         }
+    }
+
+    fn ahead(&mut self, asset: i64, span: Interval) -> Result<()> {
+        let known = self.rebuilt.get(&asset).map(|&(_, around)| around.known);
+        if known.is_some_and(|k| within(span, k)) {
+            return Ok(());
+        }
+        let runs = self.stored.runs(asset, span)?;
+        self.ahead.insert(asset, (span, runs));
+        Ok(())
     }
 }
 
