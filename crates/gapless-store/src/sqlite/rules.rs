@@ -383,6 +383,9 @@ type OwnedBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
 /// it all, [`Fresh`]), and what changed is written once, before the commit.
 pub(crate) struct GroupJudge<'c> {
     judge: Option<Judge<'c>>,
+    /// The spans read ahead of judging ([`Fresh::ahead`]), kept up to
+    /// date through the group's batches.
+    spans: Spans,
 }
 
 impl<'c> GroupJudge<'c> {
@@ -395,7 +398,10 @@ impl<'c> GroupJudge<'c> {
     ) -> Result<GroupJudge<'c>> {
         cache.refresh(conn)?;
         if cache.rules == 0 {
-            return Ok(GroupJudge { judge: None });
+            return Ok(GroupJudge {
+                judge: None,
+                spans: Spans::new(),
+            });
         }
         cache.watched_ids(
             conn,
@@ -433,7 +439,10 @@ impl<'c> GroupJudge<'c> {
         let cache: &'c WatchCache = cache;
         let watches = cache.of(&assets);
         if watches.is_empty() {
-            return Ok(GroupJudge { judge: None });
+            return Ok(GroupJudge {
+                judge: None,
+                spans: Spans::new(),
+            });
         }
         let borrowed: Vec<Vec<AssetEvents<'_>>> = planned
             .iter()
@@ -442,9 +451,12 @@ impl<'c> GroupJudge<'c> {
         let plan = Plan::new(&watches, borrowed.iter().map(Vec::as_slice));
         let mut states = States::new();
         read_states(conn, plan.state_reads(), &mut states)?;
-        // No coverage is read ahead: each batch is judged on what it left.
+        // No coverage is read before the first batch: each batch is judged
+        // on what it left (the spans its windows read, once read, kept up
+        // to date by the batches after it).
         Ok(GroupJudge {
             judge: Some(Judge::new(watches, plan, HashMap::new(), states)),
+            spans: Spans::new(),
         })
     }
 
@@ -457,7 +469,7 @@ impl<'c> GroupJudge<'c> {
         rebuilt: &[Rebuilt<'_>],
     ) -> Result<()> {
         match &mut self.judge {
-            Some(j) => j.batch_on(events, &mut Fresh::new(conn, rebuilt)),
+            Some(j) => j.batch_on(events, &mut Fresh::new(conn, rebuilt, &mut self.spans)),
             None => Ok(()),
         }
     }
@@ -626,23 +638,45 @@ pub(crate) type Rebuilt<'a> = (i64, (i64, i64), &'a Around);
 /// run overlapping a window inside the hull, for the same reason. Most
 /// windows an append judges touch its hull: an append over thousands of
 /// assets then probes none.
-struct Fresh<'a, 'c> {
+struct Fresh<'a, 'c, 's> {
     rebuilt: HashMap<i64, ((i64, i64), &'a Around)>,
     stored: Stored<'c>,
-    /// Per asset, a span read from the store ahead of the windows in it
-    /// ([`Covered::ahead`]) and its runs.
-    ahead: HashMap<i64, (Interval, IntervalSet)>,
+    ahead: &'s mut Spans,
 }
 
-impl<'a, 'c> Fresh<'a, 'c> {
-    fn new(conn: &'c Connection, rebuilt: &[Rebuilt<'a>]) -> Fresh<'a, 'c> {
+/// Per asset, a span of its coverage read from the store ahead of the
+/// windows in it ([`Covered::ahead`]), and its runs.
+type Spans = HashMap<i64, (Interval, IntervalSet)>;
+
+impl<'a, 'c, 's> Fresh<'a, 'c, 's> {
+    /// The coverage a batch left: its rebuilt runs, and the spans read
+    /// before it (`ahead`), brought up to date with them. A batch changes
+    /// its asset's coverage only within the hull of its new events, where
+    /// the runs it rebuilt tell it all.
+    fn new(conn: &'c Connection, rebuilt: &[Rebuilt<'a>], ahead: &'s mut Spans) -> Self {
+        for &(asset, (lo, hi), around) in rebuilt {
+            let Some((span, runs)) = ahead.get_mut(&asset) else {
+                continue;
+            };
+            let hull = Interval::from_micros(lo, hi)
+                .ok()
+                .and_then(|h| h.intersect(*span));
+            if let Some(hull) = hull {
+                runs.remove(hull);
+                for r in around.runs.runs_overlapping(hull) {
+                    if let Some(r) = r.intersect(hull) {
+                        runs.insert(r);
+                    }
+                }
+            }
+        }
         Fresh {
             rebuilt: rebuilt
                 .iter()
                 .map(|&(a, hull, runs)| (a, (hull, runs)))
                 .collect(),
             stored: Stored(conn),
-            ahead: HashMap::new(),
+            ahead,
         }
     }
 }
@@ -652,7 +686,7 @@ fn within(w: Interval, (lo, hi): (i64, i64)) -> bool {
     w.start().as_micros() >= lo && w.end().as_micros() <= hi
 }
 
-impl Covered for Fresh<'_, '_> {
+impl Covered for Fresh<'_, '_, '_> {
     fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
         match self.rebuilt.get(&asset) {
             // A run that covers a window touching the hull touches it too.
@@ -684,6 +718,11 @@ impl Covered for Fresh<'_, '_> {
         let known = self.rebuilt.get(&asset).map(|&(_, around)| around.known);
         if known.is_some_and(|k| within(span, k)) {
             return Ok(());
+        }
+        if let Some((read, _)) = self.ahead.get(&asset) {
+            if read.start() <= span.start() && span.end() <= read.end() {
+                return Ok(());
+            }
         }
         let runs = self.stored.runs(asset, span)?;
         self.ahead.insert(asset, (span, runs));
@@ -717,7 +756,8 @@ pub(crate) fn judge_append(
     let mut states = States::new();
     read_states(conn, plan.state_reads(), &mut states)?;
     let mut judged = Judged::new(states);
-    let mut src = Fresh::new(conn, rebuilt);
+    let mut spans = Spans::new();
+    let mut src = Fresh::new(conn, rebuilt, &mut spans);
     for (i, w) in watches.iter().enumerate() {
         for &window in plan.windows(i) {
             judged.window(w, window, &mut src)?;
