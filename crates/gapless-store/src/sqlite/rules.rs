@@ -381,6 +381,8 @@ type OwnedBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
 /// each batch that is stored is then judged on the coverage it left (in
 /// the group's transaction, answered from its rebuilt runs where they tell
 /// it all, [`Fresh`]), and what changed is written once, before the commit.
+/// The default judges nothing (no rule watches the group's assets).
+#[derive(Default)]
 pub(crate) struct GroupJudge<'c> {
     judge: Option<Judge<'c>>,
     /// The spans read ahead of judging ([`Fresh::ahead`]), kept up to
@@ -398,10 +400,7 @@ impl<'c> GroupJudge<'c> {
     ) -> Result<GroupJudge<'c>> {
         cache.refresh(conn)?;
         if cache.rules == 0 {
-            return Ok(GroupJudge {
-                judge: None,
-                spans: Spans::new(),
-            });
+            return Ok(GroupJudge::default());
         }
         cache.watched_ids(
             conn,
@@ -439,10 +438,7 @@ impl<'c> GroupJudge<'c> {
         let cache: &'c WatchCache = cache;
         let watches = cache.of(&assets);
         if watches.is_empty() {
-            return Ok(GroupJudge {
-                judge: None,
-                spans: Spans::new(),
-            });
+            return Ok(GroupJudge::default());
         }
         let borrowed: Vec<Vec<AssetEvents<'_>>> = planned
             .iter()
@@ -686,6 +682,11 @@ fn within(w: Interval, (lo, hi): (i64, i64)) -> bool {
     w.start().as_micros() >= lo && w.end().as_micros() <= hi
 }
 
+/// Whether `w` lies within `span`.
+fn inside(w: Interval, span: Interval) -> bool {
+    within(w, (span.start().as_micros(), span.end().as_micros()))
+}
+
 impl Covered for Fresh<'_, '_, '_> {
     fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
         match self.rebuilt.get(&asset) {
@@ -707,9 +708,7 @@ impl Covered for Fresh<'_, '_, '_> {
             }
         }
         match self.ahead.get(&asset) {
-            Some((span, runs)) if span.start() <= w.start() && w.end() <= span.end() => {
-                Ok(runs.runs_overlapping(w).collect())
-            }
+            Some((span, runs)) if inside(w, *span) => Ok(runs.runs_overlapping(w).collect()),
             _ => self.stored.runs(asset, w),
         }
     }
@@ -720,7 +719,7 @@ impl Covered for Fresh<'_, '_, '_> {
             return Ok(());
         }
         if let Some((read, _)) = self.ahead.get(&asset) {
-            if read.start() <= span.start() && span.end() <= read.end() {
+            if inside(span, *read) {
                 return Ok(());
             }
         }
