@@ -138,13 +138,26 @@ impl Policy {
     /// # Ok::<(), gapless_core::Error>(())
     /// ```
     pub fn is_complete(&self, report: &CoverageReport) -> bool {
+        let longest = report.missing.iter().map(|g| g.len_micros()).max();
+        self.is_met(
+            report.covered && report.missing.is_empty(),
+            report.covered_ratio,
+            longest,
+        )
+    }
+
+    /// Whether a window is complete from what its gaps come to: none at
+    /// all (`gapless`), its covered share, and its longest gap (in
+    /// microseconds, `None` without gaps), so that a judge that walks the
+    /// gaps once need not collect them.
+    pub(crate) fn is_met(&self, gapless: bool, covered_ratio: f64, longest: Option<i64>) -> bool {
         match *self {
-            Policy::Full => report.covered && report.missing.is_empty(),
-            Policy::RatioAtLeast(r) if r >= 1.0 => report.covered && report.missing.is_empty(),
-            Policy::RatioAtLeast(r) => report.covered_ratio >= r,
+            Policy::Full => gapless,
+            Policy::RatioAtLeast(r) if r >= 1.0 => gapless,
+            Policy::RatioAtLeast(r) => covered_ratio >= r,
             Policy::GapBelow(d) => {
                 let limit = d.fixed_micros().unwrap_or(i64::MAX);
-                report.missing.iter().all(|g| g.len_micros() < limit)
+                longest.is_none_or(|g| g < limit)
             }
         }
     }

@@ -1,6 +1,10 @@
 //! Policies: parsing, canonical text and completeness.
 
-use gapless_core::{CoverageReport, Duration, Interval, Policy, MICROS_PER_MINUTE as MINUTE};
+use gapless_core::{
+    parse_instant, CoverageReport, Duration, Grid, Interval, IntervalSet, Policy, RuleDef,
+    MICROS_PER_MINUTE as MINUTE,
+};
+use proptest::prelude::*;
 
 /// A report of a one-hour window with gaps of the given minutes.
 fn report(gaps: &[i64]) -> CoverageReport {
@@ -137,4 +141,62 @@ fn completeness() {
     assert!(g.is_complete(&two_small));
     assert!(!g.is_complete(&three)); // a 3-minute gap is not shorter than 3 minutes
     assert!(Policy::parse("gap<4m").unwrap().is_complete(&three));
+}
+
+/// A second, the unit of the judged timelines below.
+const SECOND: i64 = 1_000_000;
+
+/// One of the policies, with ratios and gap lengths near those a timeline
+/// of a few dozen seconds reaches.
+fn policy() -> impl Strategy<Value = Policy> {
+    prop_oneof![
+        Just(Policy::Full),
+        Just(Policy::RatioAtLeast(1.0)),
+        Just(Policy::RatioAtLeast(0.0)),
+        (0..=20u32).prop_map(|k| Policy::RatioAtLeast(f64::from(k) / 20.0)),
+        (1..12u32).prop_map(|s| Policy::parse(&format!("gap<{s}s")).unwrap()),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// A window judged against a set of runs is what a painted timeline
+    /// says: its covered seconds, its gaps read off second by second, and
+    /// nothing covered never complete.
+    #[test]
+    fn judge_is_the_painted_timeline(
+        runs in prop::collection::vec((0..40i64, 1..8i64), 0..8),
+        (a, len) in (0..40i64, 1..24i64),
+        policy in policy(),
+    ) {
+        let w = Interval::from_micros(a * SECOND, (a + len) * SECOND).unwrap();
+        let set = IntervalSet::from_intervals(
+            runs.iter().map(|&(s, l)| Interval::from_micros(s * SECOND, (s + l) * SECOND).unwrap()),
+        );
+        let painted: Vec<bool> = (a..a + len)
+            .map(|t| runs.iter().any(|&(s, l)| s <= t && t < s + l))
+            .collect();
+        let covered = painted.iter().filter(|c| **c).count() as i64;
+        let mut longest = 0;
+        let mut here = 0;
+        for c in &painted {
+            here = if *c { 0 } else { here + 1 };
+            longest = longest.max(here);
+        }
+        let complete = covered > 0
+            && match policy {
+                Policy::Full => covered == len,
+                Policy::RatioAtLeast(r) if r >= 1.0 => covered == len,
+                Policy::RatioAtLeast(r) => CoverageReport::ratio(covered, len) >= r,
+                Policy::GapBelow(d) => longest * SECOND < d.fixed_micros().unwrap(),
+            };
+        let from = parse_instant("1970-01-01", None).unwrap();
+        let def = RuleDef::new(vec!["a".into()], Grid::parse("1h").unwrap(), "UTC", policy, from, None)
+            .unwrap();
+        let judged = def.judge(w, &set);
+        prop_assert_eq!(judged.complete, complete, "{:?} over {:?}", policy, painted);
+        prop_assert_eq!(judged.covered_ratio, CoverageReport::ratio(covered, len));
+        prop_assert_eq!(judged, def.judge_report(w, &CoverageReport::of(&set, w)));
+    }
 }

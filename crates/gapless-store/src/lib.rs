@@ -78,6 +78,13 @@ pub const SCAN_PAGE: usize = 256;
 /// The storage result type.
 pub type Result<T, E = StoreError> = std::result::Result<T, E>;
 
+/// A map keyed by the ledger's own row ids (of assets, rules, windows),
+/// hashed with foldhash rather than SipHash: judging looks ids up for every
+/// window of every batch, and no client chooses them.
+pub(crate) type IdMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+/// A set of the ledger's own row ids, as [`IdMap`].
+pub(crate) type IdSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 /// A read of [`NonBlockingReads`] in flight.
 pub type ReadFuture<'a, T> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<T>> + Send + 'a>>;

@@ -56,6 +56,7 @@ use crate::codec::{decode_content, encode, Encoded};
 use crate::delta::AssetDelta;
 use crate::rule::Untaken;
 use crate::runs::RunChanges;
+use crate::IdMap;
 use crate::{Appended, Result, StoreError};
 
 /// From this many new events on, they are sent with `COPY BINARY` (measured:
@@ -208,7 +209,7 @@ struct Locked {
     /// Their ids by name.
     id_of: HashMap<String, i64>,
     /// The number of each one's last event (`assets.last_n`) by id.
-    last_n: HashMap<i64, i32>,
+    last_n: IdMap<i64, i32>,
     /// The ids of those this transaction created.
     created: Vec<i64>,
     /// The rows of [`super::rules::RULES_VERSION`].
@@ -279,11 +280,11 @@ fn lock_and_read(
         &keys.assets,
         &keys.ids,
     ];
-    type Ids = (HashMap<String, i64>, HashMap<i64, i32>);
+    type Ids = (HashMap<String, i64>, IdMap<i64, i32>);
     let ids = |rows: &[Row]| -> Result<Ids, Fail> {
         let mut out = (
             HashMap::with_capacity(rows.len()),
-            HashMap::with_capacity(rows.len()),
+            IdMap::with_capacity_and_hasher(rows.len(), Default::default()),
         );
         for r in rows {
             out.0.insert(r.try_get(1)?, r.try_get(0)?);
@@ -480,7 +481,7 @@ fn append_group(
     // or earlier in the batch. Sized once for every key the group can
     // hold: grown a doubling at a time, a map of a million keys is copied
     // whole some twenty times, into memory the kernel zeroes first.
-    let mut runs = super::rules::StoredRuns::new();
+    let mut runs = super::rules::StoredRuns::default();
     let mut firsts: Vec<((i64, String), NewEvent)> = Vec::new();
     for r in &stored {
         if r.try_get::<_, i16>(6)? == 1 {
@@ -506,7 +507,7 @@ fn append_group(
     // Walk the batches in order.
     let mut cols = Columns::with_capacity(events);
     let mut assets: Vec<AssetDelta> = Vec::new();
-    let mut slot_of: HashMap<i64, usize> = HashMap::new();
+    let mut slot_of: IdMap<i64, usize> = IdMap::default();
     for (bi, batch) in batches.iter().enumerate() {
         if !valid(bi) {
             continue;
@@ -669,7 +670,7 @@ enum Stored<'w> {
 /// A batch's new events per asset, in batch order (for judging rules).
 fn group_batch(events: &[(i64, &NewEvent)]) -> super::rules::GroupBatch {
     let mut out: super::rules::GroupBatch = Vec::new();
-    let mut slot: HashMap<i64, usize> = HashMap::new();
+    let mut slot: IdMap<i64, usize> = IdMap::default();
     for &(aid, ev) in events {
         let i = *slot.entry(aid).or_insert_with(|| {
             out.push((aid, Vec::new()));

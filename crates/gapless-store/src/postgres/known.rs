@@ -19,10 +19,11 @@
 //! by its connections; each says what it holds for, so an entry written
 //! late by one append does not pass for newer.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::rule::judge::{StateRead, States, Watch};
 use crate::rule::records::{Run, RunChanges};
+use crate::{IdMap, IdSet};
 
 /// The most runs kept of one rule. A rule whose windows change record
 /// often (gaps, retractions) adds runs as its stream goes on; beyond this
@@ -32,7 +33,7 @@ const MAX_RUNS_KEPT: usize = 64;
 /// What a store knows of the states of rules of one asset.
 #[derive(Debug, Default)]
 pub(crate) struct KnownStates {
-    rules: HashMap<i64, Known>,
+    rules: IdMap<i64, Known>,
 }
 
 /// The ledger's `rules_version` and `windows_version`.
@@ -141,7 +142,7 @@ impl KnownStates {
         &mut self,
         versions: Option<Versions>,
         reads: &StateReads,
-        last_n: &HashMap<i64, i32>,
+        last_n: &IdMap<i64, i32>,
     ) {
         for (rule, asset) in &reads.rules {
             if self
@@ -175,7 +176,7 @@ impl KnownStates {
     /// What the reads of `reads` found that can be kept: the rules probed
     /// for which no run starts after the range (`after`: those for which
     /// one does).
-    pub(crate) fn fresh(reads: &StateReads, states: &States, after: &HashSet<i64>) -> Fresh {
+    pub(crate) fn fresh(reads: &StateReads, states: &States, after: &IdSet<i64>) -> Fresh {
         reads
             .after
             .iter()
@@ -201,12 +202,12 @@ impl KnownStates {
         reads: &StateReads,
         fresh: Fresh,
         changes: Option<&RunChanges>,
-        [before, after]: [&HashMap<i64, i32>; 2],
+        [before, after]: [&IdMap<i64, i32>; 2],
     ) {
         let Some(versions) = versions else {
             return;
         };
-        let read: HashSet<i64> = reads.read.iter().map(|r| r.rule).collect();
+        let read: IdSet<i64> = reads.read.iter().map(|r| r.rule).collect();
         for (rule, asset) in &reads.rules {
             // Read again, or changed by another append since the check (on
             // another thread): replaced by what was read, or forgotten.
@@ -317,8 +318,8 @@ mod tests {
         }
     }
 
-    fn last_n(n: i32) -> HashMap<i64, i32> {
-        HashMap::from([(10, n)])
+    fn last_n(n: i32) -> IdMap<i64, i32> {
+        IdMap::from_iter([(10, n)])
     }
 
     /// Rule 1 on asset 10, its hour 1 read (nothing after it) and
@@ -330,7 +331,7 @@ mod tests {
         assert_eq!(s.read, [read(1, 1, 2)]);
         assert_eq!(s.after, [(1, 2 * H)]);
         k.check(AT, &s, &last_n(0));
-        let fresh = KnownStates::fresh(&s, &States::new(), &HashSet::new());
+        let fresh = KnownStates::fresh(&s, &States::new(), &IdSet::default());
         let changes = RunChanges {
             inserted: vec![(1, (H, 2 * H, complete()))],
             ..RunChanges::default()
@@ -370,7 +371,7 @@ mod tests {
         assert_eq!(s.read, [read(1, 0, 1)]);
         k.check(AT, &s, &last_n(4));
         // A run after the range: what was read cannot be kept.
-        let after = HashSet::from([1]);
+        let after = IdSet::from_iter([1]);
         let fresh = KnownStates::fresh(&s, &States::new(), &after);
         assert!(fresh.is_empty());
         k.committed(AT, &s, fresh, None, [&last_n(4), &last_n(5)]);

@@ -44,6 +44,7 @@ use crate::rule::judge::{
 };
 use crate::rule::records::{Run, RunChanges};
 use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
+use crate::{IdMap, IdSet};
 use crate::{Result, StoreError};
 
 /// As in the SQLite backend: the most windows one deadline pass judges per
@@ -396,13 +397,13 @@ fn firing_row(r: &tokio_postgres::Row) -> FiringRow {
 fn watches(
     tx: &mut Transaction<'_>,
     rows: Vec<tokio_postgres::Row>,
-    names: &mut HashMap<i64, String>,
+    names: &mut IdMap<i64, String>,
 ) -> Result<Vec<Watch>, Fail> {
     if rows.is_empty() {
         return Ok(Vec::new());
     }
     let ids: Vec<i64> = rows.iter().map(|r| r.get(0)).collect();
-    let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
+    let mut assets: IdMap<i64, Vec<i64>> = IdMap::default();
     for r in tx.query(ASSETS_OF_RULES, &[&ids])? {
         assets.entry(r.get(0)).or_default().push(r.get(1));
         names.entry(r.get(1)).or_insert_with(|| r.get(2));
@@ -431,7 +432,7 @@ pub(crate) struct WatchCache {
     /// The rules read, in the order read.
     rules: Vec<Watch>,
     /// Each rule read's position in `rules`, by id.
-    by_id: HashMap<i64, u32>,
+    by_id: IdMap<i64, u32>,
     /// Per asset name whose rules were read, its id and the positions in
     /// `rules` of the rules watching it, for [`predict`].
     by_asset: HashMap<String, (i64, Vec<u32>)>,
@@ -444,7 +445,7 @@ pub(crate) struct WatchCache {
     /// positions sort as names do.
     in_order: bool,
     /// The names of the assets of the rules, by id.
-    names: HashMap<i64, String>,
+    names: IdMap<i64, String>,
     /// When each rule's next deadline passes, for deadline passes on this
     /// connection (read on their own, from the rules with a deadline).
     deadlines: DeadlineCache,
@@ -687,7 +688,7 @@ pub(crate) fn predict<'a>(
     let version = cache.version.clone()?;
     // Each asset's name too, for the reads: the group's few, at hand,
     // rather than looked up again among every asset of the rules.
-    let mut per_asset: HashMap<i64, NamedEvents<'a>> = HashMap::new();
+    let mut per_asset: IdMap<i64, NamedEvents<'a>> = IdMap::default();
     let mut positions: Vec<u32> = Vec::new();
     // A batch's events of one asset come together: one lookup for them.
     let mut last: Option<(&str, Option<i64>)> = None;
@@ -755,7 +756,7 @@ fn read_coverage(
     tx: &mut Transaction<'_>,
     stmts: &mut Stmts,
     reads: &[(i64, Interval)],
-) -> Result<HashMap<i64, IntervalSet>, Fail> {
+) -> Result<IdMap<i64, IntervalSet>, Fail> {
     let reads: Vec<(i64, i64, i64)> = reads
         .iter()
         .map(|(a, r)| (*a, r.start().as_micros(), r.end().as_micros()))
@@ -790,7 +791,7 @@ fn write(
 pub(crate) type GroupBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
 
 /// Stored coverage runs by asset, each `(start, end)` in start order.
-pub(crate) type StoredRuns = HashMap<i64, Vec<(i64, i64)>>;
+pub(crate) type StoredRuns = IdMap<i64, Vec<(i64, i64)>>;
 
 /// Judge `watches` (locked) for a group's batches, in order, in the
 /// group's transaction before its coverage runs are written; and read the
@@ -807,7 +808,7 @@ pub(crate) fn read_and_judge(
 ) -> Result<(StoredRuns, Outcome), Fail> {
     let plan = Plan::new(watches, borrowed(batches).iter().map(Vec::as_slice));
     // One range per asset: the hull of its new events and of its windows.
-    let mut ranges: HashMap<i64, (i64, i64)> =
+    let mut ranges: IdMap<i64, (i64, i64)> =
         hulls.iter().map(|&(a, lo, hi)| (a, (lo, hi))).collect();
     for (a, range) in &plan.reads {
         let (lo, hi) = (range.start().as_micros(), range.end().as_micros());
@@ -844,7 +845,7 @@ pub(crate) fn judge_read(
     states: States,
     hulls: &[(i64, i64, i64)],
 ) -> Result<(StoredRuns, Outcome)> {
-    let mut stored: StoredRuns = HashMap::new();
+    let mut stored = StoredRuns::default();
     for &(asset, lo, hi) in hulls {
         let touching = runs
             .get(&asset)
@@ -866,8 +867,8 @@ pub(crate) fn judge_read(
 }
 
 /// Each asset's runs overlapping its range as sets.
-fn run_sets(runs: StoredRuns) -> Result<HashMap<i64, IntervalSet>> {
-    let mut out = HashMap::new();
+fn run_sets(runs: StoredRuns) -> Result<IdMap<i64, IntervalSet>> {
+    let mut out = IdMap::default();
     for (asset, v) in runs {
         let set = v
             .into_iter()
@@ -894,7 +895,7 @@ fn read_for_judging(
     let s = stmts.get(tx, JUDGING_READS)?;
     let params: [&(dyn ToSql + Sync); 7] = [&a, &alo, &ahi, &r, &rlo, &rhi, &rn];
     let rows = tx.run_seeks(async |c| c.query(&s, &params).await)?;
-    let mut by_asset = StoredRuns::new();
+    let mut by_asset = StoredRuns::default();
     let mut out = States::new();
     for row in rows {
         let part: i16 = row.get(0);
@@ -940,9 +941,9 @@ fn insert_run(states: &mut States, row: &tokio_postgres::Row) -> Result<()> {
 
 /// The recorded states of the rows of [`WINDOW_STATES_AND_AFTER`], and
 /// the rules with a run after the range probed.
-pub(crate) fn states_and_after(rows: &[tokio_postgres::Row]) -> Result<(States, HashSet<i64>)> {
+pub(crate) fn states_and_after(rows: &[tokio_postgres::Row]) -> Result<(States, IdSet<i64>)> {
     let mut out = States::new();
-    let mut after = HashSet::new();
+    let mut after = IdSet::default();
     for row in rows {
         if row.try_get::<_, i16>(0)? == 2 {
             after.insert(row.try_get(1)?);
@@ -1311,7 +1312,7 @@ pub(crate) fn judge_deadlines(
         &[&due],
     )?;
     let judged_up_to: Vec<i64> = rows.iter().map(|r| r.get(12)).collect();
-    let watches = watches(&mut tx, rows, &mut HashMap::new())?;
+    let watches = watches(&mut tx, rows, &mut IdMap::default())?;
     let mut passes = Vec::with_capacity(watches.len());
     let (mut runs, mut state_reads) = (Vec::new(), Vec::new());
     for (w, &up_to) in watches.iter().zip(&judged_up_to) {
@@ -1325,7 +1326,7 @@ pub(crate) fn judge_deadlines(
     }
     // The coverage and window states of every due rule in one round trip.
     let (stored, states) = if state_reads.is_empty() {
-        (StoredRuns::new(), States::new())
+        (StoredRuns::default(), States::new())
     } else {
         runs.sort_unstable();
         read_for_judging(&mut tx, stmts, &runs, &state_reads)?

@@ -14,8 +14,7 @@
 //! value. Any change of the rules moves the ledger's `rules_version`, and
 //! the rules are read again.
 
-use std::collections::HashMap;
-
+use crate::IdMap;
 use gapless_core::{Instant, Rule};
 
 /// The rules with a deadline, by id, each with when its next deadline
@@ -23,7 +22,7 @@ use gapless_core::{Instant, Rule};
 #[derive(Debug, Default)]
 pub(crate) struct DeadlineCache {
     version: Option<String>,
-    next: HashMap<i64, i64>,
+    next: IdMap<i64, i64>,
 }
 
 impl DeadlineCache {

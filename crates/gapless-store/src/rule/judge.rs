@@ -8,7 +8,6 @@
 //! deadlines judge from what is stored ([`initial`], [`late`]).
 
 use std::borrow::Cow;
-use std::collections::HashMap;
 
 use gapless_core::{
     Coverage, EventKind, FiringKind, Instant, Interval, IntervalSet, Judgement, Policy, Rule,
@@ -16,6 +15,7 @@ use gapless_core::{
 };
 
 use crate::Result;
+use crate::{IdMap, IdSet};
 
 /// A rule as judging needs it: its row id, the rule, its assets' ids (in
 /// the rule's asset order).
@@ -112,7 +112,7 @@ impl Plan {
         watches: &[&Watch],
         batches: impl IntoIterator<Item = &'e BatchEvents<'e>>,
     ) -> Plan {
-        let mut touched: HashMap<i64, IntervalSet> = HashMap::new();
+        let mut touched: IdMap<i64, IntervalSet> = IdMap::default();
         for batch in batches {
             for &(asset, events) in batch {
                 touched
@@ -121,7 +121,7 @@ impl Plan {
                     .extend(events.iter().map(|e| e.1));
             }
         }
-        let mut hull: HashMap<i64, (Instant, Instant)> = HashMap::new();
+        let mut hull: IdMap<i64, (Instant, Instant)> = IdMap::default();
         let windows: Vec<Vec<Interval>> = watches
             .iter()
             .map(|w| {
@@ -190,7 +190,7 @@ pub(crate) trait Covered {
 }
 
 /// Coverage in memory, by asset (an asset absent covers nothing).
-pub(crate) struct InMemory<'a, C>(pub(crate) &'a HashMap<i64, C>);
+pub(crate) struct InMemory<'a, C>(pub(crate) &'a IdMap<i64, C>);
 
 impl<C: std::borrow::Borrow<IntervalSet>> Covered for InMemory<'_, C> {
     fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
@@ -255,7 +255,7 @@ fn complete(watch: &Watch, w: Interval, src: &mut dyn Covered) -> Result<bool> {
 #[derive(Debug, Default)]
 pub(crate) struct Judged {
     records: States,
-    changed: HashMap<(i64, i64), (Interval, WindowRecord)>,
+    changed: IdMap<(i64, i64), (Interval, WindowRecord)>,
     firings: Vec<NewFiring>,
 }
 
@@ -328,12 +328,12 @@ fn new_firing(
 fn outcome(
     firings: Vec<NewFiring>,
     mut stored: States,
-    changed: HashMap<(i64, i64), (Interval, WindowRecord)>,
+    changed: IdMap<(i64, i64), (Interval, WindowRecord)>,
 ) -> Outcome {
     let mut records: Vec<(i64, Interval, WindowRecord)> =
         changed.into_iter().map(|(k, (w, r))| (k.0, w, r)).collect();
     records.sort_unstable_by_key(|r| (r.0, r.1.start()));
-    let rules: std::collections::HashSet<i64> = records.iter().map(|r| r.0).collect();
+    let rules: IdSet<i64> = records.iter().map(|r| r.0).collect();
     stored.retain(|rule| rules.contains(&rule));
     Outcome {
         firings,
@@ -355,8 +355,8 @@ pub(crate) struct Judge<'a> {
     /// Per asset, the indexes of the watches on it, ascending: a batch
     /// (of a group of thousands) looks up its own assets' watches, not
     /// every watch of the group.
-    by_asset: HashMap<i64, Vec<usize>>,
-    coverage: HashMap<i64, IntervalSet>,
+    by_asset: IdMap<i64, Vec<usize>>,
+    coverage: IdMap<i64, IntervalSet>,
     judged: Judged,
 }
 
@@ -368,7 +368,7 @@ impl<'a> Judge<'a> {
     pub(crate) fn new(
         watches: Vec<&'a Watch>,
         plan: Plan,
-        before: HashMap<i64, IntervalSet>,
+        before: IdMap<i64, IntervalSet>,
         records: States,
     ) -> Judge<'a> {
         let mut coverage = before;
@@ -378,7 +378,7 @@ impl<'a> Judge<'a> {
                 coverage.entry(*a).or_default();
             }
         }
-        let mut by_asset: HashMap<i64, Vec<usize>> = HashMap::new();
+        let mut by_asset: IdMap<i64, Vec<usize>> = IdMap::default();
         for (i, w) in watches.iter().enumerate() {
             for a in &w.assets {
                 let on = by_asset.entry(*a).or_default();
@@ -455,7 +455,7 @@ impl<'a> Judge<'a> {
 struct Parts<'j, 'a> {
     watches: &'j [&'a Watch],
     windows: &'j [Vec<Interval>],
-    by_asset: &'j HashMap<i64, Vec<usize>>,
+    by_asset: &'j IdMap<i64, Vec<usize>>,
     judged: &'j mut Judged,
 }
 
@@ -545,7 +545,7 @@ fn touched(parts: Parts<'_, '_>, batch: &BatchEvents<'_>, src: &mut dyn Covered)
 /// thousands of them).
 pub(crate) fn touched_by<'t>(
     watch: &Watch,
-    touched: &'t HashMap<i64, IntervalSet>,
+    touched: &'t IdMap<i64, IntervalSet>,
 ) -> Cow<'t, IntervalSet> {
     if let [asset] = watch.assets[..] {
         if let Some(set) = touched.get(&asset) {
@@ -564,7 +564,7 @@ pub(crate) fn touched_by<'t>(
 /// A new rule's first judging: a `complete` firing for each of its windows
 /// that `coverage` (each asset's whole coverage from the rule's `from`)
 /// already completes, in window order.
-pub(crate) fn initial(watch: &Watch, coverage: &HashMap<i64, IntervalSet>) -> Result<Outcome> {
+pub(crate) fn initial(watch: &Watch, coverage: &IdMap<i64, IntervalSet>) -> Result<Outcome> {
     let empty = IntervalSet::new();
     let sets: Vec<&IntervalSet> = watch
         .assets
@@ -586,10 +586,10 @@ pub(crate) fn initial(watch: &Watch, coverage: &HashMap<i64, IntervalSet>) -> Re
 pub(crate) fn late(
     watch: &Watch,
     windows: &[Interval],
-    coverage: &HashMap<i64, IntervalSet>,
+    coverage: &IdMap<i64, IntervalSet>,
     records: &States,
 ) -> Result<Outcome> {
-    let mut changed = HashMap::new();
+    let mut changed = IdMap::default();
     let mut firings = Vec::new();
     for &w in windows {
         let key = (watch.id, w.start().as_micros());

@@ -17,11 +17,10 @@
 //! definition never changes), and whoever writes a rule's records holds
 //! its locks, so what was read is what is stored.
 
-use std::collections::HashMap;
-
 use gapless_core::Interval;
 
 use super::judge::WindowRecord;
+use crate::IdMap;
 
 /// One run: `(start, end, record)`, in microseconds.
 pub(crate) type Run = (i64, i64, WindowRecord);
@@ -29,7 +28,7 @@ pub(crate) type Run = (i64, i64, WindowRecord);
 /// Recorded window states read: each rule's runs, in start order, none
 /// overlapping another.
 #[derive(Debug, Default, Clone)]
-pub(crate) struct States(HashMap<i64, Vec<Run>>);
+pub(crate) struct States(IdMap<i64, Vec<Run>>);
 
 impl States {
     pub(crate) fn new() -> States {
@@ -291,7 +290,7 @@ mod tests {
         ) {
             let rule = 7;
             let mut table = Table::default();
-            let mut reference: HashMap<i64, WindowRecord> = HashMap::new();
+            let mut reference: IdMap<i64, WindowRecord> = IdMap::default();
             for batch in &batches {
                 let changed: Vec<(i64, Interval, WindowRecord)> = batch
                     .iter()

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use gapless_core::{EventKind, Instant, Interval, IntervalSet, NewEvent, Rule};
+use gapless_core::{EventKind, Instant, Interval, IntervalSet, Judgement, NewEvent, Rule};
 use rusqlite::{params, Connection, OptionalExtension, TransactionBehavior};
 
 use super::append::Around;
@@ -25,6 +25,7 @@ use crate::rule::judge::{
     Watch, WindowRecord,
 };
 use crate::rule::{FiringPage, FiringQuery, RulePut, StoredRule, Untaken};
+use crate::IdMap;
 use crate::{Result, StoreError};
 
 /// The most windows one deadline pass judges per rule; the rest wait for
@@ -216,9 +217,9 @@ pub(crate) struct WatchCache {
     /// The rules read so far, in the order read.
     watches: Vec<Watch>,
     /// Each rule read's index in `watches`, by id.
-    by_id: HashMap<i64, usize>,
+    by_id: IdMap<i64, usize>,
     /// Per asset whose rules were read, the indexes of the watches on it.
-    by_asset: HashMap<i64, Vec<usize>>,
+    by_asset: IdMap<i64, Vec<usize>>,
     /// Per asset name looked up, its id if a rule watches it.
     ids: HashMap<String, Option<i64>>,
     /// Whether every rule was read (an append touched many assets): an
@@ -265,7 +266,13 @@ impl WatchCache {
             "SELECT a.id FROM assets a WHERE a.name = ?1 \
              AND EXISTS (SELECT 1 FROM rule_assets r WHERE r.asset_id = a.id)",
         )?;
+        // Events of one asset come together, within a batch and across a
+        // group's batches: a name is looked up once a stretch.
+        let mut last = None;
         for name in names {
+            if last.replace(name) == Some(name) {
+                continue;
+            }
             if !self.ids.contains_key(name) {
                 let id = stmt.query_row([name], |r| r.get(0)).optional()?;
                 self.ids.insert(name.to_string(), id);
@@ -324,7 +331,7 @@ impl WatchCache {
             .query_map([], rule_row)?
             .collect::<rusqlite::Result<Vec<_>>>()?;
         // Every rule's assets in one statement, not one per rule.
-        let mut assets: HashMap<i64, Vec<i64>> = HashMap::new();
+        let mut assets: IdMap<i64, Vec<i64>> = IdMap::default();
         let mut stmt = conn.prepare_cached("SELECT rule_id, asset_id FROM rule_assets")?;
         for row in stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?)))? {
             let (rule, asset): (i64, i64) = row?;
@@ -376,6 +383,34 @@ const LOAD_ALL_FROM: usize = 100;
 /// One batch's events per watched asset, owned.
 type OwnedBatch = Vec<(i64, Vec<(EventKind, Interval)>)>;
 
+/// Up to this many assets, a batch's place of an asset in its
+/// [`OwnedBatch`] is found by looking through them; past it, by a map.
+const FEW_ASSETS: usize = 8;
+
+/// The place of asset `id` in `per`, added at the end when new. `slot`
+/// maps assets to places once `per` holds more than [`FEW_ASSETS`]: most
+/// batches name one asset (a single event) or a few, and a map for them
+/// would cost more than it finds; some interleave thousands.
+fn place(per: &mut OwnedBatch, slot: &mut IdMap<i64, usize>, id: i64) -> usize {
+    if per.len() <= FEW_ASSETS {
+        if let Some(i) = per.iter().position(|(a, _)| *a == id) {
+            return i;
+        }
+    } else {
+        if slot.is_empty() {
+            slot.extend(per.iter().enumerate().map(|(i, (a, _))| (*a, i)));
+        }
+        if let Some(&i) = slot.get(&id) {
+            return i;
+        }
+    }
+    per.push((id, Vec::new()));
+    if !slot.is_empty() {
+        slot.insert(id, per.len() - 1);
+    }
+    per.len() - 1
+}
+
 /// Judging the batches of a group commit: the rules on the group's assets
 /// and the window states they need are read once, before the first batch;
 /// each batch that is stored is then judged on the coverage it left (in
@@ -410,19 +445,24 @@ impl<'c> GroupJudge<'c> {
         )?;
         // Each batch's intervals on watched assets, duplicates included (a
         // superset of what it will store: only the windows to read widen).
+        // The id of the previous event's asset is at hand for the next.
+        let mut last: Option<(&str, Option<i64>)> = None;
         let planned: Vec<OwnedBatch> = batches
             .iter()
             .map(|b| {
                 let mut per: OwnedBatch = Vec::new();
-                // Each asset's place in `per`: a batch may interleave
-                // thousands of watched assets.
-                let mut slot: HashMap<i64, usize> = HashMap::new();
+                let mut slot: IdMap<i64, usize> = IdMap::default();
                 for ev in b.iter() {
-                    if let Some(&Some(id)) = cache.ids.get(&ev.asset) {
-                        let i = *slot.entry(id).or_insert_with(|| {
-                            per.push((id, Vec::new()));
-                            per.len() - 1
-                        });
+                    let id = match last {
+                        Some((name, id)) if name == ev.asset => id,
+                        _ => {
+                            let id = cache.ids.get(&ev.asset).copied().flatten();
+                            last = Some((ev.asset.as_str(), id));
+                            id
+                        }
+                    };
+                    if let Some(id) = id {
+                        let i = place(&mut per, &mut slot, id);
                         per[i].1.push((ev.kind, ev.interval));
                     }
                 }
@@ -451,8 +491,8 @@ impl<'c> GroupJudge<'c> {
         // on what it left (the spans its windows read, once read, kept up
         // to date by the batches after it).
         Ok(GroupJudge {
-            judge: Some(Judge::new(watches, plan, HashMap::new(), states)),
-            spans: Spans::new(),
+            judge: Some(Judge::new(watches, plan, IdMap::default(), states)),
+            spans: Spans::default(),
         })
     }
 
@@ -492,11 +532,8 @@ fn bump_rules_version(conn: &Connection) -> Result<()> {
 }
 
 /// Each asset's runs overlapping its range, as sets.
-fn read_coverage(
-    conn: &Connection,
-    reads: &[(i64, Interval)],
-) -> Result<HashMap<i64, IntervalSet>> {
-    let mut out: HashMap<i64, IntervalSet> = HashMap::new();
+fn read_coverage(conn: &Connection, reads: &[(i64, Interval)]) -> Result<IdMap<i64, IntervalSet>> {
+    let mut out: IdMap<i64, IntervalSet> = IdMap::default();
     for &(asset, range) in reads {
         out.entry(asset)
             .or_default()
@@ -635,14 +672,14 @@ pub(crate) type Rebuilt<'a> = (i64, (i64, i64), &'a Around);
 /// windows an append judges touch its hull: an append over thousands of
 /// assets then probes none.
 struct Fresh<'a, 'c, 's> {
-    rebuilt: HashMap<i64, ((i64, i64), &'a Around)>,
+    rebuilt: IdMap<i64, ((i64, i64), &'a Around)>,
     stored: Stored<'c>,
     ahead: &'s mut Spans,
 }
 
 /// Per asset, a span of its coverage read from the store ahead of the
 /// windows in it ([`Covered::ahead`]), and its runs.
-type Spans = HashMap<i64, (Interval, IntervalSet)>;
+type Spans = IdMap<i64, (Interval, IntervalSet)>;
 
 impl<'a, 'c, 's> Fresh<'a, 'c, 's> {
     /// The coverage a batch left: its rebuilt runs, and the spans read
@@ -713,6 +750,19 @@ impl Covered for Fresh<'_, '_, '_> {
         }
     }
 
+    fn judge_one(&mut self, watch: &Watch, asset: i64, w: Interval) -> Result<Judgement> {
+        // The runs in hand judge the window as they are: nothing copied.
+        if let Some(&(_, around)) = self.rebuilt.get(&asset) {
+            if within(w, around.known) {
+                return Ok(watch.rule.def.judge(w, &around.runs));
+            }
+        }
+        match self.ahead.get(&asset) {
+            Some((span, runs)) if inside(w, *span) => Ok(watch.rule.def.judge(w, runs)),
+            _ => Ok(watch.rule.def.judge(w, &self.stored.runs(asset, w)?)),
+        }
+    }
+
     fn ahead(&mut self, asset: i64, span: Interval) -> Result<()> {
         let known = self.rebuilt.get(&asset).map(|&(_, around)| around.known);
         if known.is_some_and(|k| within(span, k)) {
@@ -755,7 +805,7 @@ pub(crate) fn judge_append(
     let mut states = States::new();
     read_states(conn, plan.state_reads(), &mut states)?;
     let mut judged = Judged::new(states);
-    let mut spans = Spans::new();
+    let mut spans = Spans::default();
     let mut src = Fresh::new(conn, rebuilt, &mut spans);
     for (i, w) in watches.iter().enumerate() {
         for &window in plan.windows(i) {
@@ -1266,5 +1316,40 @@ mod tests {
         }
         let sql = chunk_sql(&INSERTS, INSERT_FIRINGS, 10, 4);
         assert!(sql.ends_with("(?31, ?32, ?33, ?34, ?35, ?36, ?37, ?38, ?39, ?40)"));
+    }
+
+    /// A batch's events land in one place per asset, in the order the
+    /// assets first appear, however many assets it names and however
+    /// they interleave (looked through or mapped).
+    #[test]
+    fn each_asset_has_one_place_in_first_seen_order() {
+        for assets in [1, 2, FEW_ASSETS, FEW_ASSETS + 1, 3 * FEW_ASSETS] {
+            for stride in [1, 3, 7] {
+                let ids: Vec<i64> = (0..5 * assets as i64)
+                    .map(|k| (k * stride) % assets as i64 * 10)
+                    .collect();
+                let (mut per, mut slot) = (OwnedBatch::new(), IdMap::default());
+                for (k, &id) in ids.iter().enumerate() {
+                    let i = place(&mut per, &mut slot, id);
+                    let iv = Interval::from_micros(k as i64, k as i64 + 1).unwrap();
+                    per[i].1.push((EventKind::Landed, iv));
+                }
+                let mut first_seen: Vec<i64> = Vec::new();
+                for id in &ids {
+                    if !first_seen.contains(id) {
+                        first_seen.push(*id);
+                    }
+                }
+                let order: Vec<i64> = per.iter().map(|(a, _)| *a).collect();
+                assert_eq!(order, first_seen, "{assets} assets, stride {stride}");
+                for (a, events) in &per {
+                    let mine: Vec<i64> = (0..ids.len() as i64)
+                        .filter(|k| ids[*k as usize] == *a)
+                        .collect();
+                    let got: Vec<i64> = events.iter().map(|e| e.1.start().as_micros()).collect();
+                    assert_eq!(got, mine, "asset {a}");
+                }
+            }
+        }
     }
 }
