@@ -501,6 +501,64 @@ fn bad_asset_name_is_invalid_and_stores_nothing() {
     ));
 }
 
+/// Judging writes its rows skipping any the ledger refuses rather than
+/// aborting (SQLite then keeps no statement journal); a refused row is a
+/// fault that fails the batch whole, never a batch stored without its
+/// firing.
+#[test]
+fn a_refused_firing_fails_its_batch_and_stores_nothing() {
+    use gapless_core::{Grid, Policy, Rule, RuleDef, RuleSettings};
+    let dir = tempfile::tempdir().unwrap();
+    let path = fresh(&dir, "ledger.db");
+    let store = SqliteStore::open(&path).unwrap();
+    store
+        .append(&[landed("orders", 0, 30)], received())
+        .unwrap();
+    let rule = Rule {
+        name: "orders_hourly".into(),
+        def: RuleDef::new(
+            vec!["orders".into()],
+            Grid::parse("1h").unwrap(),
+            "UTC",
+            Policy::Full,
+            t(0),
+            None,
+        )
+        .unwrap(),
+        settings: RuleSettings::default(),
+    };
+    store.put_rule(&rule, received()).unwrap();
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute_batch(
+            "CREATE TRIGGER refuse BEFORE INSERT ON firings BEGIN SELECT RAISE(IGNORE); END",
+        )
+        .unwrap();
+    let err = store
+        .append(&[landed("orders", 30, 60)], received())
+        .unwrap_err();
+    assert!(matches!(err, StoreError::Backend { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "storage failure: the ledger refused 1 of 1 firings judging wrote"
+    );
+    let single = store.append_many(&[&[landed("orders", 30, 60)][..]], received());
+    assert!(
+        matches!(single[0], Err(StoreError::Backend { .. })),
+        "{single:?}"
+    );
+    assert_eq!(
+        store
+            .coverage("orders", iv(0, 60))
+            .unwrap()
+            .runs()
+            .collect::<Vec<_>>(),
+        vec![iv(0, 30)]
+    );
+    let firings = store.firings(&Default::default()).unwrap();
+    assert!(firings.firings.is_empty(), "{firings:?}");
+}
+
 /// A big batch (a bigger page cache while it runs) stores the same as any
 /// other, and the cache is back to normal after, also after a conflict.
 #[test]

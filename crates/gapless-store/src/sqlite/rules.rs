@@ -58,9 +58,9 @@ const STATES_OF: (&str, &str) = (
 );
 /// Runs of window records written (inserted, or changed in place when a
 /// run keeps its start): what comes before and after the rows (6 columns a
-/// row) of [`multi_row`].
+/// row) of [`multi_row`] (`OR IGNORE`: see [`written_all`]).
 const UPSERT_STATES: (&str, &str) = (
-    "INSERT INTO rule_windows \
+    "INSERT OR IGNORE INTO rule_windows \
      (rule_id, start_us, end_us, complete, generation, late) VALUES ",
     " ON CONFLICT (rule_id, start_us) DO UPDATE SET end_us = excluded.end_us, \
      complete = excluded.complete, generation = excluded.generation, late = excluded.late",
@@ -68,9 +68,10 @@ const UPSERT_STATES: (&str, &str) = (
 /// A run of window records that judging joined into another or cut.
 pub(crate) const DELETE_STATE_RUN: &str =
     "DELETE FROM rule_windows WHERE rule_id = ?1 AND start_us = ?2";
-/// Firings inserted, in order (10 columns a row), as [`UPSERT_STATES`].
+/// Firings inserted, in order (10 columns a row), as [`UPSERT_STATES`]
+/// (`OR IGNORE`: see [`written_all`]).
 const INSERT_FIRINGS: (&str, &str) = (
-    "INSERT INTO firings \
+    "INSERT OR IGNORE INTO firings \
      (rule_id, kind, start_us, end_us, key, generation, covered_ratio, recorded_us, target, state) \
      VALUES ",
     "",
@@ -611,7 +612,7 @@ fn write(conn: &Connection, out: &Outcome, now: Instant, untaken: &Untaken) -> R
             upsert.raw_bind_parameter(p + 5, rec.state.generation)?;
             upsert.raw_bind_parameter(p + 6, rec.late)?;
         }
-        upsert.raw_execute()?;
+        written_all(upsert.raw_execute()?, chunk.len(), "window records")?;
     }
     let (states, settled) = untaken.states(&out.firings);
     let mut states = states.into_iter();
@@ -632,9 +633,26 @@ fn write(conn: &Connection, out: &Outcome, now: Instant, untaken: &Untaken) -> R
             insert.raw_bind_parameter(p + 9, &f.target)?;
             insert.raw_bind_parameter(p + 10, state)?;
         }
-        insert.raw_execute()?;
+        written_all(insert.raw_execute()?, chunk.len(), "firings")?;
     }
     Ok(settled)
+}
+
+/// Check that a statement of [`write`] wrote each of its `rows` rows
+/// (`changed` as SQLite counts them): it skips a row that breaks a
+/// constraint (`OR IGNORE`) rather than aborting, so that SQLite keeps no
+/// statement journal for it (a copy of every page it changes, most of a
+/// small write's cost); a skipped row is a fault, and fails the
+/// transaction as an abort would.
+fn written_all(changed: usize, rows: usize, what: &str) -> Result<()> {
+    if changed == rows {
+        Ok(())
+    } else {
+        Err(StoreError::fault(format!(
+            "the ledger refused {} of {rows} {what} judging wrote",
+            rows.abs_diff(changed)
+        )))
+    }
 }
 
 /// The ledger's own coverage, read in the caller's transaction.
