@@ -15,7 +15,9 @@
 //!    applied in order, and the rows that this changes written (usually the
 //!    end of one run moves).
 //! 3. Per asset: event count, longest event and event hull updated.
-//! 4. Commit (`synchronous = FULL`: durable on return).
+//! 4. Per asset whose runs changed, once a transaction (a group commit
+//!    holds many batches): its overview inputs (`overview.rs`).
+//! 5. Commit (`synchronous = FULL`: durable on return).
 
 use std::collections::HashMap;
 
@@ -187,11 +189,14 @@ fn append_all(
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     let mut group = super::rules::GroupJudge::start(&tx, watches, batches)?;
     let mut out = Vec::with_capacity(batches.len());
+    let mut stale = Vec::new();
     for batch in batches {
         let stored = store_batch(&tx, batch, received_at)?;
         group.batch(&tx, &judged_events(&stored.deltas), &stored.rebuilt())?;
+        stale.extend_from_slice(&stored.stale);
         out.push(Ok(stored.counts));
     }
+    refresh_overviews(&tx, &mut stale)?;
     let settled = group.finish(&tx, received_at, untaken)?;
     tx.commit()?;
     untaken.committed(settled);
@@ -219,6 +224,7 @@ fn append_each(
         Err(e) => return all(e),
     };
     let mut out = Vec::with_capacity(batches.len());
+    let mut stale = Vec::new();
     for batch in batches {
         if batch.is_empty() {
             out.push(Ok(Appended::default()));
@@ -237,6 +243,7 @@ fn append_each(
                 {
                     return all(e);
                 }
+                stale.extend_from_slice(&stored.stale);
                 out.push(Ok(stored.counts));
             }
             Err(e) => {
@@ -251,6 +258,9 @@ fn append_each(
                 out.push(Err(e));
             }
         }
+    }
+    if let Err(e) = refresh_overviews(&tx, &mut stale) {
+        return all(e.into());
     }
     let settled = match group.finish(&tx, received_at, untaken) {
         Ok(settled) => settled,
@@ -274,8 +284,9 @@ fn append_in(
     received_at: Instant,
     untaken: &Untaken,
 ) -> Result<(Appended, u64)> {
-    let stored = store_batch(tx, batch, received_at)?;
+    let mut stored = store_batch(tx, batch, received_at)?;
     let settled = stored.judge(tx, watches, received_at, untaken)?;
+    refresh_overviews(tx, &mut stored.stale)?;
     Ok((stored.counts, settled))
 }
 
@@ -304,8 +315,9 @@ pub(crate) fn append_chunks(
                 tx.pragma_update(None, "cache_size", -1024 * BIG_BATCH_CACHE_MIB)?;
             }
         }
-        let stored = appender.finish(&tx)?;
+        let mut stored = appender.finish(&tx)?;
         let settled = stored.judge(&tx, watches, received_at, untaken)?;
+        refresh_overviews(&tx, &mut stored.stale)?;
         tx.commit()?;
         untaken.committed(settled);
         Ok(stored.counts)
@@ -338,6 +350,9 @@ struct StoredBatch {
     /// Per delta (same order): the asset's runs, as now stored, that touch
     /// the hull of its new events.
     after: Vec<Around>,
+    /// The assets whose runs changed: their overview inputs are to be
+    /// brought up to date before the commit ([`refresh_overviews`]).
+    stale: Vec<i64>,
 }
 
 /// An asset's coverage around an append's new events, as the append left
@@ -546,11 +561,16 @@ impl Appender {
     fn finish(self, tx: &Connection) -> Result<StoredBatch> {
         let mut deltas = Vec::with_capacity(self.assets.len());
         let mut after = Vec::with_capacity(self.assets.len());
+        let mut stale = Vec::new();
         for Slot { delta: a, .. } in self.assets {
             if a.is_empty() {
                 continue;
             }
-            after.push(update_coverage(tx, &a)?);
+            let (around, changed) = update_coverage(tx, &a)?;
+            after.push(around);
+            if changed {
+                stale.push(a.id);
+            }
             tx.prepare_cached(
                 "UPDATE assets SET event_count = event_count + ?2, \
                  max_len_us = max(max_len_us, ?3), \
@@ -573,6 +593,7 @@ impl Appender {
             counts: self.out,
             deltas,
             after,
+            stale,
         })
     }
 }
@@ -629,11 +650,12 @@ pub(super) fn refresh_overview(
         }
     }
     let bytes: Option<Vec<u8>> = (!too_many).then(|| {
-        recent
-            .iter()
-            .rev()
-            .flat_map(|&(s, e)| s.to_be_bytes().into_iter().chain(e.to_be_bytes()))
-            .collect()
+        let mut bytes = Vec::with_capacity(recent.len() * 16);
+        for &(s, e) in recent.iter().rev() {
+            bytes.extend_from_slice(&s.to_be_bytes());
+            bytes.extend_from_slice(&e.to_be_bytes());
+        }
+        bytes
     });
     conn.prepare_cached(SET_OVERVIEW)?.execute(params![
         id,
@@ -649,7 +671,7 @@ pub(super) fn refresh_overview(
 /// with the batch's new events: only the rows that change are written,
 /// and the asset's overview inputs when any is. The runs that touch the
 /// hull now, and where they are the whole coverage.
-fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<Around> {
+fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<(Around, bool)> {
     let (hull_start, hull_end) = (a.min_start, a.max_end);
     // The run with the greatest start at or before the hull (it may reach
     // into or touch the hull), then every run starting up to the hull's end.
@@ -703,7 +725,7 @@ fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<Around> {
         (s.min(hull_start), e.max(hull_end))
     });
     if changed {
-        let (first, last) = refresh_overview(conn, a.id)?;
+        let (first, last) = first_and_last(conn, a.id)?;
         if first.is_none() || first == span.map(|s| s.0) {
             known.0 = i64::MIN;
         }
@@ -711,7 +733,35 @@ fn update_coverage(conn: &Connection, a: &AssetDelta) -> Result<Around> {
             known.1 = i64::MAX;
         }
     }
-    Ok(Around { runs: after, known })
+    Ok((Around { runs: after, known }, changed))
+}
+
+/// The start of asset `id`'s first run and the end of its last: two seeks.
+fn first_and_last(conn: &Connection, id: i64) -> rusqlite::Result<(Option<i64>, Option<i64>)> {
+    let first = conn
+        .prepare_cached(FIRST_RUN)?
+        .query_row([id], |r| r.get(0))
+        .optional()?;
+    let last = conn
+        .prepare_cached(LAST_RUNS)?
+        .query_row(params![id, 1], |r| r.get(1))
+        .optional()?;
+    Ok((first, last))
+}
+
+/// Bring the overview inputs of the assets `stale` up to date, each once
+/// (an asset may be named many times): once a transaction, before its
+/// commit, not once a batch. A group of single events on one stream would
+/// otherwise read the stream's recent runs (up to
+/// [`RECENT_RUNS`](crate::overview::RECENT_RUNS) of them) again for each
+/// event, though only the last reading is ever seen.
+fn refresh_overviews(conn: &Connection, stale: &mut Vec<i64>) -> rusqlite::Result<()> {
+    stale.sort_unstable();
+    stale.dedup();
+    for &id in stale.iter() {
+        refresh_overview(conn, id)?;
+    }
+    Ok(())
 }
 
 pub(crate) fn declare_asset(conn: &mut Connection, asset: &str, decl: &AssetDecl) -> Result<()> {
