@@ -265,7 +265,7 @@ impl crate::Store for PostgresStore {
         }
         append::check_batch(batch)?;
         self.pool
-            .run(|c| append::append(c, batch, received_at, &self.untaken, &self.known))
+            .run_append(|c| append::append(c, batch, received_at, &self.untaken, &self.known))
     }
 
     /// One transaction, one durable commit, a savepoint per batch.
@@ -273,10 +273,9 @@ impl crate::Store for PostgresStore {
         if batches.iter().all(|b| b.is_empty()) {
             return batches.iter().map(|_| Ok(Appended::default())).collect();
         }
-        match self
-            .pool
-            .run(|c| append::append_many(c, batches, received_at, &self.untaken, &self.known))
-        {
+        match self.pool.run_append(|c| {
+            append::append_many(c, batches, received_at, &self.untaken, &self.known)
+        }) {
             Ok(results) => results,
             Err(e) => batches.iter().map(|_| Err(e.clone())).collect(),
         }

@@ -170,12 +170,20 @@ impl Pool {
     }
 
     /// A pooled connection (`fresh`: `false`) or a new one, waiting while
-    /// `size` are in use.
-    fn checkout(&self) -> Result<(Conn, bool)> {
+    /// `size` are in use. With `prefer`, the idle connection it scores
+    /// highest (the most recently returned of equals), else the most
+    /// recently returned.
+    fn checkout(&self, prefer: Option<fn(&Conn) -> usize>) -> Result<(Conn, bool)> {
         let deadline = std::time::Instant::now() + POOL_WAIT;
         let mut state = self.lock();
         loop {
-            if let Some(c) = state.idle.pop() {
+            let pick = match prefer {
+                Some(score) => (state.idle.iter().enumerate())
+                    .max_by_key(|(i, c)| (score(c), *i))
+                    .map(|(i, _)| i),
+                None => state.idle.len().checked_sub(1),
+            };
+            if let Some(c) = pick.map(|i| state.idle.remove(i)) {
                 if c.client.is_closed() {
                     state.open -= 1;
                     continue;
@@ -248,11 +256,28 @@ impl Pool {
     /// Run `f` on a connection. When a pooled connection turns out to be
     /// dead (the server restarted), `f` runs once more on a new one; when
     /// writers deadlock, up to [`APPEND_TRIES`] times.
-    pub(crate) fn run<T>(&self, mut f: impl FnMut(&mut Conn) -> Result<T, Fail>) -> Result<T> {
+    pub(crate) fn run<T>(&self, f: impl FnMut(&mut Conn) -> Result<T, Fail>) -> Result<T> {
+        self.run_on(None, f)
+    }
+
+    /// [`Pool::run`] for an append: on the idle connection that has read
+    /// the most rules. Each connection keeps the rules its appends read
+    /// (with thousands of rules, all of them: a pass of its own), and the
+    /// connection a server's writer last returned may meanwhile serve a
+    /// deadline pass or a read.
+    pub(crate) fn run_append<T>(&self, f: impl FnMut(&mut Conn) -> Result<T, Fail>) -> Result<T> {
+        self.run_on(Some(|c: &Conn| c.watches.rules_read()), f)
+    }
+
+    fn run_on<T>(
+        &self,
+        prefer: Option<fn(&Conn) -> usize>,
+        mut f: impl FnMut(&mut Conn) -> Result<T, Fail>,
+    ) -> Result<T> {
         let mut tries = 0;
         loop {
             tries += 1;
-            let (conn, fresh) = self.checkout()?;
+            let (conn, fresh) = self.checkout(prefer)?;
             // Returned to the pool even when `f` panics (a transaction
             // rolls back while unwinding).
             let mut conn = Lent {

@@ -467,6 +467,16 @@ impl WatchCache {
         self.version = Some(version);
     }
 
+    /// How much of the rules this cache holds: every rule, or the assets
+    /// whose rules it read (of any version).
+    pub(crate) fn rules_read(&self) -> usize {
+        if self.all {
+            usize::MAX
+        } else {
+            self.by_asset.len() + self.unwatched.len()
+        }
+    }
+
     /// Whether the rules on the asset named `name` were read.
     fn knows(&self, name: &str) -> bool {
         self.all || self.by_asset.contains_key(name) || self.unwatched.contains(name)
