@@ -63,65 +63,110 @@ fn get(agent: &ureq::Agent, url: &str) -> serde_json::Value {
     serde_json::from_str(&r.body_mut().read_to_string().unwrap()).unwrap()
 }
 
-/// The rate of 64 single-event producers against a fresh server on `db`,
-/// with the ten rules or none; and the firings recorded.
-fn post_rate(db: &str, rules: bool, secs: u64) -> (f64, u64) {
-    let server = Server::start(db);
-    let agent = agent();
-    let base = &server.base;
-    put(
-        &agent,
-        &format!("{base}/v1/assets/load-s"),
-        r#"{"tz": "UTC"}"#,
-    );
-    if rules {
-        for (i, (every, tz, policy)) in RULES.iter().enumerate() {
-            put(
-                &agent,
-                &format!("{base}/v1/rules/r{i}"),
-                &format!(
-                    r#"{{"assets": ["load-s"], "every": "{every}", "tz": "{tz}", "policy": "{policy}", "from": "2025-06-01"}}"#
-                ),
-            );
-        }
-    }
-    let t = Instant::now();
-    let mut lat = Lat::default();
-    for (l, _) in join(singles(
-        base,
-        "load-s",
-        "a",
-        64,
-        0,
-        t + Duration::from_secs(secs),
-    )) {
-        lat.merge(l);
-    }
-    let took = t.elapsed().as_secs_f64();
-    let label = if rules {
-        "with 10 rules"
-    } else {
-        "without rules"
-    };
-    println!("{}", lat.line(label, took));
-    let mut fired = 0;
-    let mut after = 0;
-    loop {
-        let page = get(
+/// The producers of part 1.
+const PRODUCERS: usize = 64;
+
+/// One server of part 1: whether the ten rules watch its asset, each
+/// producer's next event, and what its producers did in all its turns.
+struct Side {
+    server: Server,
+    rules: bool,
+    next: Vec<i64>,
+    lat: Lat,
+    secs: f64,
+}
+
+impl Side {
+    /// A fresh server on `db` with the asset declared and, with `rules`,
+    /// the ten rules on it; paused.
+    fn new(db: &str, rules: bool) -> Side {
+        let server = Server::start(db);
+        let agent = agent();
+        let base = &server.base;
+        put(
             &agent,
-            &format!("{base}/v1/firings?after={after}&limit=10000"),
+            &format!("{base}/v1/assets/load-s"),
+            r#"{"tz": "UTC"}"#,
         );
-        let n = page["firings"].as_array().unwrap().len() as u64;
-        fired += n;
-        match page["next"].as_i64() {
-            Some(next) => after = next,
-            None => break,
+        if rules {
+            for (i, (every, tz, policy)) in RULES.iter().enumerate() {
+                put(
+                    &agent,
+                    &format!("{base}/v1/rules/r{i}"),
+                    &format!(
+                        r#"{{"assets": ["load-s"], "every": "{every}", "tz": "{tz}", "policy": "{policy}", "from": "2025-06-01"}}"#
+                    ),
+                );
+            }
         }
-        if n == 0 {
-            break;
+        server.pause();
+        Side {
+            server,
+            rules,
+            next: vec![0; PRODUCERS],
+            lat: Lat::default(),
+            secs: 0.0,
         }
     }
-    (lat.events as f64 / took, fired)
+
+    /// The producers POST single events for `secs`, producer `t` the slots
+    /// `t`, `t + 64`, ... from where its last turn stopped (so a producer
+    /// that falls behind leaves holes behind the stream's end, as in one
+    /// long run).
+    fn turn(&mut self, secs: f64) {
+        self.server.resume();
+        let deadline = Instant::now() + Duration::from_secs_f64(secs);
+        let t0 = Instant::now();
+        let handles: Vec<_> = (self.next.iter().enumerate())
+            .map(|(t, &from)| {
+                let url = format!("{}/v1/events", self.server.base);
+                std::thread::spawn(move || {
+                    let agent = agent();
+                    let mut lat = Lat::default();
+                    let mut i = from;
+                    while Instant::now() < deadline {
+                        let s = T0 + (i * PRODUCERS as i64 + t as i64) * SLOT;
+                        let body = format!(
+                            r#"{{"asset":"load-s","id":"a-{t}-{i}","start":"{}","end":"{}"}}"#,
+                            ts(s),
+                            ts(s + SLOT)
+                        );
+                        lat.post(&agent, &url, "application/json", &body, 1, "single");
+                        i += 1;
+                    }
+                    (lat, i)
+                })
+            })
+            .collect();
+        for (t, (lat, i)) in join(handles).into_iter().enumerate() {
+            self.lat.merge(lat);
+            self.next[t] = i;
+        }
+        self.secs += t0.elapsed().as_secs_f64();
+        self.server.pause();
+    }
+
+    /// The firings recorded.
+    fn fired(&self) -> u64 {
+        self.server.resume();
+        let agent = agent();
+        let base = &self.server.base;
+        let mut fired = 0;
+        let mut after = 0;
+        loop {
+            let page = get(
+                &agent,
+                &format!("{base}/v1/firings?after={after}&limit=10000"),
+            );
+            let n = page["firings"].as_array().unwrap().len() as u64;
+            fired += n;
+            match page["next"].as_i64() {
+                Some(next) if n > 0 => after = next,
+                _ => break,
+            }
+        }
+        fired
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -134,20 +179,40 @@ fn median(mut v: Vec<f64>) -> f64 {
     }
 }
 
-/// Alternate without and with rules, `rounds` times: the median of each
-/// round's ratio of rates (a pair measured back to back sees the same
-/// machine, so a slow stretch moves both of its phases).
+/// `rounds` rounds, each on a fresh pair of ledgers without and with the
+/// rules, whose servers take [`many::TURNS`] turns of a tenth of `secs`
+/// each in the order A B B A A B ..., the other one paused: the median of
+/// the rounds' ratios of rates (the machine's speed changes by spells of
+/// seconds, and turns let a spell weigh on both alike).
 fn posts(label: &str, db: &dyn Fn(usize) -> String, secs: u64, rounds: usize) -> f64 {
-    println!("\n== single-event POSTs, 64 producers: {label} ({secs} s each) ==");
+    println!("\n== single-event POSTs, {PRODUCERS} producers: {label} ({secs} s each) ==");
     let (mut without, mut with, mut ratios, mut fired) = (Vec::new(), Vec::new(), Vec::new(), 0);
     for round in 0..rounds {
-        let a = post_rate(&db(2 * round), false, secs).0;
-        let (b, f) = post_rate(&db(2 * round + 1), true, secs);
+        let mut sides = [
+            Side::new(&db(2 * round), false),
+            Side::new(&db(2 * round + 1), true),
+        ];
+        let turn = secs as f64 / many::TURNS as f64;
+        for t in 0..many::TURNS {
+            let order = if t % 2 == 0 { [0, 1] } else { [1, 0] };
+            for i in order {
+                sides[i].turn(turn);
+            }
+        }
+        let [a, b] = sides.each_mut().map(|side| {
+            let label = if side.rules {
+                "with 10 rules"
+            } else {
+                "without rules"
+            };
+            println!("{}", side.lat.line(label, side.secs));
+            side.lat.events as f64 / side.secs
+        });
+        fired += sides[1].fired();
         println!("  round {}: ratio {:.3}", round + 1, b / a);
         without.push(a);
         with.push(b);
         ratios.push(b / a);
-        fired += f;
     }
     let ratio = median(ratios);
     println!(

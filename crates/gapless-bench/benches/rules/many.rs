@@ -66,7 +66,7 @@ pub struct Ratios {
 /// them in the order A B B A A B ...: the machine's speed changes by
 /// spells of seconds (other work, its cores' modes), and turns of a second
 /// let such a spell weigh on both alike instead of on whichever ran in it.
-const TURNS: u64 = 10;
+pub(crate) const TURNS: u64 = 10;
 
 /// One server of a POST comparison: its producers' next event number, and
 /// what they did in all its turns.
