@@ -7,7 +7,7 @@ use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use gapless_core::{AssetDecl, Duration, Instant};
+use gapless_core::{AssetDecl, Duration, Grid, Instant, Policy, Rule, RuleDef, RuleSettings};
 use gapless_store::{AssetOverview, EventQuery, SqliteStore, Store, StoreError};
 use story::{all_events, all_time, iv, landed, replay, retracted, t, with_id};
 
@@ -17,6 +17,23 @@ fn fresh(dir: &tempfile::TempDir, name: &str) -> PathBuf {
 
 fn received() -> Instant {
     t(1_000_000)
+}
+
+/// Rule `name`: the hours of `asset` from the base, complete when full.
+fn hourly(name: &str, asset: &str, settings: RuleSettings) -> Rule {
+    Rule {
+        name: name.into(),
+        def: RuleDef::new(
+            vec![asset.into()],
+            Grid::parse("1h").unwrap(),
+            "UTC",
+            Policy::Full,
+            t(0),
+            None,
+        )
+        .unwrap(),
+        settings,
+    }
 }
 
 /// Each scenario of the story on a fresh ledger file, then the store's
@@ -507,26 +524,13 @@ fn bad_asset_name_is_invalid_and_stores_nothing() {
 /// firing.
 #[test]
 fn a_refused_firing_fails_its_batch_and_stores_nothing() {
-    use gapless_core::{Grid, Policy, Rule, RuleDef, RuleSettings};
     let dir = tempfile::tempdir().unwrap();
     let path = fresh(&dir, "ledger.db");
     let store = SqliteStore::open(&path).unwrap();
     store
         .append(&[landed("orders", 0, 30)], received())
         .unwrap();
-    let rule = Rule {
-        name: "orders_hourly".into(),
-        def: RuleDef::new(
-            vec!["orders".into()],
-            Grid::parse("1h").unwrap(),
-            "UTC",
-            Policy::Full,
-            t(0),
-            None,
-        )
-        .unwrap(),
-        settings: RuleSettings::default(),
-    };
+    let rule = hourly("orders_hourly", "orders", RuleSettings::default());
     store.put_rule(&rule, received()).unwrap();
     rusqlite::Connection::open(&path)
         .unwrap()
@@ -894,7 +898,7 @@ fn version_5_ledger_is_migrated() {
 /// kind or state out of range.
 #[test]
 fn version_6_ledger_is_migrated() {
-    use gapless_core::{FiringKind, Grid, Policy, Rule, RuleDef, RuleSettings};
+    use gapless_core::FiringKind;
     use gapless_store::FiringQuery;
 
     let firings_sql = |c: &rusqlite::Connection| -> String {
@@ -914,22 +918,11 @@ fn version_6_ledger_is_migrated() {
             tz: jiff::tz::TimeZone::UTC,
         };
         store.declare_asset("orders", &decl).unwrap();
-        let rule = Rule {
-            name: "hourly".into(),
-            def: RuleDef::new(
-                vec!["orders".into()],
-                Grid::parse("1h").unwrap(),
-                "UTC",
-                Policy::Full,
-                t(0),
-                None,
-            )
-            .unwrap(),
-            settings: RuleSettings {
-                target: Some("hook".into()),
-                ..RuleSettings::default()
-            },
+        let settings = RuleSettings {
+            target: Some("hook".into()),
+            ..RuleSettings::default()
         };
+        let rule = hourly("hourly", "orders", settings);
         store.put_rule(&rule, t(0)).unwrap();
         store.append(&[landed("orders", 0, 120)], t(120)).unwrap();
         drop(store);
