@@ -742,6 +742,22 @@ fn inside(w: Interval, span: Interval) -> bool {
     within(w, (span.start().as_micros(), span.end().as_micros()))
 }
 
+impl Fresh<'_, '_, '_> {
+    /// Runs in hand that are all of `asset`'s coverage over `w`: those the
+    /// batch rebuilt, or a span read ahead.
+    fn held(&self, asset: i64, w: Interval) -> Option<&IntervalSet> {
+        if let Some(&(_, around)) = self.rebuilt.get(&asset) {
+            if within(w, around.known) {
+                return Some(&around.runs);
+            }
+        }
+        match self.ahead.get(&asset) {
+            Some((span, runs)) if inside(w, *span) => Some(runs),
+            _ => None,
+        }
+    }
+}
+
 impl Covered for Fresh<'_, '_, '_> {
     fn covers(&mut self, asset: i64, w: Interval) -> Result<bool> {
         match self.rebuilt.get(&asset) {
@@ -757,27 +773,17 @@ impl Covered for Fresh<'_, '_, '_> {
     }
 
     fn runs(&mut self, asset: i64, w: Interval) -> Result<IntervalSet> {
-        if let Some(&(_, around)) = self.rebuilt.get(&asset) {
-            if within(w, around.known) {
-                return Ok(around.runs.runs_overlapping(w).collect());
-            }
-        }
-        match self.ahead.get(&asset) {
-            Some((span, runs)) if inside(w, *span) => Ok(runs.runs_overlapping(w).collect()),
-            _ => self.stored.runs(asset, w),
+        match self.held(asset, w) {
+            Some(runs) => Ok(runs.runs_overlapping(w).collect()),
+            None => self.stored.runs(asset, w),
         }
     }
 
     fn judge_one(&mut self, watch: &Watch, asset: i64, w: Interval) -> Result<Judgement> {
         // The runs in hand judge the window as they are: nothing copied.
-        if let Some(&(_, around)) = self.rebuilt.get(&asset) {
-            if within(w, around.known) {
-                return Ok(watch.rule.def.judge(w, &around.runs));
-            }
-        }
-        match self.ahead.get(&asset) {
-            Some((span, runs)) if inside(w, *span) => Ok(watch.rule.def.judge(w, runs)),
-            _ => Ok(watch.rule.def.judge(w, &self.stored.runs(asset, w)?)),
+        match self.held(asset, w) {
+            Some(runs) => Ok(watch.rule.def.judge(w, runs)),
+            None => Ok(watch.rule.def.judge(w, &self.stored.runs(asset, w)?)),
         }
     }
 
